@@ -1,0 +1,41 @@
+//! Math that `core` does not have on nvptx. LLVM's generic `llvm.exp.f32` has no nvptx lowering
+//! and libdevice is not in the toolchain, so `exp` is built on the hardware's `ex2.approx`.
+use core::arch::asm;
+
+/// `a * b + c` with one rounding.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    let r: f32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        asm!("fma.rn.f32 {r}, {a}, {b}, {c};", r = out(reg32) r, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, options(pure, nomem, nostack))
+    };
+    r
+}
+
+/// `2^x`, relative error about 2^-22 (flushes subnormal results to zero).
+#[inline(always)]
+pub fn exp2_approx(x: f32) -> f32 {
+    let r: f32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        asm!("ex2.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
+    r
+}
+
+/// `e^x` within a few ulp: `x * log2(e)` is split into its rounded value and the rounding error
+/// (recovered with an fma) so large arguments keep their low bits.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    const LOG2_E: f32 = core::f32::consts::LOG2_E;
+    let hi = x * LOG2_E;
+    let lo = fma(x, LOG2_E, -hi);
+    exp2_approx(hi) * exp2_approx(lo)
+}
+
+/// `1 / (1 + e^-x)`.
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
+}

@@ -1,0 +1,126 @@
+//! Shared memory.
+//!
+//! PTX has no scopes for declarations made inside inline assembly, so a `.shared` declaration
+//! must appear exactly once per kernel: [`shared_array!`] is called at the top of a kernel entry
+//! (as Crystal's kernels declare their `__shared__` buffers) and the resulting [`Shared`] handle
+//! is passed down to the block-wide functions. Dynamic shared memory is one module-wide symbol
+//! ([`dynamic_shared`]) whose size is given at launch.
+
+/// A typed handle to a shared-memory buffer of `len` items.
+#[derive(Clone, Copy)]
+pub struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+impl<T: Copy> Shared<T> {
+    /// Wraps a shared-memory buffer.
+    ///
+    /// # Safety
+    /// `ptr` must point to `len` items of shared memory that live as long as the kernel.
+    #[inline(always)]
+    pub unsafe fn from_raw(ptr: *mut T, len: usize) -> Self {
+        Shared { ptr, len }
+    }
+
+    /// Number of items.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the buffer holds no items.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Reads item `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread writes item `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> T {
+        // SAFETY: the caller guarantees `i` is in bounds and race-free.
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Writes item `i`.
+    ///
+    /// # Safety
+    /// `i < len`, and no other thread accesses item `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, v: T) {
+        // SAFETY: the caller guarantees `i` is in bounds and race-free.
+        unsafe { self.ptr.add(i).write(v) }
+    }
+
+    /// Pointer to item `i` (for atomics).
+    #[inline(always)]
+    pub fn ptr(&self, i: usize) -> *mut T {
+        self.ptr.wrapping_add(i)
+    }
+
+    /// Reinterprets the buffer as items of another type (for temp storage reused across phases).
+    #[inline(always)]
+    pub fn cast<U: Copy>(self) -> Shared<U> {
+        Shared {
+            ptr: self.ptr.cast(),
+            len: self.len * core::mem::size_of::<T>() / core::mem::size_of::<U>(),
+        }
+    }
+
+    /// The sub-buffer starting at item `start` (`start <= len`).
+    #[inline(always)]
+    pub fn offset(self, start: usize) -> Self {
+        Shared {
+            ptr: self.ptr.wrapping_add(start),
+            len: self.len.saturating_sub(start),
+        }
+    }
+}
+
+/// Declares a statically sized shared array in the calling kernel and returns a [`Shared`]
+/// handle to it: `let tile = shared_array!(tile: [f32; NT * IPT]);`. Call it once per name per
+/// kernel, with a length that is a constant.
+#[macro_export]
+macro_rules! shared_array {
+    ($name:ident : [$t:ty; $n:expr]) => {{
+        let p: *mut $t;
+        // SAFETY: declares a 16-byte aligned shared array of exactly $n items and converts its
+        // address to a generic pointer; the declaration is made once per kernel.
+        unsafe {
+            core::arch::asm!(
+                concat!(
+                    ".shared .align 16 .b8 ", stringify!($name), "[{bytes}];\n\t",
+                    "cvta.shared.u64 {p}, ", stringify!($name), ";"
+                ),
+                bytes = const ($n) * core::mem::size_of::<$t>(),
+                p = out(reg64) p,
+                options(nostack, nomem, pure),
+            );
+            $crate::arch::Shared::from_raw(p, $n)
+        }
+    }};
+}
+
+core::arch::global_asm!(".extern .shared .align 16 .b8 tessera_dynamic_smem[];");
+
+/// The kernel's dynamic shared memory as `len` items of `T`; `len * size_of::<T>()` bytes must
+/// have been requested at launch.
+///
+/// # Safety
+/// The launch must provide at least `len * size_of::<T>()` bytes of dynamic shared memory.
+#[inline(always)]
+pub unsafe fn dynamic_shared<T: Copy>(len: usize) -> Shared<T> {
+    let p: *mut T;
+    // SAFETY: converts the module's dynamic shared symbol to a generic address.
+    unsafe {
+        core::arch::asm!(
+            "cvta.shared.u64 {p}, tessera_dynamic_smem;",
+            p = out(reg64) p,
+            options(nostack, nomem, pure)
+        );
+        Shared::from_raw(p, len)
+    }
+}

@@ -1,0 +1,86 @@
+//! BlockLoad and BlockLoadSel.
+use super::Tile;
+use crate::arch::{load_vector, thread_idx};
+
+#[inline(always)]
+unsafe fn load_full<T: Copy, const NT: usize, const IPT: usize, const V: usize>(
+    tile: *const T,
+    items: &mut [T; IPT],
+    sel: Option<&[bool; IPT]>,
+) {
+    let t = thread_idx();
+    for g in 0..IPT / V {
+        if let Some(flags) = sel
+            && !(0..V).any(|j| flags[g * V + j])
+        {
+            continue; // no flagged item in this vector: skip its sector
+        }
+        // SAFETY: a full tile holds NT * IPT items; offsets are multiples of V items from a
+        // tile base aligned to the tile size, so the vector access is aligned.
+        let v: [T; V] = unsafe { load_vector::<T, V>(tile.add(g * NT * V + t * V)) };
+        items[g * V..g * V + V].copy_from_slice(&v);
+    }
+}
+
+#[inline(always)]
+unsafe fn load_dispatch<T: Copy, const NT: usize, const IPT: usize>(
+    tile: *const T,
+    n: usize,
+    items: &mut [T; IPT],
+    sel: Option<&[bool; IPT]>,
+) {
+    if n >= Tile::<T, NT, IPT>::ITEMS {
+        // SAFETY: forwarded; the match picks the instance whose V equals Tile::V (folded at
+        // compile time).
+        unsafe {
+            match Tile::<T, NT, IPT>::V {
+                16 => load_full::<T, NT, IPT, 16>(tile, items, sel),
+                8 => load_full::<T, NT, IPT, 8>(tile, items, sel),
+                4 => load_full::<T, NT, IPT, 4>(tile, items, sel),
+                2 => load_full::<T, NT, IPT, 2>(tile, items, sel),
+                _ => load_full::<T, NT, IPT, 1>(tile, items, sel),
+            }
+        }
+    } else {
+        let t = thread_idx();
+        for k in 0..IPT {
+            let o = Tile::<T, NT, IPT>::offset(t, k);
+            if o < n && sel.is_none_or(|f| f[k]) {
+                // SAFETY: o < n, the number of valid items at `tile`.
+                items[k] = unsafe { tile.add(o).read() };
+            }
+        }
+    }
+}
+
+/// Loads the `n` valid items at `tile` (all `NT * IPT` of them when `n` is at least that) into
+/// `items`: vector loads for a full tile, item by item for the tail. Items past `n` keep their
+/// previous value.
+///
+/// # Safety
+/// `tile` is valid for `min(n, NT * IPT)` reads and aligned to 16 bytes.
+#[inline(always)]
+pub unsafe fn block_load<T: Copy, const NT: usize, const IPT: usize>(
+    tile: *const T,
+    n: usize,
+    items: &mut [T; IPT],
+) {
+    // SAFETY: forwarded.
+    unsafe { load_dispatch::<T, NT, IPT>(tile, n, items, None) }
+}
+
+/// Like [`block_load`], but only items whose flag is set are read (a vector is read when any
+/// of its items is flagged), so a selective predicate skips memory sectors.
+///
+/// # Safety
+/// As for [`block_load`].
+#[inline(always)]
+pub unsafe fn block_load_sel<T: Copy, const NT: usize, const IPT: usize>(
+    tile: *const T,
+    n: usize,
+    flags: &[bool; IPT],
+    items: &mut [T; IPT],
+) {
+    // SAFETY: forwarded.
+    unsafe { load_dispatch::<T, NT, IPT>(tile, n, items, Some(flags)) }
+}

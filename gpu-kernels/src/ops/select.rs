@@ -1,0 +1,299 @@
+//! Selection: `SELECT y FROM R WHERE p(y)` and `WHERE px(x) AND py(y)`, in one pass.
+//!
+//! Ordered kernels keep input order: tiles take dynamic ids and learn their output offset by
+//! decoupled look-back. Unordered kernels reserve output with one atomic per tile (Crystal's
+//! original design). Kernel state (`state`, zeroed before each launch, see [`state_words`]):
+//! word 0 tile counter, word 1 number of selected items, then one status word per tile.
+
+/// Words of kernel state needed for `tiles` tiles.
+pub const fn state_words(tiles: u64) -> u64 {
+    STATE_HEADER + tiles
+}
+/// Header words before the per-tile status words.
+pub const STATE_HEADER: u64 = 2;
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::STATE_HEADER;
+    use crate::arch::{Shared, sync_threads, thread_idx};
+    use crate::block::*;
+
+    /// Shared memory of a selection kernel.
+    #[derive(Clone, Copy)]
+    pub struct SelectShared<T> {
+        /// Compaction buffer, `NT * IPT + 1` items.
+        pub buf: Shared<T>,
+        /// Scan partials.
+        pub scan: Shared<u32>,
+        /// Broadcast slots for the tile id and the tile's offset.
+        pub slots: Shared<u32>,
+    }
+
+    /// Where tile `tile` starts and how many of its items are valid.
+    #[inline(always)]
+    pub fn tile_range<const NT: usize, const IPT: usize>(tile: usize, n: usize) -> (usize, usize) {
+        let start = tile * NT * IPT;
+        (start, (n - start).min(NT * IPT))
+    }
+
+    /// The tile this block works on: a dynamic id when order matters, else the block index.
+    ///
+    /// # Safety
+    /// `state` is the zeroed kernel state.
+    #[inline(always)]
+    pub unsafe fn select_tile_id<const ORDERED: bool>(
+        state: *mut u64,
+        sh: SelectShared<impl Copy>,
+    ) -> usize {
+        if ORDERED {
+            // SAFETY: word 0 is the tile counter.
+            unsafe { block_dynamic_tile_id(state.cast::<u32>(), sh.slots) }
+        } else {
+            crate::arch::block_idx()
+        }
+    }
+
+    /// Writes the flagged items of this tile to `out` after those of all earlier tiles
+    /// (ordered) or at a reserved position (unordered), and maintains the selected count.
+    ///
+    /// # Safety
+    /// `state` is the zeroed kernel state for `tiles` tiles; `out` holds `n` items.
+    #[inline(always)]
+    pub unsafe fn block_select_write<
+        T: Copy,
+        const NT: usize,
+        const IPT: usize,
+        const ORDERED: bool,
+        const PREDICATED: bool,
+    >(
+        items: &[T; IPT],
+        flags: &[bool; IPT],
+        tile: usize,
+        tiles: usize,
+        out: *mut T,
+        state: *mut u64,
+        sh: SelectShared<T>,
+    ) {
+        let ones: [u32; IPT] = core::array::from_fn(|k| flags[k] as u32);
+        let mut ranks = [0u32; IPT];
+        let count = block_exclusive_sum::<T, u32, NT, IPT>(&ones, &mut ranks, sh.scan);
+        let total = state.wrapping_add(1).cast::<u32>();
+        let offset = if ORDERED {
+            // SAFETY: status words follow the header, one per tile.
+            let offset = unsafe {
+                block_tile_prefix(
+                    state.add(STATE_HEADER as usize),
+                    tile,
+                    count,
+                    sh.slots.offset(1),
+                )
+            };
+            if tile == tiles - 1 && thread_idx() == 0 {
+                // SAFETY: word 1 holds the count; only the last tile writes it.
+                unsafe { total.write(offset + count) };
+            }
+            offset
+        } else {
+            // SAFETY: word 1 is the output cursor; its final value is the count.
+            unsafe { block_atomic_offset(total, count, sh.slots.offset(1)) }
+        };
+        block_shuffle::<T, NT, IPT, PREDICATED>(items, flags, &ranks, sh.buf);
+        sync_threads();
+        // SAFETY: the buffer holds `count` items; the output has room for them at `offset`.
+        unsafe { block_store_compacted::<T, NT>(sh.buf, count as usize, out.add(offset as usize)) };
+    }
+
+    /// `SELECT y FROM R WHERE p(y)`.
+    ///
+    /// # Safety
+    /// `input` and `out` hold `n > 0` items; `state` is zeroed for `ceil(n / (NT * IPT))` tiles;
+    /// the grid has one block per tile.
+    #[inline(always)]
+    pub unsafe fn select<
+        T: Copy + Default,
+        const NT: usize,
+        const IPT: usize,
+        const ORDERED: bool,
+        const PREDICATED: bool,
+    >(
+        input: *const T,
+        n: usize,
+        p: impl Fn(T) -> bool,
+        out: *mut T,
+        state: *mut u64,
+        sh: SelectShared<T>,
+    ) {
+        let tiles = n.div_ceil(NT * IPT);
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let tile = select_tile_id::<ORDERED>(state, sh);
+            let (start, valid) = tile_range::<NT, IPT>(tile, n);
+            let mut items = [T::default(); IPT];
+            block_load::<T, NT, IPT>(input.add(start), valid, &mut items);
+            let mut flags = [false; IPT];
+            block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::Set, p);
+            block_select_write::<T, NT, IPT, ORDERED, PREDICATED>(
+                &items, &flags, tile, tiles, out, state, sh,
+            );
+        }
+    }
+
+    /// `SELECT y FROM R WHERE px(x) AND py(y)`: `y` is only read where `px(x)` holds.
+    ///
+    /// # Safety
+    /// As for [`select`], with `x` and `y` both holding `n` items.
+    #[inline(always)]
+    pub unsafe fn select2<T: Copy + Default, const NT: usize, const IPT: usize>(
+        x: *const T,
+        px: impl Fn(T) -> bool,
+        y: *const T,
+        py: impl Fn(T) -> bool,
+        n: usize,
+        out: *mut T,
+        state: *mut u64,
+        sh: SelectShared<T>,
+    ) {
+        let tiles = n.div_ceil(NT * IPT);
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let tile = select_tile_id::<true>(state, sh);
+            let (start, valid) = tile_range::<NT, IPT>(tile, n);
+            let mut items = [T::default(); IPT];
+            block_load::<T, NT, IPT>(x.add(start), valid, &mut items);
+            let mut flags = [false; IPT];
+            block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::Set, px);
+            block_load_sel::<T, NT, IPT>(y.add(start), valid, &flags, &mut items);
+            block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::And, py);
+            block_select_write::<T, NT, IPT, true, false>(
+                &items, &flags, tile, tiles, out, state, sh,
+            );
+        }
+    }
+}
+
+/// Declares a selection kernel's shared memory at the top of an entry point.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! select_shared {
+    ($t:ty, $nt:expr, $ipt:expr) => {
+        SelectShared {
+            buf: $crate::shared_array!(select_buf: [$t; $nt * $ipt + 1]),
+            scan: $crate::shared_array!(select_scan: [u32; $crate::layout::scan_temp_words($nt, $ipt, $crate::layout::vec_width(core::mem::size_of::<$t>(), $ipt))]),
+            slots: $crate::shared_array!(select_slots: [u32; 2]),
+        }
+    };
+}
+
+/// One-column selection kernels: `(input, n, op, a, b, out, state)` with the comparison of
+/// [`crate::predicate`].
+macro_rules! select_kernels {
+    ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal, ordered = $ord:literal, predicated = $pred:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = $nt, IPT = $ipt](input: *const $t, n: u32, op: u32, a: $t, b: $t, out: *mut $t, state: *mut u64) {
+                let sh = select_shared!($t, NT, IPT);
+                // SAFETY: the host wrapper launches one block per tile with zeroed state and
+                // buffers of n items.
+                unsafe {
+                    select::<$t, NT, IPT, $ord, $pred>(input, n as usize,
+                        |y| $crate::predicate::eval(op, y, a, b), out, state, sh)
+                }
+            }
+        }
+    )*};
+}
+
+select_kernels! {
+    SELECT_I32 = select_i32: i32, 128 x 16, ordered = true, predicated = false;
+    SELECT_U32 = select_u32: u32, 128 x 16, ordered = true, predicated = false;
+    SELECT_F32 = select_f32: f32, 128 x 16, ordered = true, predicated = false;
+    SELECT_I64 = select_i64: i64, 128 x 8, ordered = true, predicated = false;
+    SELECT_U64 = select_u64: u64, 128 x 8, ordered = true, predicated = false;
+    SELECT_F64 = select_f64: f64, 128 x 8, ordered = true, predicated = false;
+    SELECT_PRED_I32 = select_pred_i32: i32, 128 x 16, ordered = true, predicated = true;
+    SELECT_PRED_U32 = select_pred_u32: u32, 128 x 16, ordered = true, predicated = true;
+    SELECT_PRED_F32 = select_pred_f32: f32, 128 x 16, ordered = true, predicated = true;
+    SELECT_PRED_I64 = select_pred_i64: i64, 128 x 8, ordered = true, predicated = true;
+    SELECT_PRED_U64 = select_pred_u64: u64, 128 x 8, ordered = true, predicated = true;
+    SELECT_PRED_F64 = select_pred_f64: f64, 128 x 8, ordered = true, predicated = true;
+    SELECT_UNORDERED_I32 = select_unordered_i32: i32, 128 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_U32 = select_unordered_u32: u32, 128 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_F32 = select_unordered_f32: f32, 128 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_I64 = select_unordered_i64: i64, 128 x 8, ordered = false, predicated = false;
+    SELECT_UNORDERED_U64 = select_unordered_u64: u64, 128 x 8, ordered = false, predicated = false;
+    SELECT_UNORDERED_F64 = select_unordered_f64: f64, 128 x 8, ordered = false, predicated = false;
+}
+
+/// The tile-configuration sweep of the thesis' Figure 3-8 (Q0, `i32`, ordered).
+pub mod sweep {
+    #[cfg(target_arch = "nvptx64")]
+    use super::device::*;
+
+    select_kernels! {
+        Q0_32X1 = q0_32x1: i32, 32 x 1, ordered = true, predicated = false;
+        Q0_32X2 = q0_32x2: i32, 32 x 2, ordered = true, predicated = false;
+        Q0_32X4 = q0_32x4: i32, 32 x 4, ordered = true, predicated = false;
+        Q0_32X8 = q0_32x8: i32, 32 x 8, ordered = true, predicated = false;
+        Q0_32X16 = q0_32x16: i32, 32 x 16, ordered = true, predicated = false;
+        Q0_64X1 = q0_64x1: i32, 64 x 1, ordered = true, predicated = false;
+        Q0_64X2 = q0_64x2: i32, 64 x 2, ordered = true, predicated = false;
+        Q0_64X4 = q0_64x4: i32, 64 x 4, ordered = true, predicated = false;
+        Q0_64X8 = q0_64x8: i32, 64 x 8, ordered = true, predicated = false;
+        Q0_64X16 = q0_64x16: i32, 64 x 16, ordered = true, predicated = false;
+        Q0_128X1 = q0_128x1: i32, 128 x 1, ordered = true, predicated = false;
+        Q0_128X2 = q0_128x2: i32, 128 x 2, ordered = true, predicated = false;
+        Q0_128X4 = q0_128x4: i32, 128 x 4, ordered = true, predicated = false;
+        Q0_128X8 = q0_128x8: i32, 128 x 8, ordered = true, predicated = false;
+        Q0_128X16 = q0_128x16: i32, 128 x 16, ordered = true, predicated = false;
+        Q0_256X1 = q0_256x1: i32, 256 x 1, ordered = true, predicated = false;
+        Q0_256X2 = q0_256x2: i32, 256 x 2, ordered = true, predicated = false;
+        Q0_256X4 = q0_256x4: i32, 256 x 4, ordered = true, predicated = false;
+        Q0_256X8 = q0_256x8: i32, 256 x 8, ordered = true, predicated = false;
+        Q0_256X16 = q0_256x16: i32, 256 x 16, ordered = true, predicated = false;
+        Q0_512X1 = q0_512x1: i32, 512 x 1, ordered = true, predicated = false;
+        Q0_512X2 = q0_512x2: i32, 512 x 2, ordered = true, predicated = false;
+        Q0_512X4 = q0_512x4: i32, 512 x 4, ordered = true, predicated = false;
+        Q0_512X8 = q0_512x8: i32, 512 x 8, ordered = true, predicated = false;
+        Q0_512X16 = q0_512x16: i32, 512 x 16, ordered = true, predicated = false;
+        Q0_1024X1 = q0_1024x1: i32, 1024 x 1, ordered = true, predicated = false;
+        Q0_1024X2 = q0_1024x2: i32, 1024 x 2, ordered = true, predicated = false;
+        Q0_1024X4 = q0_1024x4: i32, 1024 x 4, ordered = true, predicated = false;
+        Q0_1024X8 = q0_1024x8: i32, 1024 x 8, ordered = true, predicated = false;
+    }
+
+    /// The sweep's kernels, in (NT, IPT) order.
+    pub const ALL: [crate::spec::KernelSpec; 29] = [
+        Q0_32X1, Q0_32X2, Q0_32X4, Q0_32X8, Q0_32X16, Q0_64X1, Q0_64X2, Q0_64X4, Q0_64X8, Q0_64X16,
+        Q0_128X1, Q0_128X2, Q0_128X4, Q0_128X8, Q0_128X16, Q0_256X1, Q0_256X2, Q0_256X4, Q0_256X8,
+        Q0_256X16, Q0_512X1, Q0_512X2, Q0_512X4, Q0_512X8, Q0_512X16, Q0_1024X1, Q0_1024X2,
+        Q0_1024X4, Q0_1024X8,
+    ];
+}
+
+/// Two-column selection kernels: `(x, opx, ax, bx, y, opy, ay, by, n, out, state)`.
+macro_rules! select2_kernels {
+    ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = $nt, IPT = $ipt](
+                x: *const $t, opx: u32, ax: $t, bx: $t,
+                y: *const $t, opy: u32, ay: $t, by: $t,
+                n: u32, out: *mut $t, state: *mut u64
+            ) {
+                let sh = select_shared!($t, NT, IPT);
+                // SAFETY: as for the one-column kernels.
+                unsafe {
+                    select2::<$t, NT, IPT>(
+                        x, |v| $crate::predicate::eval(opx, v, ax, bx),
+                        y, |v| $crate::predicate::eval(opy, v, ay, by),
+                        n as usize, out, state, sh)
+                }
+            }
+        }
+    )*};
+}
+
+select2_kernels! {
+    SELECT2_I32 = select2_i32: i32, 128 x 16;
+    SELECT2_F32 = select2_f32: f32, 128 x 16;
+}

@@ -1,0 +1,53 @@
+//! Kernel descriptors shared by the device and the host: a kernel's exported name and its tile
+//! configuration are written once, next to the kernel, and the host wrapper reads them from here.
+
+/// Name and launch shape of one kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelSpec {
+    /// Exported PTX entry name.
+    pub name: &'static str,
+    /// Threads per block (`NT`).
+    pub threads: u32,
+    /// Items per thread (`IPT`); a block processes one tile of `threads * items_per_thread`.
+    pub items_per_thread: u32,
+}
+
+impl KernelSpec {
+    /// Items per tile (`NT * IPT`).
+    pub const fn tile(&self) -> u32 {
+        self.threads * self.items_per_thread
+    }
+
+    /// Number of tiles (= blocks, one tile per block) needed for `n` items.
+    pub const fn tiles(&self, n: u64) -> u64 {
+        n.div_ceil(self.tile() as u64)
+    }
+}
+
+/// Defines a kernel: its [`KernelSpec`] constant on every target and, on nvptx, the exported
+/// entry point with `NT` and `IPT` in scope as constants.
+#[macro_export]
+macro_rules! kernel {
+    (
+        $(#[$meta:meta])*
+        $spec:ident = $name:ident [NT = $nt:literal, IPT = $ipt:literal]
+        ($($arg:ident : $ty:ty),* $(,)?) $body:block
+    ) => {
+        $(#[$meta])*
+        pub const $spec: $crate::spec::KernelSpec = $crate::spec::KernelSpec {
+            name: stringify!($name),
+            threads: $nt,
+            items_per_thread: $ipt,
+        };
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        #[allow(clippy::missing_safety_doc)]
+        pub unsafe extern "ptx-kernel" fn $name($($arg: $ty),*) {
+            #[allow(dead_code)]
+            const NT: usize = $nt;
+            #[allow(dead_code)]
+            const IPT: usize = $ipt;
+            $body
+        }
+    };
+}

@@ -1,0 +1,124 @@
+//! `cargo xtask build-ptx [--arch sm_80|sm_90] [--check]` and `cargo xtask bench ops`.
+//!
+//! This program is also the PTX linker: rustc calls it back with `TESSERA_PTX_LINK` set.
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use clap::{Parser, Subcommand};
+
+mod ptxas;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "tessera's project automation")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the kernel crate to PTX (target/ptx/<arch>/...); --check also assembles it with
+    /// ptxas and prints registers, spills and shared memory per kernel.
+    BuildPtx {
+        /// sm_80 or sm_90; both when omitted.
+        #[arg(long)]
+        arch: Option<String>,
+        /// Assemble with ptxas -arch=sm_90 (fetched from PyPI's nvidia-cuda-nvcc on first use).
+        #[arg(long)]
+        check: bool,
+        /// Show cargo's output.
+        #[arg(long, short)]
+        verbose: bool,
+    },
+    /// Run a benchmark suite in release mode (table on stdout, JSON under target/bench/).
+    Bench {
+        /// Suite: ops.
+        suite: String,
+        /// Extra arguments for `tessera bench <suite>` (see `tessera bench --help`).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+}
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
+}
+
+fn main() -> ExitCode {
+    tessera_ptx_build::run_as_linker_if_requested();
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Cmd::BuildPtx {
+            arch,
+            check,
+            verbose,
+        } => build_ptx(arch, check, verbose),
+        Cmd::Bench { suite, args } => bench(&suite, &args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), String> {
+    let root = workspace_root();
+    let archs: Vec<String> = match arch {
+        Some(a) => vec![a],
+        None => tessera_ptx_build::ARCHS
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+    };
+    let linker = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
+    for arch in archs {
+        let opts = tessera_ptx_build::PtxOptions {
+            workspace: root.clone(),
+            target_dir: root.join("target/ptx"),
+            arch: arch.clone(),
+            linker: linker.clone(),
+            verbose,
+        };
+        let ptx = tessera_ptx_build::build(&opts).map_err(|e| e.to_string())?;
+        let kernels = std::fs::read_to_string(&ptx)
+            .map(|s| s.matches(".entry ").count())
+            .unwrap_or(0);
+        println!("{arch}: {} ({kernels} kernels)", ptx.display());
+        if check {
+            ptxas::check(&root, &ptx)?;
+        }
+    }
+    Ok(())
+}
+
+fn bench(suite: &str, args: &[String]) -> Result<(), String> {
+    let root = workspace_root();
+    let status = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(&root)
+        .args([
+            "run",
+            "--quiet",
+            "--release",
+            "-p",
+            "tessera-host",
+            "--bin",
+            "tessera",
+            "--",
+            "bench",
+            suite,
+        ])
+        .args(args)
+        .status()
+        .map_err(|e| format!("cannot run cargo: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("benchmark suite {suite} failed"))
+    }
+}

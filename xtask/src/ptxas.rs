@@ -1,0 +1,97 @@
+//! Assembling the PTX with NVIDIA's `ptxas` on a machine without a GPU. `ptxas` ships in PyPI's
+//! `nvidia-cuda-nvcc` wheel; version 13.0.88 matches the H100 machine's CUDA 13.0.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const WHEEL: &str = "nvidia-cuda-nvcc==13.0.88";
+
+/// Path of ptxas: `$PTXAS`, else the cached copy under target/cuda-tools, fetched with pip.
+fn ptxas(root: &Path) -> Result<PathBuf, String> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Ok(PathBuf::from(p));
+    }
+    let dir = root.join("target/cuda-tools");
+    let bin = dir.join("nvidia/cu13/bin/ptxas");
+    if bin.exists() {
+        return Ok(bin);
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    eprintln!("fetching ptxas ({WHEEL}) with pip into {}", dir.display());
+    let ok = Command::new("python3")
+        .args(["-m", "pip", "download", "--quiet", "--no-deps", "-d"])
+        .arg(&dir)
+        .arg(WHEEL)
+        .status()
+        .map_err(|e| format!("cannot run python3 -m pip (needed once to fetch ptxas): {e}"))?;
+    if !ok.success() {
+        return Err(format!(
+            "`pip download {WHEEL}` failed; set PTXAS to a ptxas binary instead"
+        ));
+    }
+    let wheel = std::fs::read_dir(&dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or("pip downloaded no wheel")?;
+    let script = "import sys, zipfile\nzipfile.ZipFile(sys.argv[1]).extract('nvidia/cu13/bin/ptxas', sys.argv[2])";
+    let ok = Command::new("python3")
+        .args(["-c", script])
+        .arg(&wheel)
+        .arg(&dir)
+        .status()
+        .map_err(|e| e.to_string())?;
+    if !ok.success() || !bin.exists() {
+        return Err(format!("could not extract ptxas from {}", wheel.display()));
+    }
+    let _ = std::fs::remove_file(&wheel);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(bin)
+}
+
+/// Assembles `ptx` for sm_90 and prints one line per kernel: registers, spills, shared memory.
+pub fn check(root: &Path, ptx: &Path) -> Result<(), String> {
+    let bin = ptxas(root)?;
+    let out = Command::new(&bin)
+        .args(["-arch=sm_90", "-v", "-o", "/dev/null"])
+        .arg(ptx)
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!("ptxas rejected {}:\n{log}", ptx.display()));
+    }
+    println!(
+        "  {:<28} {:>5} {:>8} {:>7}",
+        "kernel", "regs", "spill B", "smem B"
+    );
+    let (mut kernel, mut spills, mut spilling) = (String::new(), 0u64, 0usize);
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            kernel = rest.split('\'').next().unwrap_or("").to_string();
+        } else if line.contains("spill stores") {
+            spills = field_sum(line, "spill");
+        } else if let Some(rest) = line.split("Used ").nth(1) {
+            let regs = rest.split_whitespace().next().unwrap_or("?");
+            let smem = field_sum(rest, "smem");
+            println!("  {kernel:<28} {regs:>5} {spills:>8} {smem:>7}");
+            spilling += (spills > 0) as usize;
+        }
+    }
+    if spilling > 0 {
+        println!("  note: {spilling} kernels spill registers");
+    }
+    Ok(())
+}
+
+/// Sum of the numbers in the comma-separated parts of a ptxas line that mention `what`.
+fn field_sum(line: &str, what: &str) -> u64 {
+    line.split(',')
+        .filter(|p| p.contains(what))
+        .filter_map(|p| p.split_whitespace().next()?.parse::<u64>().ok())
+        .sum()
+}
