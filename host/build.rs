@@ -1,0 +1,44 @@
+//! Builds the kernel crate to PTX for every supported architecture and embeds it, so each host
+//! binary is self-contained. rustc calls this build script back as the PTX linker.
+use std::path::PathBuf;
+
+fn main() {
+    tessera_ptx_build::run_as_linker_if_requested();
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
+    let root = manifest
+        .parent()
+        .expect("host/ lives in the workspace")
+        .to_path_buf();
+    for dir in [
+        "gpu-kernels/src",
+        "gpu-kernels/Cargo.toml",
+        "xtask/ptx-build/src",
+    ] {
+        println!("cargo::rerun-if-changed={}", root.join(dir).display());
+    }
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"))
+        .join("ptx");
+    let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
+    let linker = std::env::current_exe().expect("the build script knows its own path");
+    for arch in tessera_ptx_build::ARCHS {
+        let opts = tessera_ptx_build::PtxOptions {
+            workspace: root.clone(),
+            target_dir: target_dir.clone(),
+            arch: arch.to_string(),
+            linker: linker.clone(),
+            verbose: false,
+        };
+        match tessera_ptx_build::build(&opts) {
+            Ok(ptx) => {
+                std::fs::copy(&ptx, out.join(format!("kernels_{arch}.ptx")))
+                    .expect("copy the PTX into OUT_DIR");
+            }
+            Err(e) => {
+                eprintln!("error: building tessera's kernels to PTX failed:\n{e}");
+                std::process::exit(1);
+            }
+        }
+    }
+}

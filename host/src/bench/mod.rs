@@ -1,0 +1,95 @@
+//! Benchmark suites: every figure is a median time next to its bandwidth model, the model's
+//! bandwidth measured in the same run, and their ratio; a table for people and JSON for
+//! machines.
+use serde::Serialize;
+
+pub mod ops;
+mod torch;
+
+/// One measured figure.
+#[derive(Clone, Debug, Serialize)]
+pub struct Record {
+    /// Experiment (e.g. `q3_selectivity`).
+    pub experiment: String,
+    /// Implementation (e.g. `tessera ordered`, `three-kernel`, `pytorch masked_select`).
+    pub implementation: String,
+    /// Parameter of this point (e.g. `s=0.5`, `NT=128 IPT=4`).
+    pub param: String,
+    /// Items.
+    pub n: u64,
+    /// Median time in milliseconds.
+    pub median_ms: f64,
+    /// Model time in milliseconds (NaN where there is none).
+    pub model_ms: f64,
+    /// `median_ms / model_ms`.
+    pub ratio: f64,
+}
+
+impl Record {
+    /// A record with its ratio computed.
+    pub fn new(
+        experiment: &str,
+        implementation: &str,
+        param: impl Into<String>,
+        n: u64,
+        median_ms: f64,
+        model_ms: f64,
+    ) -> Record {
+        Record {
+            experiment: experiment.into(),
+            implementation: implementation.into(),
+            param: param.into(),
+            n,
+            median_ms,
+            model_ms,
+            ratio: median_ms / model_ms,
+        }
+    }
+}
+
+/// The device's bandwidth, measured by our read and copy kernels in the same run.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Bandwidth {
+    /// Read bandwidth (bytes read / time of the read kernel), GB/s.
+    pub read_gbps: f64,
+    /// Copy bandwidth (bytes read + written / time of the copy kernel), GB/s.
+    pub copy_gbps: f64,
+    /// Write bandwidth derived from the two: written bytes over (copy time - read time).
+    pub write_gbps: f64,
+}
+
+impl Bandwidth {
+    /// Model time in ms for a kernel that reads `read` and writes `written` bytes once.
+    pub fn model_ms(&self, read: f64, written: f64) -> f64 {
+        (read / self.read_gbps + written / self.write_gbps) / 1e6
+    }
+}
+
+/// Prints records as an aligned table.
+pub fn print_table(records: &[Record]) {
+    let mut last = "";
+    for r in records {
+        if r.experiment != last {
+            println!("\n## {}", r.experiment);
+            println!(
+                "{:<30} {:<16} {:>11} {:>11} {:>8}",
+                "implementation", "param", "median ms", "model ms", "ratio"
+            );
+            last = &r.experiment;
+        }
+        let model = if r.model_ms.is_finite() {
+            format!("{:.3}", r.model_ms)
+        } else {
+            "-".into()
+        };
+        let ratio = if r.ratio.is_finite() {
+            format!("{:.2}", r.ratio)
+        } else {
+            "-".into()
+        };
+        println!(
+            "{:<30} {:<16} {:>11.3} {:>11} {:>8}",
+            r.implementation, r.param, r.median_ms, model, ratio
+        );
+    }
+}

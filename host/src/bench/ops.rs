@@ -1,0 +1,370 @@
+//! `tessera bench ops`: the thesis' chapter-3 microbenchmarks (Figures 3-8, 3-9, 3-11) at 2^29
+//! items by default, with the bandwidth probes, the three-kernel baseline and PyTorch.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use rayon::prelude::*;
+use serde::Serialize;
+use tessera_kernels::ops::select::sweep;
+
+use super::{Bandwidth, Record, print_table, torch};
+use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
+use crate::runtime::{DeviceColumn, Gpu, median};
+use crate::{Result, cpu};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct OpsConfig {
+    /// log2 of the number of items.
+    pub log2n: u32,
+    /// Timed repetitions per point (after 3 warm-up runs).
+    pub reps: usize,
+    /// Run the selectivity and tile sweeps (otherwise only s = 0.5 and the default tile).
+    pub sweeps: bool,
+    /// Time the CPU implementations too.
+    pub cpu: bool,
+    /// PyTorch script; `None` skips PyTorch.
+    pub torch_script: Option<PathBuf>,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Serialize)]
+pub struct OpsReport {
+    /// Device name, or "cpu".
+    pub device: String,
+    /// Items per column.
+    pub n: u64,
+    /// Bandwidth measured in this run (GPU runs only).
+    pub bandwidth: Option<Bandwidth>,
+    /// All figures.
+    pub records: Vec<Record>,
+    /// Why PyTorch figures are missing, if they are.
+    pub torch_missing: Option<String>,
+}
+
+/// `n` floats uniform in [0, 1), generated in parallel, deterministic for `seed`.
+pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
+    let mut v = vec![0f32; n];
+    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
+        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        c.iter_mut().for_each(|x| *x = rng.random::<f32>());
+    });
+    v
+}
+
+const WARMUP: usize = 3;
+
+/// Times `cpu_work` (a few runs: the CPU side is slow at these sizes).
+fn cpu_ms(reps: usize, mut work: impl FnMut()) -> f64 {
+    let samples: Vec<f64> = (0..reps.clamp(1, 5))
+        .map(|_| {
+            let t = Instant::now();
+            work();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&samples)
+}
+
+/// Runs the suite on `gpu`.
+pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
+    let n = 1usize << cfg.log2n;
+    let nf = n as f64;
+    let reps = cfg.reps;
+    let mut rec = Vec::new();
+    let x1 = uniform_f32(n, 1);
+    let x2 = uniform_f32(n, 2);
+    let d1 = gpu.upload(&x1)?;
+    let d2 = gpu.upload(&x2)?;
+
+    // Bandwidth probes.
+    let du: DeviceColumn<u32> = gpu.upload(bytemuck::cast_slice::<f32, u32>(&x1))?;
+    let mut sum = gpu.zeros::<u64>(1)?;
+    let t_read = gpu
+        .time(WARMUP, reps, || {
+            ops::read_sum_into_for_bench(gpu, &du, &mut sum)
+        })?
+        .median_ms();
+    let mut dcopy = gpu.zeros::<u32>(n)?;
+    let t_copy = gpu
+        .time(WARMUP, reps, || ops::copy_u32(gpu, &du, &mut dcopy))?
+        .median_ms();
+    drop(dcopy);
+    let read_gbps = 4.0 * nf / t_read / 1e6;
+    let copy_gbps = 8.0 * nf / t_copy / 1e6;
+    let write_gbps = 4.0 * nf / ((t_copy - 4.0 * nf / read_gbps / 1e6).max(1e-9)) / 1e6;
+    let bw = Bandwidth {
+        read_gbps,
+        copy_gbps,
+        write_gbps,
+    };
+    rec.push(Record::new(
+        "bandwidth",
+        "read kernel (sum u32)",
+        format!("{read_gbps:.0} GB/s"),
+        n as u64,
+        t_read,
+        4.0 * nf / read_gbps / 1e6,
+    ));
+    rec.push(Record::new(
+        "bandwidth",
+        "copy kernel (u32)",
+        format!("{copy_gbps:.0} GB/s"),
+        n as u64,
+        t_copy,
+        bw.model_ms(4.0 * nf, 4.0 * nf),
+    ));
+
+    // Q3: SELECT y WHERE y < v (f32), selectivity sweep, three variants and the baseline.
+    let mut sel = Selection::<f32>::new(gpu, n)?;
+    let mut three = ThreeKernelSelect::new(gpu, n)?;
+    let points: Vec<f32> = if cfg.sweeps {
+        (0..=10).map(|i| i as f32 / 10.0).collect()
+    } else {
+        vec![0.5]
+    };
+    for &s in &points {
+        let p = Predicate::lt(s);
+        for (name, variant) in [
+            ("tessera ordered (If)", SelectVariant::Ordered),
+            ("tessera ordered (Pred)", SelectVariant::Predicated),
+            ("tessera unordered", SelectVariant::Unordered),
+        ] {
+            let t = gpu
+                .time(WARMUP, reps, || sel.launch(gpu, &d1, p, variant))?
+                .median_ms();
+            let k = sel.finish(gpu)? as f64;
+            rec.push(Record::new(
+                "q3_select_f32",
+                name,
+                format!("s={s:.1}"),
+                n as u64,
+                t,
+                bw.model_ms(4.0 * nf, 4.0 * k),
+            ));
+        }
+        let t = gpu
+            .time(WARMUP, reps, || three.launch(gpu, &d1, p))?
+            .median_ms();
+        let k = (x1.len() as f64) * s as f64;
+        rec.push(Record::new(
+            "q3_select_f32",
+            "three-kernel baseline",
+            format!("s={s:.1}"),
+            n as u64,
+            t,
+            bw.model_ms(4.0 * nf, 4.0 * k),
+        ));
+    }
+    drop(three);
+    drop(sel);
+
+    // Q0: SELECT y WHERE y > v (i32) at s = 0.5; tile configuration sweep (Figure 3-8).
+    let yi: Vec<i32> = x1.par_iter().map(|&f| (f * 1_000_000.0) as i32).collect();
+    let dy = gpu.upload(&yi)?;
+    let p0 = Predicate::gt(499_999);
+    let mut sel = Selection::<i32>::new(gpu, n)?;
+    let specs: Vec<_> = if cfg.sweeps {
+        sweep::ALL.to_vec()
+    } else {
+        vec![]
+    };
+    for (name, spec) in std::iter::once((
+        "tessera default",
+        <i32 as ops::SelectItem>::spec(SelectVariant::Ordered),
+    ))
+    .chain(specs.into_iter().map(|s| ("tessera sweep", s)))
+    {
+        let t = gpu
+            .time(WARMUP, reps, || sel.launch_spec(gpu, &dy, p0, spec))?
+            .median_ms();
+        let k = sel.finish(gpu)? as f64;
+        rec.push(Record::new(
+            "q0_select_i32_tiles",
+            name,
+            format!("NT={} IPT={}", spec.threads, spec.items_per_thread),
+            n as u64,
+            t,
+            bw.model_ms(4.0 * nf, 4.0 * k),
+        ));
+    }
+    // Q0 with two predicates: x > w AND y > v, each 0.5.
+    let xi: Vec<i32> = x2.par_iter().map(|&f| (f * 1_000_000.0) as i32).collect();
+    let dx = gpu.upload(&xi)?;
+    let t = gpu
+        .time(WARMUP, reps, || sel.launch2(gpu, &dx, p0, &dy, p0))?
+        .median_ms();
+    let k = sel.finish(gpu)? as f64;
+    rec.push(Record::new(
+        "q0_select2_i32",
+        "tessera",
+        "s=0.5*0.5",
+        n as u64,
+        t,
+        bw.model_ms(8.0 * nf, 4.0 * k),
+    ));
+    drop((sel, dx, dy, xi, yi));
+
+    // Q1 and Q2 (Figure 3-9).
+    let mut out = gpu.zeros::<f32>(n)?;
+    let t = gpu
+        .time(WARMUP, reps, || {
+            ops::project_linear_into(gpu, &d1, &d2, 2.0, 3.0, &mut out)
+        })?
+        .median_ms();
+    rec.push(Record::new(
+        "project",
+        "tessera Q1 a*x1+b*x2",
+        "",
+        n as u64,
+        t,
+        bw.model_ms(8.0 * nf, 4.0 * nf),
+    ));
+    let t = gpu
+        .time(WARMUP, reps, || {
+            ops::project_sigmoid_into(gpu, &d1, &d2, 2.0, 3.0, &mut out)
+        })?
+        .median_ms();
+    rec.push(Record::new(
+        "project",
+        "tessera Q2 sigmoid",
+        "",
+        n as u64,
+        t,
+        bw.model_ms(8.0 * nf, 4.0 * nf),
+    ));
+    drop(out);
+    drop((d1, d2, du, sum));
+
+    // PyTorch on the same sizes, in this run.
+    let mut torch_missing = None;
+    if let Some(script) = &cfg.torch_script {
+        gpu.synchronize()?;
+        match torch::run(script, n as u64, reps) {
+            Ok(ts) => {
+                for (name, ms) in ts {
+                    let (exp, model) = match name.as_str() {
+                        "sum" => ("bandwidth", bw.model_ms(4.0 * nf, 0.0)),
+                        "masked_select_lt_0.5" => {
+                            ("q3_select_f32", bw.model_ms(4.0 * nf, 2.0 * nf))
+                        }
+                        _ => ("project", bw.model_ms(8.0 * nf, 4.0 * nf)),
+                    };
+                    rec.push(Record::new(
+                        exp,
+                        &format!("pytorch {name}"),
+                        "",
+                        n as u64,
+                        ms,
+                        model,
+                    ));
+                }
+            }
+            Err(e) => torch_missing = Some(e),
+        }
+    } else {
+        torch_missing = Some("disabled".into());
+    }
+    if cfg.cpu {
+        rec.extend(cpu_records(&x1, &x2, reps));
+    }
+    rec.sort_by(|a, b| a.experiment.cmp(&b.experiment));
+    Ok(OpsReport {
+        device: gpu.name().to_string(),
+        n: n as u64,
+        bandwidth: Some(bw),
+        records: rec,
+        torch_missing,
+    })
+}
+
+fn cpu_records(x1: &[f32], x2: &[f32], reps: usize) -> Vec<Record> {
+    let n = x1.len() as u64;
+    let threads = rayon::current_num_threads();
+    let label = |s: &str| format!("cpu {s} ({threads} threads)");
+    vec![
+        Record::new(
+            "q3_select_f32",
+            &label("select"),
+            "s=0.5",
+            n,
+            cpu_ms(reps, || drop(cpu::select(x1, Predicate::lt(0.5f32)))),
+            f64::NAN,
+        ),
+        Record::new(
+            "project",
+            &label("Q1"),
+            "",
+            n,
+            cpu_ms(reps, || drop(cpu::project_linear(x1, x2, 2.0, 3.0))),
+            f64::NAN,
+        ),
+        Record::new(
+            "project",
+            &label("Q2"),
+            "",
+            n,
+            cpu_ms(reps, || drop(cpu::project_sigmoid(x1, x2, 2.0, 3.0))),
+            f64::NAN,
+        ),
+    ]
+}
+
+/// Runs the CPU implementations only (no GPU present).
+pub fn run_cpu(cfg: &OpsConfig) -> OpsReport {
+    let n = 1usize << cfg.log2n;
+    let x1 = uniform_f32(n, 1);
+    let x2 = uniform_f32(n, 2);
+    OpsReport {
+        device: "cpu".into(),
+        n: n as u64,
+        bandwidth: None,
+        records: cpu_records(&x1, &x2, cfg.reps),
+        torch_missing: Some("no GPU".into()),
+    }
+}
+
+/// Prints the report: the table, then the headline comparisons.
+pub fn print_report(r: &OpsReport) {
+    println!("# tessera bench ops on {} (n = {})", r.device, r.n);
+    if let Some(bw) = r.bandwidth {
+        println!(
+            "bandwidth measured in this run: read {:.0} GB/s, copy {:.0} GB/s, write {:.0} GB/s",
+            bw.read_gbps, bw.copy_gbps, bw.write_gbps
+        );
+    }
+    print_table(&r.records);
+    let find = |exp: &str, imp: &str, param: &str| {
+        r.records
+            .iter()
+            .find(|x| x.experiment == exp && x.implementation == imp && x.param == param)
+            .map(|x| x.median_ms)
+    };
+    println!("\n## headline");
+    let q3 = find("q3_select_f32", "tessera ordered (If)", "s=0.5");
+    if let (Some(a), Some(b)) = (q3, find("q3_select_f32", "three-kernel baseline", "s=0.5")) {
+        println!(
+            "Q3 s=0.5: {:.2}x faster than the three-kernel baseline",
+            b / a
+        );
+    }
+    if let (Some(a), Some(b)) = (
+        q3,
+        find("q3_select_f32", "pytorch masked_select_lt_0.5", ""),
+    ) {
+        println!("Q3 s=0.5: {:.2}x faster than PyTorch masked_select", b / a);
+    }
+    if let (Some(a), Some(b)) = (
+        find("project", "tessera Q2 sigmoid", ""),
+        find("project", "pytorch sigmoid_unfused", ""),
+    ) {
+        println!(
+            "Q2: {:.2}x faster than PyTorch's unfused sigmoid(a*x1+b*x2)",
+            b / a
+        );
+    }
+    if let Some(m) = &r.torch_missing {
+        println!("PyTorch figures missing: {m}");
+    }
+}

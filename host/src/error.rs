@@ -1,0 +1,74 @@
+//! The error type of every fallible tessera call.
+use cudarc::driver::DriverError;
+use cudarc::driver::sys::CUresult;
+
+/// What went wrong, with a message that names the problem.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The CUDA driver library (`libcuda.so`) could not be loaded.
+    #[error("no CUDA driver: libcuda could not be loaded (is an NVIDIA driver installed?)")]
+    NoDriver,
+    /// The driver loaded but there is no usable device.
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+    /// The embedded PTX could not be loaded on this device.
+    #[error("loading the {arch} kernels on {device} failed: {source}")]
+    PtxLoad {
+        /// Architecture of the PTX that was loaded.
+        arch: &'static str,
+        /// Device name.
+        device: String,
+        /// Driver error.
+        source: DriverError,
+    },
+    /// A kernel launch or its execution failed.
+    #[error("kernel {kernel} failed: {source}")]
+    Launch {
+        /// Kernel name.
+        kernel: &'static str,
+        /// Driver error.
+        source: DriverError,
+    },
+    /// A device allocation did not fit.
+    #[error("out of device memory allocating {bytes} bytes")]
+    OutOfMemory {
+        /// Bytes requested.
+        bytes: usize,
+    },
+    /// An argument is invalid (length mismatch, length over the limit, ...).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// Any other driver error, with what tessera was doing.
+    #[error("CUDA driver error while {context}: {source}")]
+    Driver {
+        /// What tessera was doing.
+        context: &'static str,
+        /// Driver error.
+        source: DriverError,
+    },
+}
+
+/// `Result` with tessera's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Wraps a driver error, turning out-of-memory into [`Error::OutOfMemory`].
+    pub(crate) fn driver(context: &'static str, bytes: usize) -> impl FnOnce(DriverError) -> Error {
+        move |source| {
+            if source.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+                Error::OutOfMemory { bytes }
+            } else {
+                Error::Driver { context, source }
+            }
+        }
+    }
+
+    /// Wraps a launch error for `kernel`.
+    pub(crate) fn launch(kernel: &'static str) -> impl FnOnce(DriverError) -> Error {
+        move |source| Error::Launch { kernel, source }
+    }
+
+    pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+        Error::InvalidArgument(msg.into())
+    }
+}

@@ -1,0 +1,51 @@
+//! GPU operators: each wraps its kernels (whose names and tile shapes come from the kernel
+//! crate's specs) behind a safe, typed call.
+
+mod bandwidth;
+mod baseline;
+mod project;
+mod scan;
+mod select;
+#[doc(hidden)]
+pub mod testing;
+
+pub(crate) use bandwidth::read_sum_into_for_bench;
+pub use bandwidth::{copy_u32, read_sum_u32};
+pub use baseline::ThreeKernelSelect;
+pub use project::{project_linear, project_linear_into, project_sigmoid, project_sigmoid_into};
+pub use scan::exclusive_scan;
+pub use select::{
+    Predicate, Select2Item, SelectItem, SelectVariant, Selection, select, select_where2,
+    select_with,
+};
+pub use tessera_kernels::predicate::CmpOp;
+
+/// Launches `$spec` with `$cfg` and the argument list, mapping failures to [`crate::Error`].
+macro_rules! launch {
+    ($gpu:expr, $spec:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
+        let spec = &$spec;
+        let f = $gpu.function(spec)?;
+        use cudarc::driver::PushKernelArg as _;
+        let mut b = $gpu.stream().launch_builder(&f);
+        $( b.arg($arg); )*
+        // SAFETY: each wrapper passes exactly the arguments of the kernel's signature, declared
+        // next to its spec in tessera-kernels, with buffers sized for the launch's tiles.
+        unsafe { b.launch($cfg) }.map(|_| ()).map_err($crate::error::Error::launch(spec.name))
+    }};
+}
+pub(crate) use launch;
+
+/// Fails unless `len == expected`, naming the operator and the argument.
+pub(crate) fn check_same_len(
+    op: &str,
+    what: &str,
+    len: usize,
+    expected: usize,
+) -> crate::Result<()> {
+    if len != expected {
+        return Err(crate::Error::invalid(format!(
+            "{op}: {what} has {len} items, expected {expected}"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,220 @@
+//! Host wrappers of the kernels that exercise the device layer and block-wide functions, for
+//! the integration tests. Not part of the stable API.
+use cudarc::driver::LaunchConfig;
+use tessera_kernels::ops::testing as k;
+use tessera_kernels::spec::KernelSpec;
+
+use super::launch;
+use crate::error::Result;
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, tile_grid};
+
+pub use k::{ATOMIC_SLOTS, IDS_PER_THREAD, WARP_PER_THREAD};
+
+fn blocks(spec: &KernelSpec, blocks: u32, smem: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (spec.threads, 1, 1),
+        shared_mem_bytes: smem,
+    }
+}
+
+/// [`k::ARCH_IDS`] over `grid` blocks: `IDS_PER_THREAD` values per thread.
+pub fn arch_ids(gpu: &Gpu, grid: u32) -> Result<(u32, Vec<u32>)> {
+    let nt = k::ARCH_IDS.threads;
+    let mut out = gpu.zeros::<u32>((grid * nt) as usize * IDS_PER_THREAD)?;
+    launch!(
+        gpu,
+        k::ARCH_IDS,
+        blocks(&k::ARCH_IDS, grid, 0),
+        [&mut out.buf]
+    )?;
+    Ok((nt, out.to_vec(gpu)?))
+}
+
+/// [`k::ARCH_WARP`] over `input` (a multiple of 128 items).
+pub fn arch_warp(gpu: &Gpu, input: &[u32]) -> Result<Vec<u32>> {
+    let nt = k::ARCH_WARP.threads as usize;
+    assert!(input.len().is_multiple_of(nt), "whole blocks only");
+    let d = gpu.upload(input)?;
+    let mut out = gpu.zeros::<u32>(input.len() * WARP_PER_THREAD)?;
+    launch!(
+        gpu,
+        k::ARCH_WARP,
+        blocks(&k::ARCH_WARP, (input.len() / nt) as u32, 0),
+        [&d.buf, &mut out.buf]
+    )?;
+    out.to_vec(gpu)
+}
+
+/// [`k::ARCH_ATOMICS`]: returns the global region and each block's shared region.
+pub fn arch_atomics(
+    gpu: &Gpu,
+    input: &[u32],
+    init: &[u64; ATOMIC_SLOTS],
+) -> Result<(Vec<u64>, Vec<u64>)> {
+    let nt = k::ARCH_ATOMICS.threads as usize;
+    assert!(input.len().is_multiple_of(nt), "whole blocks only");
+    let grid = input.len() / nt;
+    let d = gpu.upload(input)?;
+    let di = gpu.upload(&init[..])?;
+    let mut global = gpu.upload(&init[..])?;
+    let mut out = gpu.zeros::<u64>(grid * ATOMIC_SLOTS)?;
+    launch!(
+        gpu,
+        k::ARCH_ATOMICS,
+        blocks(&k::ARCH_ATOMICS, grid as u32, 0),
+        [&d.buf, &di.buf, &mut global.buf, &mut out.buf]
+    )?;
+    Ok((global.to_vec(gpu)?, out.to_vec(gpu)?))
+}
+
+/// [`k::ARCH_SHARED_STATIC`] and [`k::ARCH_SHARED_DYNAMIC`] over `input` (whole blocks).
+pub fn arch_shared(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let nt = k::ARCH_SHARED_STATIC.threads as usize;
+    assert!(input.len().is_multiple_of(nt), "whole blocks only");
+    let grid = (input.len() / nt) as u32;
+    let d = gpu.upload(input)?;
+    let mut a = gpu.zeros::<u32>(input.len())?;
+    let mut b = gpu.zeros::<u32>(input.len())?;
+    launch!(
+        gpu,
+        k::ARCH_SHARED_STATIC,
+        blocks(&k::ARCH_SHARED_STATIC, grid, 0),
+        [&d.buf, &mut a.buf]
+    )?;
+    let smem = k::ARCH_SHARED_DYNAMIC.threads * 4;
+    launch!(
+        gpu,
+        k::ARCH_SHARED_DYNAMIC,
+        blocks(&k::ARCH_SHARED_DYNAMIC, grid, smem),
+        [&d.buf, &mut b.buf]
+    )?;
+    Ok((a.to_vec(gpu)?, b.to_vec(gpu)?))
+}
+
+/// [`k::ARCH_VECTOR`] over `grid` blocks: copies of three regions through vector accesses.
+pub fn arch_vector(
+    gpu: &Gpu,
+    a: &[u32],
+    b: &[u64],
+    c: &[u32],
+) -> Result<(Vec<u32>, Vec<u64>, Vec<u32>)> {
+    let threads = b.len() / 2;
+    let nt = k::ARCH_VECTOR.threads as usize;
+    assert!(a.len() == threads * 4 && c.len() == threads * 2 && threads.is_multiple_of(nt));
+    let (da, db, dc) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(c)?);
+    let (mut oa, mut ob, mut oc) = (
+        gpu.zeros::<u32>(a.len())?,
+        gpu.zeros::<u64>(b.len())?,
+        gpu.zeros::<u32>(c.len())?,
+    );
+    launch!(
+        gpu,
+        k::ARCH_VECTOR,
+        blocks(&k::ARCH_VECTOR, (threads / nt) as u32, 0),
+        [
+            &da.buf,
+            &mut oa.buf,
+            &db.buf,
+            &mut ob.buf,
+            &dc.buf,
+            &mut oc.buf
+        ]
+    )?;
+    Ok((oa.to_vec(gpu)?, ob.to_vec(gpu)?, oc.to_vec(gpu)?))
+}
+
+/// [`k::ARCH_FENCE_REDUCE`]: the last-arriving block's total.
+pub fn arch_fence_reduce(gpu: &Gpu, input: &[u32]) -> Result<u64> {
+    let spec = k::ARCH_FENCE_REDUCE;
+    let d = gpu.upload(input)?;
+    let grid = spec.tiles(input.len() as u64).max(1) as usize;
+    let mut partials = gpu.zeros::<u64>(grid)?;
+    let mut counter = gpu.zeros::<u32>(1)?;
+    let mut result = gpu.zeros::<u64>(1)?;
+    if input.is_empty() {
+        return Ok(0);
+    }
+    let n32 = input.len() as u32;
+    launch!(
+        gpu,
+        spec,
+        tile_grid(&spec, input.len(), 0)?,
+        [
+            &d.buf,
+            &n32,
+            &mut partials.buf,
+            &mut counter.buf,
+            &mut result.buf
+        ]
+    )?;
+    Ok(result.to_vec(gpu)?[0])
+}
+
+/// [`k::ARCH_MATH`]: `(exp(x), sigmoid(x))` per item.
+pub fn arch_math(gpu: &Gpu, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>)> {
+    let spec = k::ARCH_MATH;
+    let d = gpu.upload(input)?;
+    let mut e = gpu.zeros::<f32>(input.len())?;
+    let mut s = gpu.zeros::<f32>(input.len())?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, input.len(), 0)?,
+            [&d.buf, &n32, &mut e.buf, &mut s.buf]
+        )?;
+    }
+    Ok((e.to_vec(gpu)?, s.to_vec(gpu)?))
+}
+
+/// [`k::BLOCK_PRED_I32`]: `(x < a OR x > b) AND x != c` as 0 / 1 per item.
+pub fn block_pred_i32(gpu: &Gpu, input: &[i32], a: i32, b: i32, c: i32) -> Result<Vec<u32>> {
+    let spec = k::BLOCK_PRED_I32;
+    let d = gpu.upload(input)?;
+    let mut out = gpu.zeros::<u32>(input.len())?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, input.len(), 0)?,
+            [&d.buf, &n32, &a, &b, &c, &mut out.buf]
+        )?;
+    }
+    out.to_vec(gpu)
+}
+
+/// Item types with a block-aggregate test kernel.
+pub trait AggregateItem: DeviceItem {
+    /// The kernel.
+    const SPEC: KernelSpec;
+}
+macro_rules! aggregate_item {
+    ($($t:ty => $s:ident),*) => {$(impl AggregateItem for $t { const SPEC: KernelSpec = k::$s; })*};
+}
+aggregate_item!(i32 => BLOCK_AGGREGATE_I32, u32 => BLOCK_AGGREGATE_U32, f32 => BLOCK_AGGREGATE_F32,
+    i64 => BLOCK_AGGREGATE_I64, u64 => BLOCK_AGGREGATE_U64, f64 => BLOCK_AGGREGATE_F64);
+
+/// Per tile of `T::SPEC`: `[sum, min, max]` and the count of items above zero.
+pub fn block_aggregate<T: AggregateItem>(
+    gpu: &Gpu,
+    input: &[T],
+) -> Result<(u32, Vec<T>, Vec<u32>)> {
+    let spec = T::SPEC;
+    let tiles = spec.tiles(input.len() as u64) as usize;
+    let d: DeviceColumn<T> = gpu.upload(input)?;
+    let mut out = gpu.zeros::<T>(tiles * 3)?;
+    let mut counts = gpu.zeros::<u32>(tiles)?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, input.len(), 0)?,
+            [&d.buf, &n32, &mut out.buf, &mut counts.buf]
+        )?;
+    }
+    Ok((spec.tile(), out.to_vec(gpu)?, counts.to_vec(gpu)?))
+}

@@ -1,0 +1,138 @@
+//! Typed device columns.
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+
+use super::Gpu;
+use crate::error::{Error, Result};
+
+/// Longest column tessera accepts: kernels index items with 32-bit counts.
+pub const MAX_COLUMN_LEN: usize = u32::MAX as usize;
+
+/// Element type of a column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    /// `i32`
+    I32,
+    /// `u32`
+    U32,
+    /// `f32`
+    F32,
+    /// `i64`
+    I64,
+    /// `u64`
+    U64,
+    /// `f64`
+    F64,
+}
+
+/// Item types a [`DeviceColumn`] can hold.
+pub trait DeviceItem:
+    DeviceRepr
+    + ValidAsZeroBits
+    + bytemuck::Pod
+    + Default
+    + PartialOrd
+    + Send
+    + Sync
+    + std::fmt::Debug
+    + 'static
+{
+    /// The element type tag.
+    const TYPE: ElemType;
+}
+
+macro_rules! device_item {
+    ($($t:ty => $e:ident),*) => {$(impl DeviceItem for $t { const TYPE: ElemType = ElemType::$e; })*};
+}
+device_item!(i32 => I32, u32 => U32, f32 => F32, i64 => I64, u64 => U64, f64 => F64);
+
+/// Checks a column length against [`MAX_COLUMN_LEN`].
+pub fn check_len(len: usize) -> Result<()> {
+    if len > MAX_COLUMN_LEN {
+        return Err(Error::invalid(format!(
+            "column of {len} items exceeds the limit of {MAX_COLUMN_LEN} (2^32 - 1) items"
+        )));
+    }
+    Ok(())
+}
+
+/// A column of `T` in device memory. Its buffer may be larger than its length (operators such
+/// as selection allocate for the worst case and then report how many items they produced).
+pub struct DeviceColumn<T: DeviceItem> {
+    pub(crate) buf: CudaSlice<T>,
+    pub(crate) len: usize,
+}
+
+impl<T: DeviceItem> std::fmt::Debug for DeviceColumn<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceColumn<{:?}>(len {})", T::TYPE, self.len)
+    }
+}
+
+impl<T: DeviceItem> DeviceColumn<T> {
+    /// Number of items.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the column has no items.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Items the buffer can hold.
+    pub fn capacity(&self) -> usize {
+        self.buf.len()
+    }
+
+    /// Element type.
+    pub fn elem_type(&self) -> ElemType {
+        T::TYPE
+    }
+
+    /// Copies the column to the host (synchronizes the stream).
+    pub fn to_vec(&self, gpu: &Gpu) -> Result<Vec<T>> {
+        if self.len == 0 {
+            return Ok(Vec::new());
+        }
+        let mut v = vec![T::default(); self.len];
+        gpu.stream()
+            .memcpy_dtoh(&self.buf.slice(..self.len), &mut v[..])
+            .map_err(Error::driver("downloading a column", 0))?;
+        gpu.synchronize()?;
+        Ok(v)
+    }
+
+    /// Sets the length after a kernel reported how many items it wrote.
+    pub(crate) fn set_len(&mut self, len: usize) {
+        debug_assert!(len <= self.buf.len());
+        self.len = len.min(self.buf.len());
+    }
+}
+
+impl Gpu {
+    /// Allocates a zeroed column of `len` items.
+    pub fn zeros<T: DeviceItem>(&self, len: usize) -> Result<DeviceColumn<T>> {
+        check_len(len)?;
+        let bytes = len * std::mem::size_of::<T>();
+        // A zero-byte allocation is an error in the driver: keep one item of room.
+        let buf = self
+            .stream()
+            .alloc_zeros::<T>(len.max(1))
+            .map_err(Error::driver("allocating a column", bytes))?;
+        Ok(DeviceColumn { buf, len })
+    }
+
+    /// Copies `data` to a new device column.
+    pub fn upload<T: DeviceItem>(&self, data: &[T]) -> Result<DeviceColumn<T>> {
+        let mut col = self.zeros::<T>(data.len())?;
+        if !data.is_empty() {
+            self.stream()
+                .memcpy_htod(data, &mut col.buf.slice_mut(..data.len()))
+                .map_err(Error::driver(
+                    "uploading a column",
+                    std::mem::size_of_val(data),
+                ))?;
+        }
+        Ok(col)
+    }
+}

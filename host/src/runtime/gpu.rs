@@ -1,0 +1,151 @@
+//! [`Gpu`]: one device, its context, a stream, and the embedded kernels loaded as a module.
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
+use tessera_kernels::spec::KernelSpec;
+
+use crate::error::{Error, Result};
+
+const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm_80.ptx"));
+const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm_90.ptx"));
+
+/// A CUDA device with tessera's kernels loaded. Operations are queued on one stream; results
+/// that reach the host (downloads, counts) synchronize it.
+pub struct Gpu {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    name: String,
+    arch: &'static str,
+    sm_count: u32,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gpu")
+            .field("name", &self.name)
+            .field("arch", &self.arch)
+            .finish()
+    }
+}
+
+impl Gpu {
+    /// Opens device 0.
+    pub fn new() -> Result<Gpu> {
+        Gpu::with_device(0)
+    }
+
+    /// Whether a CUDA driver and at least one device are present.
+    pub fn available() -> bool {
+        Gpu::device_count().is_ok_and(|n| n > 0)
+    }
+
+    /// Number of CUDA devices; [`Error::NoDriver`] without a driver.
+    pub fn device_count() -> Result<usize> {
+        // SAFETY: only probes whether the driver library can be loaded; cudarc panics on use
+        // when it cannot, so this check must come first.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoDriver);
+        }
+        let n = CudaContext::device_count()
+            .map_err(|e| Error::NoDevice(format!("the driver reports: {e}")))?;
+        Ok(n.max(0) as usize)
+    }
+
+    /// Opens device `ordinal`, loading the PTX built for its architecture (sm_90 PTX on
+    /// compute capability 9.0 and newer, sm_80 PTX on 8.x).
+    pub fn with_device(ordinal: usize) -> Result<Gpu> {
+        let count = Gpu::device_count()?;
+        if ordinal >= count {
+            return Err(Error::NoDevice(format!(
+                "device {ordinal} requested, {count} present"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating a context", 0))?;
+        let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
+        let (major, _) = ctx
+            .compute_capability()
+            .map_err(Error::driver("querying the compute capability", 0))?;
+        let (arch, ptx) = match major {
+            9.. => ("sm_90", PTX_SM90),
+            8 => ("sm_80", PTX_SM80),
+            _ => {
+                return Err(Error::NoDevice(format!(
+                    "{name} has compute capability {major}.x; tessera needs 8.0 or newer"
+                )));
+            }
+        };
+        let module = ctx
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|source| Error::PtxLoad {
+                arch,
+                device: name.clone(),
+                source,
+            })?;
+        let sm_count = ctx
+            .attribute(
+                cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            )
+            .map_err(Error::driver("querying the SM count", 0))? as u32;
+        let stream = ctx.default_stream();
+        Ok(Gpu {
+            ctx,
+            stream,
+            module,
+            functions: Mutex::new(HashMap::new()),
+            name,
+            arch,
+            sm_count,
+        })
+    }
+
+    /// Device name as the driver reports it.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Architecture of the loaded PTX (`sm_80` or `sm_90`).
+    pub fn arch(&self) -> &'static str {
+        self.arch
+    }
+
+    /// Number of streaming multiprocessors.
+    pub fn sm_count(&self) -> u32 {
+        self.sm_count
+    }
+
+    /// Waits for all queued work.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream
+            .synchronize()
+            .map_err(Error::driver("synchronizing", 0))
+    }
+
+    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The loaded function for `spec` (looked up once, then cached).
+    pub(crate) fn function(&self, spec: &KernelSpec) -> Result<CudaFunction> {
+        let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = map.get(spec.name) {
+            return Ok(f.clone());
+        }
+        let f = self
+            .module
+            .load_function(spec.name)
+            .map_err(|source| Error::Launch {
+                kernel: spec.name,
+                source,
+            })?;
+        map.insert(spec.name, f.clone());
+        Ok(f)
+    }
+}

@@ -1,0 +1,57 @@
+//! Launch shapes and reusable kernel state.
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use tessera_kernels::spec::KernelSpec;
+
+use super::Gpu;
+use crate::error::{Error, Result};
+
+/// One block per tile of `spec` over `n` items (`n > 0`), with `dynamic_smem` bytes.
+pub(crate) fn tile_grid(spec: &KernelSpec, n: usize, dynamic_smem: u32) -> Result<LaunchConfig> {
+    let blocks = spec.tiles(n as u64);
+    if blocks == 0 || blocks > i32::MAX as u64 {
+        return Err(Error::invalid(format!(
+            "{} cannot launch {blocks} blocks for {n} items",
+            spec.name
+        )));
+    }
+    Ok(LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (spec.threads, 1, 1),
+        shared_mem_bytes: dynamic_smem,
+    })
+}
+
+/// Zeroed 64-bit words of kernel state (tile counters, look-back status, totals), kept between
+/// calls so repeated operators do not allocate.
+pub(crate) struct Scratch {
+    pub(crate) words: CudaSlice<u64>,
+}
+
+impl Scratch {
+    /// Scratch with at least `words` words, zeroed on the stream.
+    pub(crate) fn zeroed(gpu: &Gpu, words: usize, cached: Option<Scratch>) -> Result<Scratch> {
+        let mut s = match cached {
+            Some(s) if s.words.len() >= words => s,
+            _ => Scratch {
+                words: gpu
+                    .stream()
+                    .alloc_zeros::<u64>(words.max(1))
+                    .map_err(Error::driver("allocating kernel state", words * 8))?,
+            },
+        };
+        gpu.stream()
+            .memset_zeros(&mut s.words.slice_mut(..words.max(1)))
+            .map_err(Error::driver("zeroing kernel state", words * 8))?;
+        Ok(s)
+    }
+
+    /// Reads word `i` (synchronizes the stream).
+    pub(crate) fn read(&self, gpu: &Gpu, i: usize) -> Result<u64> {
+        let mut v = [0u64];
+        gpu.stream()
+            .memcpy_dtoh(&self.words.slice(i..i + 1), &mut v[..])
+            .map_err(Error::driver("reading kernel state", 8))?;
+        gpu.synchronize()?;
+        Ok(v[0])
+    }
+}

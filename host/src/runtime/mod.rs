@@ -1,0 +1,11 @@
+//! The host runtime: device and module ([`Gpu`]), typed device columns, launches and timing.
+
+mod column;
+mod gpu;
+mod launch;
+mod timing;
+
+pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
+pub use gpu::Gpu;
+pub(crate) use launch::{Scratch, tile_grid};
+pub use timing::{Timing, median};

@@ -1,0 +1,102 @@
+//! Block-wide functions exercised on their own: BlockPred (Set / Or / And), BlockAggregate (sum,
+//! min, max, count) for every item type, on partial and full tiles.
+mod common;
+use common::*;
+use tessera::ops::testing as t;
+
+#[test]
+fn block_pred_combines_flags() {
+    let Some(gpu) = gpu("block_pred_combines_flags") else {
+        return;
+    };
+    for &n in &[0usize, 1, 1023, 1024, 1025, 100_000] {
+        let data = uniform_i32(n, 100, n as u64);
+        let got = t::block_pred_i32(gpu, &data, 20, 80, 90).unwrap();
+        let expected: Vec<u32> = data
+            .iter()
+            .map(|&x| ((x < 20 || x > 80) && x != 90) as u32)
+            .collect();
+        assert_eq!(got, expected, "n={n}");
+    }
+}
+
+fn aggregate<T>(gpu: &tessera::Gpu, data: &[T], add: impl Fn(T, T) -> T, zero: T)
+where
+    T: t::AggregateItem + Copy + PartialOrd + PartialEq + std::fmt::Debug,
+{
+    let (tile, out, counts) = t::block_aggregate(gpu, data).unwrap();
+    for (b, chunk) in data.chunks(tile as usize).enumerate() {
+        let sum = chunk.iter().fold(zero, |a, &x| add(a, x));
+        let min = chunk
+            .iter()
+            .copied()
+            .fold(chunk[0], |a, x| if x < a { x } else { a });
+        let max = chunk
+            .iter()
+            .copied()
+            .fold(chunk[0], |a, x| if x > a { x } else { a });
+        let pos = chunk.iter().filter(|&&x| x > zero).count() as u32;
+        assert_eq!(out[b * 3 + 1], min, "{:?} tile {b} min", T::TYPE);
+        assert_eq!(out[b * 3 + 2], max, "{:?} tile {b} max", T::TYPE);
+        assert_eq!(counts[b], pos, "{:?} tile {b} count", T::TYPE);
+        assert_eq!(out[b * 3], sum, "{:?} tile {b} sum", T::TYPE);
+    }
+}
+
+#[test]
+fn block_aggregate_every_type() {
+    let Some(gpu) = gpu("block_aggregate_every_type") else {
+        return;
+    };
+    use tessera::DeviceItem as _;
+    for &n in &[1usize, 1023, 1024, 1025, 50_001] {
+        let base = uniform_i32(n, 2000, n as u64);
+        aggregate(
+            gpu,
+            &base.iter().map(|&x| x - 1000).collect::<Vec<i32>>(),
+            i32::wrapping_add,
+            0,
+        );
+        aggregate(
+            gpu,
+            &base.iter().map(|&x| x as u32).collect::<Vec<u32>>(),
+            u32::wrapping_add,
+            0,
+        );
+        // Multiples of 1/4 below 2^11: float sums are exact in any order.
+        aggregate(
+            gpu,
+            &base
+                .iter()
+                .map(|&x| (x - 1000) as f32 * 0.25)
+                .collect::<Vec<f32>>(),
+            |a, b| a + b,
+            0.0,
+        );
+        aggregate(
+            gpu,
+            &base
+                .iter()
+                .map(|&x| ((x - 1000) as i64) << 30)
+                .collect::<Vec<i64>>(),
+            i64::wrapping_add,
+            0,
+        );
+        aggregate(
+            gpu,
+            &base.iter().map(|&x| (x as u64) << 30).collect::<Vec<u64>>(),
+            u64::wrapping_add,
+            0,
+        );
+        aggregate(
+            gpu,
+            &base
+                .iter()
+                .map(|&x| (x - 1000) as f64 * 0.5)
+                .collect::<Vec<f64>>(),
+            |a, b| a + b,
+            0.0,
+        );
+    }
+    let _ = f32::TYPE;
+}

@@ -1,0 +1,189 @@
+//! Selection on the GPU against the CPU implementation.
+mod common;
+use common::*;
+use tessera::cpu;
+use tessera::ops::{self, Predicate, SelectVariant, Selection};
+
+const VARIANTS: [SelectVariant; 3] = [
+    SelectVariant::Ordered,
+    SelectVariant::Predicated,
+    SelectVariant::Unordered,
+];
+
+fn check<T: ops::SelectItem + Copy + std::fmt::Debug>(
+    gpu: &tessera::Gpu,
+    data: &[T],
+    p: Predicate<T>,
+    what: &str,
+) {
+    let expected = cpu::select(data, p);
+    let d = gpu.upload(data).unwrap();
+    for v in VARIANTS {
+        let got = ops::select_with(gpu, &d, p, v).unwrap();
+        assert_eq!(got.len(), expected.len(), "{what} {v:?}: count");
+        let got = got.to_vec(gpu).unwrap();
+        if v == SelectVariant::Unordered {
+            let key = |x: &T| bytemuck::bytes_of(x).to_vec();
+            let (mut a, mut b) = (got.clone(), expected.clone());
+            a.sort_by_key(key);
+            b.sort_by_key(key);
+            assert!(
+                a.iter()
+                    .zip(&b)
+                    .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
+                "{what} {v:?}: items"
+            );
+        } else {
+            assert!(
+                got.iter()
+                    .zip(&expected)
+                    .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
+                "{what} {v:?}: items or order"
+            );
+        }
+    }
+}
+
+#[test]
+fn q3_f32_lt_all_sizes_and_selectivities() {
+    let Some(gpu) = gpu("q3_f32_lt_all_sizes_and_selectivities") else {
+        return;
+    };
+    for (i, &n) in SIZES.iter().enumerate() {
+        let data = uniform_f32(n, i as u64);
+        for s in [0.0f32, 0.01, 0.5, 1.0] {
+            check(gpu, &data, Predicate::lt(s), &format!("n={n} s={s}"));
+        }
+    }
+}
+
+#[test]
+fn q0_i32_gt_all_sizes_and_selectivities() {
+    let Some(gpu) = gpu("q0_i32_gt_all_sizes_and_selectivities") else {
+        return;
+    };
+    for (i, &n) in SIZES.iter().enumerate() {
+        let data = uniform_i32(n, 1000, 100 + i as u64);
+        // y in [0, 1000): y > v selects (999 - v) / 1000.
+        for v in [999, 989, 499, -1] {
+            check(gpu, &data, Predicate::gt(v), &format!("n={n} v={v}"));
+        }
+    }
+}
+
+#[test]
+fn every_item_type_and_comparison() {
+    let Some(gpu) = gpu("every_item_type_and_comparison") else {
+        return;
+    };
+    fn run<T: ops::SelectItem + Copy + std::fmt::Debug>(gpu: &tessera::Gpu, f: impl Fn(i32) -> T) {
+        for &n in &[1usize, 1000, TILE + 1, 100_003] {
+            let data: Vec<T> = uniform_i32(n, 100, n as u64).into_iter().map(&f).collect();
+            for p in [
+                Predicate::lt(f(30)),
+                Predicate::le(f(30)),
+                Predicate::gt(f(70)),
+                Predicate::ge(f(70)),
+                Predicate::eq(f(5)),
+                Predicate::ne(f(5)),
+                Predicate::between(f(20), f(40)),
+            ] {
+                check(gpu, &data, p, &format!("{:?} n={n} {:?}", T::TYPE, p.op));
+            }
+        }
+    }
+    run::<i32>(gpu, |x| x - 50);
+    run::<u32>(gpu, |x| x as u32);
+    run::<f32>(gpu, |x| x as f32 * 0.5);
+    run::<i64>(gpu, |x| (x as i64 - 50) << 33);
+    run::<u64>(gpu, |x| (x as u64) << 33);
+    run::<f64>(gpu, |x| x as f64 * 0.25);
+}
+
+#[test]
+fn nan_is_never_selected_by_ordered_comparisons() {
+    let Some(gpu) = gpu("nan_is_never_selected_by_ordered_comparisons") else {
+        return;
+    };
+    let data: Vec<f32> = (0..5000)
+        .map(|i| if i % 3 == 0 { f32::NAN } else { i as f32 })
+        .collect();
+    check(gpu, &data, Predicate::lt(2500.0), "nan lt");
+    check(gpu, &data, Predicate::ge(0.0), "nan ge");
+    check(gpu, &data, Predicate::ne(7.0), "nan ne");
+    let d = gpu.upload(&data).unwrap();
+    let lt = ops::select(gpu, &d, Predicate::lt(f32::INFINITY))
+        .unwrap()
+        .to_vec(gpu)
+        .unwrap();
+    assert!(lt.iter().all(|x| !x.is_nan()));
+    let ne = ops::select(gpu, &d, Predicate::ne(f32::NAN)).unwrap();
+    assert_eq!(ne.len(), data.len(), "everything is != NaN");
+}
+
+#[test]
+fn two_predicates() {
+    let Some(gpu) = gpu("two_predicates") else {
+        return;
+    };
+    for (i, &n) in SIZES.iter().enumerate() {
+        let x = uniform_i32(n, 1000, 7 + i as u64);
+        let y = uniform_i32(n, 1000, 70 + i as u64);
+        for (w, v) in [(499, 499), (989, 0), (-1, -1), (999, 499)] {
+            let (px, py) = (Predicate::gt(w), Predicate::gt(v));
+            let expected = cpu::select_where2(&x, px, &y, py).unwrap();
+            let (dx, dy) = (gpu.upload(&x).unwrap(), gpu.upload(&y).unwrap());
+            let got = ops::select_where2(gpu, &dx, px, &dy, py)
+                .unwrap()
+                .to_vec(gpu)
+                .unwrap();
+            assert_eq!(got, expected, "n={n} w={w} v={v}");
+        }
+        let xf = uniform_f32(n, 9);
+        let yf = uniform_f32(n, 10);
+        let (px, py) = (Predicate::lt(0.3f32), Predicate::gt(0.6f32));
+        let expected = cpu::select_where2(&xf, px, &yf, py).unwrap();
+        let got = ops::select_where2(
+            gpu,
+            &gpu.upload(&xf).unwrap(),
+            px,
+            &gpu.upload(&yf).unwrap(),
+            py,
+        )
+        .unwrap();
+        assert_eq!(got.to_vec(gpu).unwrap(), expected, "f32 n={n}");
+    }
+}
+
+#[test]
+fn reused_buffers_and_bad_input() {
+    let Some(gpu) = gpu("reused_buffers_and_bad_input") else {
+        return;
+    };
+    let mut sel = Selection::<f32>::new(gpu, 10_000).unwrap();
+    for (n, s) in [(10_000, 0.7f32), (3, 1.0), (0, 1.0), (9_999, 0.2)] {
+        let data = uniform_f32(n, n as u64);
+        let d = gpu.upload(&data).unwrap();
+        sel.launch(gpu, &d, Predicate::lt(s), SelectVariant::Ordered)
+            .unwrap();
+        let k = sel.finish(gpu).unwrap();
+        assert_eq!(
+            sel.output().to_vec(gpu).unwrap(),
+            cpu::select(&data, Predicate::lt(s)),
+            "reuse n={n}"
+        );
+        assert_eq!(k, sel.output().len());
+    }
+    let big = gpu.upload(&uniform_f32(10_001, 1)).unwrap();
+    let e = sel
+        .launch(gpu, &big, Predicate::lt(0.5), SelectVariant::Ordered)
+        .unwrap_err();
+    assert!(e.to_string().contains("10001"), "{e}");
+    let (a, b) = (
+        gpu.upload(&[1i32, 2, 3]).unwrap(),
+        gpu.upload(&[1i32, 2]).unwrap(),
+    );
+    let e = ops::select_where2(gpu, &a, Predicate::gt(0), &b, Predicate::gt(0)).unwrap_err();
+    assert!(matches!(e, tessera::Error::InvalidArgument(_)), "{e}");
+    assert!(e.to_string().contains("has 2 items, expected 3"), "{e}");
+}
