@@ -49,7 +49,7 @@ fn q3_f32_lt_all_sizes_and_selectivities() {
     let Some(gpu) = gpu("q3_f32_lt_all_sizes_and_selectivities") else {
         return;
     };
-    for (i, &n) in SIZES.iter().enumerate() {
+    for (i, n) in sizes().into_iter().enumerate() {
         let data = uniform_f32(n, i as u64);
         for s in [0.0f32, 0.01, 0.5, 1.0] {
             check(gpu, &data, Predicate::lt(s), &format!("n={n} s={s}"));
@@ -62,7 +62,7 @@ fn q0_i32_gt_all_sizes_and_selectivities() {
     let Some(gpu) = gpu("q0_i32_gt_all_sizes_and_selectivities") else {
         return;
     };
-    for (i, &n) in SIZES.iter().enumerate() {
+    for (i, n) in sizes().into_iter().enumerate() {
         let data = uniform_i32(n, 1000, 100 + i as u64);
         // y in [0, 1000): y > v selects (999 - v) / 1000.
         for v in [999, 989, 499, -1] {
@@ -126,7 +126,7 @@ fn two_predicates() {
     let Some(gpu) = gpu("two_predicates") else {
         return;
     };
-    for (i, &n) in SIZES.iter().enumerate() {
+    for (i, n) in sizes().into_iter().enumerate() {
         let x = uniform_i32(n, 1000, 7 + i as u64);
         let y = uniform_i32(n, 1000, 70 + i as u64);
         for (w, v) in [(499, 499), (989, 0), (-1, -1), (999, 499)] {

@@ -16,22 +16,41 @@ pub fn gpu(test: &str) -> Option<&'static Gpu> {
     g.as_ref()
 }
 
-/// Default selection tile (128 threads x 16 items).
-pub const TILE: usize = 2048;
+/// Default selection tile of the 4-byte kernels.
+pub const TILE: usize = tessera::ops::SELECT_TILE;
 
-/// 0, 1, 127, 128, 129, a tile minus / exactly / plus one, 2^20 + 3, 2^24.
-pub const SIZES: [usize; 10] = [
-    0,
-    1,
-    127,
-    128,
-    129,
-    TILE - 1,
-    TILE,
-    TILE + 1,
-    (1 << 20) + 3,
-    1 << 24,
-];
+/// 0, 1, 127, 128, 129, a tile minus / exactly / plus one, 2^20 + 3, 2^24; capped by
+/// `TESSERA_TEST_MAX_N` (compute-sanitizer runs use small sizes).
+pub fn sizes() -> Vec<usize> {
+    let max = std::env::var("TESSERA_TEST_MAX_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    [
+        0,
+        1,
+        127,
+        128,
+        129,
+        TILE - 1,
+        TILE,
+        TILE + 1,
+        (1 << 20) + 3,
+        1 << 24,
+    ]
+    .into_iter()
+    .filter(|&n| n <= max)
+    .collect()
+}
+
+/// Sizes at most `TESSERA_TEST_MAX_N`, from a test's own list.
+pub fn capped(list: &[usize]) -> Vec<usize> {
+    let max = std::env::var("TESSERA_TEST_MAX_N")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    list.iter().copied().filter(|&n| n <= max).collect()
+}
 
 /// `n` uniform floats in [0, 1).
 pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {

@@ -30,12 +30,30 @@ pub fn exp2_approx(x: f32) -> f32 {
 pub fn exp(x: f32) -> f32 {
     const LOG2_E: f32 = core::f32::consts::LOG2_E;
     let hi = x * LOG2_E;
-    let lo = fma(x, LOG2_E, -hi);
+    // Past |hi| = 128 the result over- or underflows anyway, and for infinite x the split
+    // would be inf - inf = NaN; NaN x fails the test and stays NaN through ex2.
+    let lo = if hi.abs() < 128.0 {
+        fma(x, LOG2_E, -hi)
+    } else {
+        0.0
+    };
     exp2_approx(hi) * exp2_approx(lo)
+}
+
+/// `1 / x` within 1 ulp (`rcp.approx`; IEEE division expands to a slow-path sequence that made
+/// the sigmoid projection compute-bound).
+#[inline(always)]
+pub fn rcp_approx(x: f32) -> f32 {
+    let r: f32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        asm!("rcp.approx.ftz.f32 {r}, {x};", r = out(reg32) r, x = in(reg32) x, options(pure, nomem, nostack))
+    };
+    r
 }
 
 /// `1 / (1 + e^-x)`.
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + exp(-x))
+    rcp_approx(1.0 + exp(-x))
 }

@@ -6,9 +6,12 @@
 //! value in the low half. Flag and value change together in one relaxed device-scope store, so
 //! no fence is needed between them. Status words must be zero before the launch.
 use crate::arch::{
-    Atomic, Shared, ballot, lane_id, load_relaxed_u64, shfl_xor, store_relaxed_u64, sync_threads,
-    thread_idx, warp_id,
+    Atomic, Shared, ballot, lane_id, load_relaxed_u64, nanosleep, shfl_xor, store_relaxed_u64,
+    sync_threads, thread_idx, warp_id,
 };
+
+/// Predecessors each lane of the looking-back warp reads per round trip.
+const LOOKBACK: usize = 4;
 
 /// Status flag: the value is the tile's own aggregate.
 pub const AGGREGATE: u64 = 1 << 32;
@@ -33,7 +36,7 @@ pub unsafe fn block_dynamic_tile_id(counter: *mut u32, slot: Shared<u32>) -> usi
 
 /// Publishes this tile's `aggregate` and returns the sum of the aggregates of all earlier tiles
 /// (to every thread). Warp 0 looks back 32 predecessors at a time until it meets a published
-/// prefix. `slot` is one shared word.
+/// prefix, reading [`LOOKBACK`] words per lane per round trip. `slot` is one shared word.
 ///
 /// # Safety
 /// `status` holds one zeroed word per tile; tile ids were taken with [`block_dynamic_tile_id`].
@@ -52,38 +55,58 @@ pub unsafe fn block_tile_prefix(
                 // SAFETY: in bounds (one word per tile).
                 unsafe { store_relaxed_u64(status.add(tile), AGGREGATE | aggregate as u64) };
             }
-            let mut last = tile as isize - 1 - lane as isize; // predecessor this lane reads
+            // Lane l reads the LOOKBACK predecessors starting `l * LOOKBACK` before the
+            // window's nearest one: one L2 round trip covers 32 * LOOKBACK tiles.
+            let mut last = tile as isize - 1 - (lane as usize * LOOKBACK) as isize;
             loop {
-                let mut s;
+                let mut s = [0u64; LOOKBACK];
+                let mut backoff = 32;
                 loop {
-                    s = if last >= 0 {
-                        // SAFETY: 0 <= last < tile.
-                        unsafe { load_relaxed_u64(status.add(last as usize)) }
-                    } else {
-                        PREFIX // before tile 0: an empty prefix
-                    };
-                    if ballot(s >> 32 == 0) == 0 {
+                    let mut invalid = false;
+                    for (j, w) in s.iter_mut().enumerate() {
+                        let idx = last - j as isize;
+                        *w = if idx >= 0 {
+                            // SAFETY: 0 <= idx < tile.
+                            unsafe { load_relaxed_u64(status.add(idx as usize)) }
+                        } else {
+                            PREFIX // before tile 0: an empty prefix
+                        };
+                        invalid |= *w >> 32 == 0;
+                    }
+                    if ballot(invalid) == 0 {
                         break;
                     }
+                    nanosleep(backoff);
+                    backoff = (backoff * 2).min(1024);
                 }
-                let prefixes = ballot(s >> 32 == PREFIX >> 32);
-                // Lanes up to the nearest published prefix contribute; farther ones do not.
-                let stop = if prefixes != 0 {
-                    prefixes.trailing_zeros()
+                // The nearest published prefix: lowest lane that has one, its nearest word.
+                let mine = s.iter().position(|&w| w >> 32 == PREFIX >> 32);
+                let lanes = ballot(mine.is_some());
+                let stop = if lanes != 0 {
+                    lanes.trailing_zeros()
                 } else {
-                    31
+                    32
                 };
-                let mut v = if lane <= stop { s as u32 } else { 0 };
+                let upto = if lane < stop {
+                    LOOKBACK
+                } else if lane == stop {
+                    mine.map_or(0, |j| j + 1)
+                } else {
+                    0
+                };
+                let mut v = s[..upto]
+                    .iter()
+                    .fold(0u32, |a, &w| a.wrapping_add(w as u32));
                 let mut m = 16;
                 while m > 0 {
                     v = v.wrapping_add(shfl_xor(v, m));
                     m /= 2;
                 }
                 exclusive = exclusive.wrapping_add(v);
-                if prefixes != 0 {
+                if lanes != 0 {
                     break;
                 }
-                last -= 32;
+                last -= (32 * LOOKBACK) as isize;
             }
         }
         if lane == 0 {

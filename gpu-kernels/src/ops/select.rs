@@ -205,24 +205,24 @@ macro_rules! select_kernels {
 }
 
 select_kernels! {
-    SELECT_I32 = select_i32: i32, 128 x 16, ordered = true, predicated = false;
-    SELECT_U32 = select_u32: u32, 128 x 16, ordered = true, predicated = false;
-    SELECT_F32 = select_f32: f32, 128 x 16, ordered = true, predicated = false;
-    SELECT_I64 = select_i64: i64, 128 x 8, ordered = true, predicated = false;
-    SELECT_U64 = select_u64: u64, 128 x 8, ordered = true, predicated = false;
-    SELECT_F64 = select_f64: f64, 128 x 8, ordered = true, predicated = false;
-    SELECT_PRED_I32 = select_pred_i32: i32, 128 x 16, ordered = true, predicated = true;
-    SELECT_PRED_U32 = select_pred_u32: u32, 128 x 16, ordered = true, predicated = true;
-    SELECT_PRED_F32 = select_pred_f32: f32, 128 x 16, ordered = true, predicated = true;
-    SELECT_PRED_I64 = select_pred_i64: i64, 128 x 8, ordered = true, predicated = true;
-    SELECT_PRED_U64 = select_pred_u64: u64, 128 x 8, ordered = true, predicated = true;
-    SELECT_PRED_F64 = select_pred_f64: f64, 128 x 8, ordered = true, predicated = true;
-    SELECT_UNORDERED_I32 = select_unordered_i32: i32, 128 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_U32 = select_unordered_u32: u32, 128 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_F32 = select_unordered_f32: f32, 128 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_I64 = select_unordered_i64: i64, 128 x 8, ordered = false, predicated = false;
-    SELECT_UNORDERED_U64 = select_unordered_u64: u64, 128 x 8, ordered = false, predicated = false;
-    SELECT_UNORDERED_F64 = select_unordered_f64: f64, 128 x 8, ordered = false, predicated = false;
+    SELECT_I32 = select_i32: i32, 256 x 16, ordered = true, predicated = false;
+    SELECT_U32 = select_u32: u32, 256 x 16, ordered = true, predicated = false;
+    SELECT_F32 = select_f32: f32, 256 x 16, ordered = true, predicated = false;
+    SELECT_I64 = select_i64: i64, 256 x 8, ordered = true, predicated = false;
+    SELECT_U64 = select_u64: u64, 256 x 8, ordered = true, predicated = false;
+    SELECT_F64 = select_f64: f64, 256 x 8, ordered = true, predicated = false;
+    SELECT_PRED_I32 = select_pred_i32: i32, 256 x 16, ordered = true, predicated = true;
+    SELECT_PRED_U32 = select_pred_u32: u32, 256 x 16, ordered = true, predicated = true;
+    SELECT_PRED_F32 = select_pred_f32: f32, 256 x 16, ordered = true, predicated = true;
+    SELECT_PRED_I64 = select_pred_i64: i64, 256 x 8, ordered = true, predicated = true;
+    SELECT_PRED_U64 = select_pred_u64: u64, 256 x 8, ordered = true, predicated = true;
+    SELECT_PRED_F64 = select_pred_f64: f64, 256 x 8, ordered = true, predicated = true;
+    SELECT_UNORDERED_I32 = select_unordered_i32: i32, 256 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_U32 = select_unordered_u32: u32, 256 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_F32 = select_unordered_f32: f32, 256 x 16, ordered = false, predicated = false;
+    SELECT_UNORDERED_I64 = select_unordered_i64: i64, 256 x 8, ordered = false, predicated = false;
+    SELECT_UNORDERED_U64 = select_unordered_u64: u64, 256 x 8, ordered = false, predicated = false;
+    SELECT_UNORDERED_F64 = select_unordered_f64: f64, 256 x 8, ordered = false, predicated = false;
 }
 
 /// The tile-configuration sweep of the thesis' Figure 3-8 (Q0, `i32`, ordered).
@@ -245,7 +245,7 @@ pub mod sweep {
         Q0_128X2 = q0_128x2: i32, 128 x 2, ordered = true, predicated = false;
         Q0_128X4 = q0_128x4: i32, 128 x 4, ordered = true, predicated = false;
         Q0_128X8 = q0_128x8: i32, 128 x 8, ordered = true, predicated = false;
-        Q0_128X16 = q0_128x16: i32, 128 x 16, ordered = true, predicated = false;
+        Q0_128X16 = q0_128x16: i32, 256 x 16, ordered = true, predicated = false;
         Q0_256X1 = q0_256x1: i32, 256 x 1, ordered = true, predicated = false;
         Q0_256X2 = q0_256x2: i32, 256 x 2, ordered = true, predicated = false;
         Q0_256X4 = q0_256x4: i32, 256 x 4, ordered = true, predicated = false;
@@ -294,6 +294,6 @@ macro_rules! select2_kernels {
 }
 
 select2_kernels! {
-    SELECT2_I32 = select2_i32: i32, 128 x 16;
-    SELECT2_F32 = select2_f32: f32, 128 x 16;
+    SELECT2_I32 = select2_i32: i32, 256 x 16;
+    SELECT2_F32 = select2_f32: f32, 256 x 16;
 }

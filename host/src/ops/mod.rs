@@ -20,6 +20,9 @@ pub use select::{
 };
 pub use tessera_kernels::predicate::CmpOp;
 
+/// Items per tile of the default 4-byte selection kernels.
+pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;
+
 /// Launches `$spec` with `$cfg` and the argument list, mapping failures to [`crate::Error`].
 macro_rules! launch {
     ($gpu:expr, $spec:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
