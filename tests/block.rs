@@ -14,7 +14,7 @@ fn block_pred_combines_flags() {
         let got = t::block_pred_i32(gpu, &data, 20, 80, 90).unwrap();
         let expected: Vec<u32> = data
             .iter()
-            .map(|&x| ((x < 20 || x > 80) && x != 90) as u32)
+            .map(|&x| (!(20..=80).contains(&x) && x != 90) as u32)
             .collect();
         assert_eq!(got, expected, "n={n}");
     }

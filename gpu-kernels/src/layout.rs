@@ -14,7 +14,7 @@ pub const fn vec_width(size: usize, ipt: usize) -> usize {
         return 1;
     }
     let mut v = 16 / size;
-    while v > 1 && ipt % v != 0 {
+    while v > 1 && !ipt.is_multiple_of(v) {
         v /= 2;
     }
     v

@@ -36,10 +36,3 @@ pub fn fence_system() {
     // SAFETY: a fence has no operands.
     unsafe { asm!("fence.sc.sys;", options(nostack)) }
 }
-
-/// Suspends the thread for about `ns` nanoseconds (a polite spin-wait).
-#[inline(always)]
-pub fn nanosleep(ns: u32) {
-    // SAFETY: a timed suspension with no memory effects.
-    unsafe { asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, nomem)) }
-}

@@ -3,8 +3,9 @@
 use crate::arch::Shared;
 
 /// Writes item `k` to `buf[ranks[k]]` where `flags[k]` is set. With `PREDICATED`, unflagged
-/// items go to the scratch slot `buf[NT * IPT]` instead of being skipped by a branch (the
-/// thesis' "Pred" variant; `buf` then needs `NT * IPT + 1` items).
+/// items go to the thread's scratch slot `buf[NT * IPT + t]` instead of being skipped by a
+/// branch (the thesis' "Pred" variant; `buf` then needs `NT * IPT + NT` items). Per-thread slots
+/// keep the unread scratch writes free of races.
 #[inline(always)]
 pub fn block_shuffle<T: Copy, const NT: usize, const IPT: usize, const PREDICATED: bool>(
     items: &[T; IPT],

@@ -24,7 +24,7 @@ mod device {
     /// Shared memory of a selection kernel.
     #[derive(Clone, Copy)]
     pub struct SelectShared<T> {
-        /// Compaction buffer, `NT * IPT + 1` items.
+        /// Compaction buffer, `NT * IPT + NT` items.
         pub buf: Shared<T>,
         /// Scan partials.
         pub scan: Shared<u32>,
@@ -179,7 +179,7 @@ mod device {
 macro_rules! select_shared {
     ($t:ty, $nt:expr, $ipt:expr) => {
         SelectShared {
-            buf: $crate::shared_array!(select_buf: [$t; $nt * $ipt + 1]),
+            buf: $crate::shared_array!(select_buf: [$t; $nt * $ipt + $nt]),
             scan: $crate::shared_array!(select_scan: [u32; $crate::layout::scan_temp_words($nt, $ipt, $crate::layout::vec_width(core::mem::size_of::<$t>(), $ipt))]),
             slots: $crate::shared_array!(select_slots: [u32; 2]),
         }

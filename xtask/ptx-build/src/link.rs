@@ -126,6 +126,10 @@ fn link(args: &[String]) -> Result<(), BuildError> {
         &bin.join("opt"),
         &[
             "-strip-debug".as_ref(),
+            // Kernels keep tiles in registers as [T; IPT] arrays: their loops must unroll fully
+            // even when the per-item work is large (the sigmoid projection was not unrolled at
+            // the default threshold and lost its vector loads).
+            "-unroll-threshold=2000".as_ref(),
             keep.as_ref(),
             "-passes=internalize,default<O3>".as_ref(),
             linked.as_os_str(),
