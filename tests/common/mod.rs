@@ -22,11 +22,7 @@ pub const TILE: usize = tessera::ops::SELECT_TILE;
 /// 0, 1, 127, 128, 129, a tile minus / exactly / plus one, 2^20 + 3, 2^24; capped by
 /// `TESSERA_TEST_MAX_N` (compute-sanitizer runs use small sizes).
 pub fn sizes() -> Vec<usize> {
-    let max = std::env::var("TESSERA_TEST_MAX_N")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(usize::MAX);
-    [
+    capped(&[
         0,
         1,
         127,
@@ -37,10 +33,7 @@ pub fn sizes() -> Vec<usize> {
         TILE + 1,
         (1 << 20) + 3,
         1 << 24,
-    ]
-    .into_iter()
-    .filter(|&n| n <= max)
-    .collect()
+    ])
 }
 
 /// Sizes at most `TESSERA_TEST_MAX_N`, from a test's own list.

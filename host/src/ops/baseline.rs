@@ -89,10 +89,7 @@ impl ThreeKernelSelect {
 
     /// Waits and returns the selected items (grouped by thread, not in input order).
     pub fn finish(&mut self, gpu: &Gpu) -> Result<Vec<f32>> {
-        let count = match &self.state {
-            Some(s) => s.read(gpu, 1)? as u32 as usize,
-            None => 0,
-        };
+        let count = Scratch::count(self.state.as_ref(), gpu)?;
         self.out.set_len(count);
         self.out.to_vec(gpu)
     }

@@ -233,10 +233,7 @@ impl<T: DeviceItem> Selection<T> {
 
     /// Waits for the queued selection and returns the number of selected items.
     pub fn finish(&mut self, gpu: &Gpu) -> Result<usize> {
-        let count = match &self.state {
-            Some(s) => s.read(gpu, 1)? as u32 as usize,
-            None => 0,
-        };
+        let count = Scratch::count(self.state.as_ref(), gpu)?;
         self.out.set_len(count);
         Ok(count)
     }

@@ -45,6 +45,14 @@ impl Scratch {
         Ok(s)
     }
 
+    /// The count a kernel left in word 1 (selections, scans), 0 when nothing ran.
+    pub(crate) fn count(state: Option<&Scratch>, gpu: &Gpu) -> Result<usize> {
+        Ok(match state {
+            Some(s) => s.read(gpu, 1)? as u32 as usize,
+            None => 0,
+        })
+    }
+
     /// Reads word `i` (synchronizes the stream).
     pub(crate) fn read(&self, gpu: &Gpu, i: usize) -> Result<u64> {
         let mut v = [0u64];
