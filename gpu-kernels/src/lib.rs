@@ -8,7 +8,7 @@
 //!   macro for the configurations the host uses.
 //!
 //! On the host only the target-independent parts compile: [`spec`] (kernel names and launch
-//! configurations, shared with the host wrappers), [`layout`] and [`predicate`].
+//! configurations, shared with the host wrappers), [`layout`], [`predicate`] and [`radix`].
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -22,9 +22,11 @@ extern crate std;
 pub mod arch;
 #[cfg(target_arch = "nvptx64")]
 pub mod block;
+pub mod hash;
 pub mod layout;
 pub mod ops;
 pub mod predicate;
+pub mod radix;
 pub mod spec;
 
 #[cfg(target_arch = "nvptx64")]

@@ -19,6 +19,7 @@ pub mod cpu;
 mod error;
 pub mod ops;
 pub mod runtime;
+pub mod ssb;
 
 pub use error::{Error, Result};
 pub use runtime::{DeviceColumn, DeviceItem, ElemType, Gpu, MAX_COLUMN_LEN};

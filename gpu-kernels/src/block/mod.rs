@@ -6,16 +6,22 @@
 //! collectives). `NT` must be a multiple of 32.
 
 mod aggregate;
+mod block_sort;
+mod hash;
 mod load;
 mod pred;
+mod radix_rank;
 mod scan;
 mod shuffle;
 mod store;
 mod tile_prefix;
 
 pub use aggregate::*;
+pub use block_sort::*;
+pub use hash::*;
 pub use load::*;
 pub use pred::*;
+pub use radix_rank::*;
 pub use scan::*;
 pub use shuffle::*;
 pub use store::*;

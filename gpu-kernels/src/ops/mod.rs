@@ -3,7 +3,10 @@
 
 pub mod bandwidth;
 pub mod baseline;
+pub mod join;
+pub mod pkjoin;
 pub mod project;
 pub mod scan;
 pub mod select;
+pub mod sort;
 pub mod testing;

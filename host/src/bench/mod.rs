@@ -3,7 +3,9 @@
 //! machines.
 use serde::Serialize;
 
+pub mod join;
 pub mod ops;
+pub mod sort;
 mod torch;
 
 /// One measured figure.

@@ -22,6 +22,11 @@ enum Cmd {
         #[command(subcommand)]
         suite: Suite,
     },
+    /// Star Schema Benchmark: generate, load, run.
+    Ssb {
+        #[command(subcommand)]
+        cmd: tessera_host::ssb::cli::SsbCmd,
+    },
 }
 
 #[derive(Subcommand)]
@@ -47,6 +52,10 @@ enum Suite {
         #[arg(long, default_value = "target/bench/ops.json")]
         json: PathBuf,
     },
+    /// Hash join and primary-key join (thesis Figure 3-12, seed 002).
+    Join(tessera_host::bench::join::JoinArgs),
+    /// Radix partition and radix sort (thesis Figure 3-13), with PyTorch's sort.
+    Sort(tessera_host::bench::sort::SortArgs),
 }
 
 fn main() -> ExitCode {
@@ -105,6 +114,13 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             std::fs::write(&json, serde_json::to_string_pretty(&report)?)?;
             println!("\nJSON: {}", json.display());
         }
+        Cmd::Bench {
+            suite: Suite::Join(args),
+        } => tessera_host::bench::join::run(&args)?,
+        Cmd::Bench {
+            suite: Suite::Sort(args),
+        } => tessera_host::bench::sort::run(&args)?,
+        Cmd::Ssb { cmd } => tessera_host::ssb::cli::run(cmd)?,
     }
     Ok(())
 }

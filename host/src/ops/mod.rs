@@ -3,21 +3,27 @@
 
 mod bandwidth;
 mod baseline;
+mod join;
+mod pkjoin;
 mod project;
 mod scan;
 mod select;
+mod sort;
 #[doc(hidden)]
 pub mod testing;
 
 pub(crate) use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
+pub use join::*;
+pub use pkjoin::*;
 pub use project::{project_linear, project_linear_into, project_sigmoid, project_sigmoid_into};
 pub use scan::exclusive_scan;
 pub use select::{
     Predicate, Select2Item, SelectItem, SelectVariant, Selection, select, select_where2,
     select_with,
 };
+pub use sort::*;
 pub use tessera_kernels::predicate::CmpOp;
 
 /// Items per tile of the default 4-byte selection kernels.

@@ -1,0 +1,1 @@
+//! Block-wide hash-table build and lookup (Crystal's BlockBuild / BlockLookup).

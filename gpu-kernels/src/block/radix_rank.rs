@@ -1,0 +1,1 @@
+//! Block-wide radix digit ranking for the one-sweep sort and the partition passes.

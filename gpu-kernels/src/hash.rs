@@ -1,0 +1,1 @@
+//! Hash functions and slot arithmetic shared by the hash-table kernels and the host.

@@ -1,0 +1,1 @@
+//! Hash join kernels: build, probe, probe-and-aggregate.

@@ -1,0 +1,1 @@
+//! Primary-key join through a bulk-synchronous sample sort (seed 002).

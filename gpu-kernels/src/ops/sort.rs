@@ -1,0 +1,1 @@
+//! Radix partition and one-sweep radix sort kernels.

@@ -1,0 +1,1 @@
+//! CPU hash joins (no partitioning) and the primary-key join.

@@ -1,0 +1,1 @@
+//! CPU radix partition and sort.

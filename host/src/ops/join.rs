@@ -1,0 +1,1 @@
+//! Hash join: build, probe, join pairs, probe-and-aggregate.

@@ -1,0 +1,1 @@
+//! Primary-key join by sample sort.

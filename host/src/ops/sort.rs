@@ -1,0 +1,1 @@
+//! Radix partition and radix sort.
