@@ -5,6 +5,7 @@ use serde::Serialize;
 
 pub mod join;
 pub mod ops;
+pub mod pkjoin;
 pub mod sort;
 mod torch;
 

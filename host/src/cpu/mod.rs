@@ -4,8 +4,10 @@
 
 mod basic;
 mod join;
+mod pkjoin;
 mod sort;
 
 pub use basic::*;
 pub use join::*;
+pub use pkjoin::*;
 pub use sort::*;

@@ -1,0 +1,1 @@
+//! CPU primary-key join (sort-merge), the oracle of the sample-sort join.
