@@ -77,3 +77,29 @@ pub unsafe fn store_relaxed_u64(p: *mut u64, v: u64) {
         asm!("st.relaxed.gpu.u64 [{p}], {v};", p = in(reg64) p, v = in(reg64) v, options(nostack))
     };
 }
+
+/// Relaxed, device-scope 32-bit load (see [`load_relaxed_u64`]).
+///
+/// # Safety
+/// `p` is a valid, 4-byte aligned global address.
+#[inline(always)]
+pub unsafe fn load_relaxed_u32(p: *const u32) -> u32 {
+    let r: u32;
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("ld.relaxed.gpu.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p, options(nostack))
+    };
+    r
+}
+
+/// Relaxed, device-scope 32-bit store.
+///
+/// # Safety
+/// `p` is a valid, 4-byte aligned global address.
+#[inline(always)]
+pub unsafe fn store_relaxed_u32(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("st.relaxed.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack))
+    };
+}

@@ -139,6 +139,18 @@ pub fn all(p: bool) -> bool {
     r != 0
 }
 
+/// Mask of the lanes whose `v` equals this lane's (`__match_any_sync`, sm_70+).
+#[inline(always)]
+pub fn match_any(v: u32) -> u32 {
+    let r: u32;
+    // SAFETY: warp match over the full mask; callers call it with the warp converged.
+    unsafe {
+        asm!("match.any.sync.b32 {r}, {v}, {m};",
+            r = out(reg32) r, v = in(reg32) v, m = in(reg32) FULL, options(nostack, nomem))
+    };
+    r
+}
+
 /// Number of set bits (`popc`).
 #[inline(always)]
 pub fn popc(x: u32) -> u32 {
