@@ -1,1 +1,235 @@
-//! Hash functions and slot arithmetic shared by the hash-table kernels and the host.
+//! Hash functions, slot arithmetic and table layouts shared by the hash-table kernels, the host
+//! API and the CPU hash join (which therefore place and find keys exactly as the GPU does).
+//!
+//! Two table forms, both flat arrays of slots without pointers (thesis §3.6.3):
+//!
+//! * **Open addressing with linear probing.** A key starts at [`home_slot`] (a murmur3 mix
+//!   of the key, reduced to any capacity with a multiply-high) and walks [`next_slot`] until it
+//!   finds an empty slot (build) or its key (probe). An empty slot holds [`EMPTY_KEY`], which is
+//!   therefore not a valid key; the host rejects it. A table always keeps at least one slot empty
+//!   so that every walk ends.
+//! * **Perfect hashing** for dense keys (Crystal's SSB dimension tables): the slot of `key` is
+//!   `key - min` ([`perfect_slot`]) in a table of `max - min + 1` slots; a probe is one load.
+//!   Slots of absent keys hold [`EMPTY_KEY`], so a probe still compares the stored key.
+//!
+//! Key + payload tables store a [`Slot`] (key and payload interleaved, 8-byte aligned: one
+//! probe of a `u32` key with a `u32` payload is one 8-byte access); key-only tables store keys.
+
+/// The key value that marks an empty slot (and may therefore not be inserted).
+pub const EMPTY_KEY: u32 = u32::MAX;
+
+/// Largest fill (rows / capacity) the host accepts for a linear-probing table: beyond it the
+/// expected probe length grows quickly (an unsuccessful search at fill `a` reads about
+/// `(1 + 1 / (1 - a)^2) / 2` slots).
+pub const MAX_FILL: f64 = 0.9;
+
+/// Fill the host uses when the caller does not choose one (the thesis' 50%).
+pub const DEFAULT_FILL: f64 = 0.5;
+
+/// Keys of hash tables: 32-bit values compared bitwise.
+pub trait HashKey: Copy + PartialEq {
+    /// The key's bits (what is hashed and stored).
+    fn bits(self) -> u32;
+    /// The key with these bits.
+    fn from_bits(bits: u32) -> Self;
+}
+
+impl HashKey for u32 {
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits
+    }
+}
+
+impl HashKey for i32 {
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn from_bits(bits: u32) -> Self {
+        bits as i32
+    }
+}
+
+/// One slot of a key + payload table: key and payload side by side, read in one access.
+#[repr(C, align(8))]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot<V> {
+    /// The key's bits, [`EMPTY_KEY`] when the slot is free.
+    pub key: u32,
+    /// The payload.
+    pub value: V,
+}
+
+impl<V> Slot<V> {
+    /// Whether the slot holds no key.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.key == EMPTY_KEY
+    }
+}
+
+/// The murmur3 finalizer: a bijection on `u32` that spreads every input bit over the output,
+/// so dense, strided and clustered keys all land on uniformly distributed slots.
+#[inline(always)]
+pub const fn hash32(key: u32) -> u32 {
+    let mut h = key;
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h
+}
+
+/// First slot a key probes in a table of `capacity` slots (`capacity > 0`): the hash scaled to
+/// `[0, capacity)` with a multiply-high, so any capacity works, not only powers of two.
+#[inline(always)]
+pub const fn home_slot(key: u32, capacity: u32) -> u32 {
+    ((hash32(key) as u64 * capacity as u64) >> 32) as u32
+}
+
+/// The slot after `slot` in a linear-probing walk, wrapping at the end of the table.
+#[inline(always)]
+pub const fn next_slot(slot: u32, capacity: u32) -> u32 {
+    let s = slot + 1;
+    if s == capacity { 0 } else { s }
+}
+
+/// Slot of `key` in a perfect-hash table over keys `min ..= min + len - 1`, or `None` when the
+/// key lies outside (wrapping subtraction: keys below `min` become large and fail the bound).
+#[inline(always)]
+pub const fn perfect_slot(key: u32, min: u32, len: u32) -> Option<u32> {
+    let s = key.wrapping_sub(min);
+    if s < len { Some(s) } else { None }
+}
+
+/// Slots needed to hold `rows` keys at fill `fill` (at least `rows + 1`, so one stays empty),
+/// or `None` when that exceeds `u32::MAX` slots.
+pub fn capacity_for(rows: u64, fill: f64) -> Option<u32> {
+    let q = rows as f64 / fill;
+    let c = (q as u64 + ((q as u64 as f64) < q) as u64).max(rows + 1); // ceil without std
+    u32::try_from(c).ok()
+}
+
+/// Words of build-kernel state: flags the host reads after a build.
+pub mod state {
+    /// Word index: set to 1 when two inserted keys are equal (the table is not unique, so
+    /// probes must walk on after a match to find every build row).
+    pub const DUPLICATE: usize = 0;
+    /// Word index: set to 1 when an insert found no free slot (linear probing) or a key outside
+    /// the range (perfect hashing); the table is then incomplete.
+    pub const OVERFLOW: usize = 1;
+    /// Words of state.
+    pub const WORDS: usize = 2;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    #[test]
+    fn hash_is_a_bijection_on_a_sample() {
+        // The murmur3 finalizer is invertible; check injectivity on a dense range.
+        let mut v: Vec<u32> = (0..1u32 << 16).map(hash32).collect();
+        v.sort_unstable();
+        v.dedup();
+        assert_eq!(v.len(), 1 << 16);
+        assert_eq!(hash32(0), 0);
+        assert_ne!(hash32(1), 1);
+    }
+
+    #[test]
+    fn home_slot_is_in_range_for_any_capacity() {
+        for cap in [1u32, 2, 3, 7, 1000, 1 << 20, u32::MAX] {
+            for k in [0u32, 1, 2, 12345, EMPTY_KEY - 1, u32::MAX / 2] {
+                assert!(home_slot(k, cap) < cap, "key {k} capacity {cap}");
+            }
+        }
+        assert_eq!(home_slot(123, 1), 0);
+    }
+
+    #[test]
+    fn dense_keys_spread_evenly() {
+        // 2^16 dense keys into 2^10 slots: every slot gets 64 on average; a uniform hash keeps
+        // the fullest slot well below twice that.
+        let cap = 1024u32;
+        let mut counts = vec![0u32; cap as usize];
+        for k in 0..1u32 << 16 {
+            counts[home_slot(k, cap) as usize] += 1;
+        }
+        let max = *counts.iter().max().unwrap();
+        let min = *counts.iter().min().unwrap();
+        assert!(max < 110 && min > 25, "min {min} max {max}");
+    }
+
+    #[test]
+    fn next_slot_wraps() {
+        assert_eq!(next_slot(0, 4), 1);
+        assert_eq!(next_slot(3, 4), 0);
+        assert_eq!(next_slot(0, 1), 0);
+        assert_eq!(next_slot(u32::MAX - 1, u32::MAX), 0);
+    }
+
+    #[test]
+    fn perfect_slot_bounds() {
+        assert_eq!(perfect_slot(19920101, 19920101, 61131), Some(0));
+        assert_eq!(perfect_slot(19981231, 19920101, 61131), Some(61130));
+        assert_eq!(perfect_slot(19981232, 19920101, 61131), None);
+        assert_eq!(perfect_slot(19920100, 19920101, 61131), None);
+        assert_eq!(perfect_slot(0, 1, 10), None);
+        assert_eq!(perfect_slot(u32::MAX, 0, u32::MAX), None);
+    }
+
+    #[test]
+    fn capacity_keeps_a_slot_free() {
+        assert_eq!(capacity_for(0, 0.5), Some(1));
+        assert_eq!(capacity_for(1, 1.0), Some(2));
+        assert_eq!(capacity_for(100, 0.5), Some(200));
+        assert_eq!(capacity_for(3, 0.5), Some(6));
+        assert_eq!(capacity_for(1 << 31, 0.5), None);
+    }
+
+    #[test]
+    fn slot_is_one_8_byte_access() {
+        assert_eq!(core::mem::size_of::<Slot<u32>>(), 8);
+        assert_eq!(core::mem::align_of::<Slot<u32>>(), 8);
+        assert_eq!(core::mem::size_of::<Slot<i32>>(), 8);
+        assert!(
+            Slot {
+                key: EMPTY_KEY,
+                value: 0u32
+            }
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn linear_probing_finds_every_key_of_a_full_walk() {
+        // A sequential model of build and probe with the shared slot maths.
+        let cap = capacity_for(500, 0.9).unwrap();
+        let mut table = vec![EMPTY_KEY; cap as usize];
+        let keys: Vec<u32> = (0..500u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+        for &k in &keys {
+            let mut s = home_slot(k, cap);
+            while table[s as usize] != EMPTY_KEY {
+                s = next_slot(s, cap);
+            }
+            table[s as usize] = k;
+        }
+        for &k in &keys {
+            let mut s = home_slot(k, cap);
+            while table[s as usize] != k {
+                assert_ne!(table[s as usize], EMPTY_KEY, "key {k} lost");
+                s = next_slot(s, cap);
+            }
+        }
+    }
+}

@@ -1,1 +1,497 @@
-//! Hash join kernels: build, probe, probe-and-aggregate.
+//! Hash join kernels: clear, build, probe-and-aggregate (the thesis' Q4), the two passes of the
+//! join that emits row pairs, the semi-join, and the L2 bandwidth probe the join model needs.
+//!
+//! Every table kernel takes its table as `(slots, ta, tb)`: for linear probing `ta` is the
+//! capacity (`tb` unused), for perfect hashing `ta` is the smallest key and `tb` the number of
+//! slots. Build kernels insert the rows whose key satisfies a [`crate::predicate`] comparison
+//! (the selective build) and report in `state` ([`crate::hash::state`]) whether keys repeated or
+//! found no slot. Probe kernels take `distinct` (no duplicate was reported): walks then stop at
+//! the first match. One block per tile.
+
+#[cfg(target_arch = "nvptx64")]
+use crate::{block::*, ops::select::SelectShared};
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use crate::arch::{Atomic, Shared, block_idx, load_vector, thread_idx};
+    use crate::block::*;
+    use crate::hash::Slot;
+    use crate::ops::select::{SelectShared, block_select_write, select_tile_id};
+
+    /// Builds a table view from the kernel's `(slots, ta, tb)` arguments.
+    pub trait TableArgs: DeviceTable {
+        /// The view.
+        fn from_args(slots: *mut u32, ta: u32, tb: u32) -> Self;
+    }
+    impl TableArgs for HashMap<u32> {
+        #[inline(always)]
+        fn from_args(slots: *mut u32, ta: u32, _: u32) -> Self {
+            HashMap {
+                slots: slots.cast::<Slot<u32>>(),
+                capacity: ta,
+            }
+        }
+    }
+    impl TableArgs for PerfectMap<u32> {
+        #[inline(always)]
+        fn from_args(slots: *mut u32, ta: u32, tb: u32) -> Self {
+            PerfectMap {
+                slots: slots.cast::<Slot<u32>>(),
+                min: ta,
+                len: tb,
+            }
+        }
+    }
+    impl TableArgs for HashSet {
+        #[inline(always)]
+        fn from_args(slots: *mut u32, ta: u32, _: u32) -> Self {
+            HashSet {
+                keys: slots,
+                capacity: ta,
+            }
+        }
+    }
+    impl TableArgs for PerfectSet {
+        #[inline(always)]
+        fn from_args(slots: *mut u32, ta: u32, tb: u32) -> Self {
+            PerfectSet {
+                keys: slots,
+                min: ta,
+                len: tb,
+            }
+        }
+    }
+
+    /// This block's tile: first row and number of valid rows.
+    #[inline(always)]
+    fn tile<const NT: usize, const IPT: usize>(n: usize) -> (usize, usize) {
+        let start = block_idx() * NT * IPT;
+        (start, (n - start).min(NT * IPT))
+    }
+
+    /// Row index of each item of the tile starting at `start`.
+    #[inline(always)]
+    fn rows<const NT: usize, const IPT: usize>(start: usize) -> [u32; IPT] {
+        let t = thread_idx();
+        core::array::from_fn(|k| (start + Tile::<u32, NT, IPT>::offset(t, k)) as u32)
+    }
+
+    /// Loads the tile's keys and flags its valid rows.
+    ///
+    /// # Safety
+    /// `keys` holds `n` items and the block's tile starts below `n`.
+    #[inline(always)]
+    unsafe fn load_keys<const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+    ) -> (usize, usize, [u32; IPT], [bool; IPT]) {
+        let (start, valid) = tile::<NT, IPT>(n);
+        let mut k = [0u32; IPT];
+        // SAFETY: the tile lies within the column.
+        unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
+        let mut flags = [false; IPT];
+        block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::Set, |_| true);
+        (start, valid, k, flags)
+    }
+
+    /// Sets `n` words to `value` (clears a table to [`crate::hash::EMPTY_KEY`]).
+    ///
+    /// # Safety
+    /// `words` holds `n` items.
+    #[inline(always)]
+    pub unsafe fn fill<const NT: usize, const IPT: usize>(words: *mut u32, n: usize, value: u32) {
+        let (start, valid) = tile::<NT, IPT>(n);
+        // SAFETY: the tile lies within the buffer.
+        unsafe { block_store::<u32, NT, IPT>(words.add(start), valid, &[value; IPT]) };
+    }
+
+    /// Inserts the rows whose key satisfies `p`, with their payload (`payloads`, or the row
+    /// index when `ROWS`).
+    ///
+    /// # Safety
+    /// `keys` (and `payloads` unless `ROWS`) hold `n` items; `table` is cleared or built;
+    /// `state` holds the build state words.
+    #[inline(always)]
+    pub unsafe fn build<
+        T: DeviceTable<Value = u32>,
+        const NT: usize,
+        const IPT: usize,
+        const ROWS: bool,
+    >(
+        keys: *const u32,
+        payloads: *const u32,
+        n: usize,
+        p: impl Fn(u32) -> bool,
+        table: T,
+        state: *mut u32,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let (start, valid, k, mut flags) = load_keys::<NT, IPT>(keys, n);
+            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
+            let v = if ROWS {
+                rows::<NT, IPT>(start)
+            } else {
+                let mut v = [0u32; IPT];
+                block_load_sel::<u32, NT, IPT>(payloads.add(start), valid, &flags, &mut v);
+                v
+            };
+            block_build::<u32, T, NT, IPT>(&k, &v, &flags, table).record(state);
+        }
+    }
+
+    /// Inserts the keys that satisfy `p` into a key-only table.
+    ///
+    /// # Safety
+    /// As for [`build`].
+    #[inline(always)]
+    pub unsafe fn build_keys<T: DeviceTable<Value = ()>, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+        p: impl Fn(u32) -> bool,
+        table: T,
+        state: *mut u32,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let (_, valid, k, mut flags) = load_keys::<NT, IPT>(keys, n);
+            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
+            block_build_keys::<u32, T, NT, IPT>(&k, &flags, table).record(state);
+        }
+    }
+
+    /// Q4: adds `SUM(A.v + B.v)` and `COUNT(*)` over all matches of the probe rows `(keys,
+    /// values)` with the table's rows `(key, payload)` to `out[0]` and `out[1]` (wrapping u64).
+    ///
+    /// # Safety
+    /// `keys` and `values` hold `n` items; `table` is built; `out` holds 2 words.
+    #[inline(always)]
+    pub unsafe fn join_sum<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        values: *const u32,
+        n: usize,
+        table: T,
+        distinct: bool,
+        out: *mut u64,
+        temp: [Shared<u64>; 2],
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let (start, valid, k, flags) = load_keys::<NT, IPT>(keys, n);
+            let mut v = [0u32; IPT];
+            block_load::<u32, NT, IPT>(values.add(start), valid, &mut v);
+            let (mut sum, mut count) = (0u64, 0u64);
+            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
+                sum = sum.wrapping_add(v[i] as u64 + b as u64);
+                count += 1;
+            });
+            let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
+            let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
+            if thread_idx() == 0 {
+                u64::atomic_add(out, sum);
+                u64::atomic_add(out.add(1), count);
+            }
+        }
+    }
+
+    /// First pass of the pair join: the number of matches of each tile to `tile_counts`, and
+    /// their total added to `*total`.
+    ///
+    /// # Safety
+    /// `keys` holds `n` items, `tile_counts` one word per tile; `table` is built.
+    #[inline(always)]
+    pub unsafe fn join_count<T: DeviceTable, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+        table: T,
+        distinct: bool,
+        tile_counts: *mut u32,
+        total: *mut u64,
+        temp: Shared<u64>,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let (_, _, k, flags) = load_keys::<NT, IPT>(keys, n);
+            let mut count = 0u64;
+            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |_, _| count += 1);
+            let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp);
+            if thread_idx() == 0 {
+                tile_counts.add(block_idx()).write(count as u32);
+                u64::atomic_add(total, count);
+            }
+        }
+    }
+
+    /// Second pass of the pair join: writes each match as (probe row, build payload) from
+    /// `tile_offsets[tile]` on, in probe-row order.
+    ///
+    /// # Safety
+    /// As for [`join_count`], with `tile_offsets` the exclusive scan of its counts and the
+    /// outputs holding their total.
+    #[inline(always)]
+    pub unsafe fn join_write<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+        table: T,
+        distinct: bool,
+        tile_offsets: *const u32,
+        out_rows: *mut u32,
+        out_payloads: *mut u32,
+        scan: Shared<u32>,
+    ) {
+        // SAFETY: forwarded contracts; every write lands in the tile's range of the output.
+        unsafe {
+            let (start, _, k, flags) = load_keys::<NT, IPT>(keys, n);
+            let mut counts = [0u32; IPT];
+            let mut first = [0u32; IPT];
+            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
+                counts[i] += 1;
+                first[i] = b;
+            });
+            let mut ranks = [0u32; IPT];
+            block_exclusive_sum::<u32, u32, NT, IPT>(&counts, &mut ranks, scan);
+            let base = tile_offsets.add(block_idx()).read() as usize;
+            let row = rows::<NT, IPT>(start);
+            if distinct {
+                for i in 0..IPT {
+                    if counts[i] != 0 {
+                        let o = base + ranks[i] as usize;
+                        out_rows.add(o).write(row[i]);
+                        out_payloads.add(o).write(first[i]);
+                    }
+                }
+            } else {
+                let mut o = ranks;
+                block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, false, |i, b| {
+                    let at = base + o[i] as usize;
+                    out_rows.add(at).write(row[i]);
+                    out_payloads.add(at).write(b);
+                    o[i] += 1;
+                });
+            }
+        }
+    }
+
+    /// Semi-join: the rows whose key is in the key-only table, in row order (the ordered
+    /// selection's write-out; `state` is its state).
+    ///
+    /// # Safety
+    /// `keys` and `out` hold `n` items; `state` is the zeroed selection state for the tiles.
+    #[inline(always)]
+    pub unsafe fn semi_join<T: DeviceTable<Value = ()>, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+        table: T,
+        out: *mut u32,
+        state: *mut u64,
+        sh: SelectShared<u32>,
+    ) {
+        let tiles = n.div_ceil(NT * IPT);
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let tile = select_tile_id::<true>(state, sh);
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut k = [0u32; IPT];
+            block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k);
+            let mut flags = [false; IPT];
+            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::Set, |_| true);
+            block_probe::<u32, T, NT, IPT>(&k, &mut flags, table);
+            let row = rows::<NT, IPT>(start);
+            block_select_write::<u32, NT, IPT, true, false>(
+                &row, &flags, tile, tiles, out, state, sh,
+            );
+        }
+    }
+
+    /// Reads `rounds` times a buffer of `n` words that fits in L2: block `b` reads slice
+    /// `(b + r) mod grid` in round `r`, so an SM rarely rereads what its L1 holds. The sum goes
+    /// to `*sum` only to keep the loads.
+    ///
+    /// # Safety
+    /// `data` holds `n` words, a multiple of `grid * NT * 4`, 16-byte aligned.
+    #[inline(always)]
+    pub unsafe fn l2_read<const NT: usize>(
+        data: *const u32,
+        n: usize,
+        rounds: usize,
+        sum: *mut u64,
+    ) {
+        let grid = crate::arch::grid_dim();
+        let slice = n / grid;
+        let mut acc = 0u32;
+        for r in 0..rounds {
+            let base = ((block_idx() + r) % grid) * slice;
+            let mut i = thread_idx() * 4;
+            while i < slice {
+                // SAFETY: in bounds and aligned (slice is a multiple of NT * 4 words).
+                let v = unsafe { load_vector::<u32, 4>(data.add(base + i)) };
+                acc = acc.wrapping_add(v[0] ^ v[1] ^ v[2] ^ v[3]);
+                i += NT * 4;
+            }
+        }
+        if acc == 0x9e37_79b9 {
+            // Practically never taken; the compiler cannot know that.
+            // SAFETY: valid address by contract.
+            unsafe { u64::atomic_add(sum, 1) };
+        }
+    }
+}
+
+crate::kernel! {
+    /// Fill kernel: `(words, n, value)`.
+    JOIN_FILL = join_fill[NT = 256, IPT = 16](words: *mut u32, n: u32, value: u32) {
+        // SAFETY: the host launches one block per tile of a buffer of n words.
+        unsafe { fill::<NT, IPT>(words, n as usize, value) }
+    }
+}
+
+/// Build kernels of the key + payload tables: `(keys, payloads, n, op, a, b, slots, ta, tb,
+/// state)`; the `_rows` ones store the row index as payload and ignore `payloads`.
+macro_rules! build_kernels {
+    ($($spec:ident = $name:ident: $table:ty, rows = $rows:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 256, IPT = 8](
+                keys: *const u32, payloads: *const u32, n: u32, op: u32, a: u32, b: u32,
+                slots: *mut u32, ta: u32, tb: u32, state: *mut u32
+            ) {
+                // SAFETY: the host launches one block per tile with columns of n items, a
+                // cleared or built table described by (slots, ta, tb) and the build state.
+                unsafe {
+                    build::<$table, NT, IPT, $rows>(keys, payloads, n as usize,
+                        |k| $crate::predicate::eval(op, k, a, b),
+                        <$table as TableArgs>::from_args(slots, ta, tb), state)
+                }
+            }
+        }
+    )*};
+}
+
+build_kernels! {
+    HASH_BUILD = hash_build: HashMap<u32>, rows = false;
+    HASH_BUILD_ROWS = hash_build_rows: HashMap<u32>, rows = true;
+    PERFECT_BUILD = perfect_build: PerfectMap<u32>, rows = false;
+    PERFECT_BUILD_ROWS = perfect_build_rows: PerfectMap<u32>, rows = true;
+}
+
+/// Build kernels of the key-only tables: `(keys, n, op, a, b, slots, ta, tb, state)`.
+macro_rules! build_keys_kernels {
+    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 256, IPT = 8](
+                keys: *const u32, n: u32, op: u32, a: u32, b: u32,
+                slots: *mut u32, ta: u32, tb: u32, state: *mut u32
+            ) {
+                // SAFETY: as for the key + payload builds.
+                unsafe {
+                    build_keys::<$table, NT, IPT>(keys, n as usize,
+                        |k| $crate::predicate::eval(op, k, a, b),
+                        <$table as TableArgs>::from_args(slots, ta, tb), state)
+                }
+            }
+        }
+    )*};
+}
+
+build_keys_kernels! {
+    HASH_SET_BUILD = hash_set_build: HashSet;
+    PERFECT_SET_BUILD = perfect_set_build: PerfectSet;
+}
+
+/// Probe kernels of the key + payload tables: `_sum` `(keys, values, n, slots, ta, tb,
+/// distinct, out)`, `_count` `(keys, n, slots, ta, tb, distinct, tile_counts, total)`, `_write`
+/// `(keys, n, slots, ta, tb, distinct, tile_offsets, out_rows, out_payloads)`.
+macro_rules! probe_kernels {
+    ($($table:ty: $sum:ident = $sum_name:ident, $count:ident = $count_name:ident, $write:ident = $write_name:ident;)*) => {$(
+        $crate::kernel! {
+            $sum = $sum_name[NT = 256, IPT = 8](
+                keys: *const u32, values: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32,
+                distinct: u32, out: *mut u64
+            ) {
+                let temp = [
+                    $crate::shared_array!(join_sum_temp: [u64; NT / 32 + 1]),
+                    $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]),
+                ];
+                // SAFETY: the host launches one block per tile with columns of n items, a
+                // built table and two zeroed output words.
+                unsafe {
+                    join_sum::<$table, NT, IPT>(keys, values, n as usize,
+                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0, out, temp)
+                }
+            }
+        }
+        $crate::kernel! {
+            $count = $count_name[NT = 256, IPT = 8](
+                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, distinct: u32,
+                tile_counts: *mut u32, total: *mut u64
+            ) {
+                let temp = $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]);
+                // SAFETY: the host launches one block per tile, with one count word per tile.
+                unsafe {
+                    join_count::<$table, NT, IPT>(keys, n as usize,
+                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0,
+                        tile_counts, total, temp)
+                }
+            }
+        }
+        $crate::kernel! {
+            $write = $write_name[NT = 256, IPT = 8](
+                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, distinct: u32,
+                tile_offsets: *const u32, out_rows: *mut u32, out_payloads: *mut u32
+            ) {
+                let scan = $crate::shared_array!(join_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, 4)]);
+                // SAFETY: as for the count kernel, with the offsets its counts scan to and
+                // outputs holding their total.
+                unsafe {
+                    join_write::<$table, NT, IPT>(keys, n as usize,
+                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0,
+                        tile_offsets, out_rows, out_payloads, scan)
+                }
+            }
+        }
+    )*};
+}
+
+probe_kernels! {
+    HashMap<u32>: HASH_JOIN_SUM = hash_join_sum, HASH_JOIN_COUNT = hash_join_count, HASH_JOIN_WRITE = hash_join_write;
+    PerfectMap<u32>: PERFECT_JOIN_SUM = perfect_join_sum, PERFECT_JOIN_COUNT = perfect_join_count, PERFECT_JOIN_WRITE = perfect_join_write;
+}
+
+/// Semi-join kernels of the key-only tables: `(keys, n, slots, ta, tb, out, state)`.
+macro_rules! semi_join_kernels {
+    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 256, IPT = 16](
+                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, out: *mut u32,
+                state: *mut u64
+            ) {
+                let sh = SelectShared {
+                    buf: $crate::shared_array!(semi_buf: [u32; NT * IPT + NT]),
+                    scan: $crate::shared_array!(semi_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, 4)]),
+                    slots: $crate::shared_array!(semi_slots: [u32; 2]),
+                };
+                // SAFETY: the host launches one block per tile with zeroed selection state, a
+                // built set and an output of n items.
+                unsafe {
+                    semi_join::<$table, NT, IPT>(keys, n as usize,
+                        <$table as TableArgs>::from_args(slots, ta, tb), out, state, sh)
+                }
+            }
+        }
+    )*};
+}
+
+semi_join_kernels! {
+    HASH_SEMI_JOIN = hash_semi_join: HashSet;
+    PERFECT_SEMI_JOIN = perfect_semi_join: PerfectSet;
+}
+
+crate::kernel! {
+    /// L2 bandwidth probe: `(data, n, rounds, sum)`, launched on a fixed grid.
+    JOIN_L2_READ = join_l2_read[NT = 256, IPT = 4](data: *const u32, n: u32, rounds: u32, sum: *mut u64) {
+        // SAFETY: the host passes a buffer of n words, a multiple of grid * NT * 4.
+        unsafe { l2_read::<NT>(data, n as usize, rounds as usize, sum) }
+    }
+}
