@@ -13,6 +13,23 @@ pub trait RadixKey: Copy {
     fn to_bits(self) -> Self::Bits;
     /// Inverse of [`RadixKey::to_bits`].
     fn from_bits(bits: Self::Bits) -> Self;
+    /// The key's memory representation (a bit cast: kernels move keys as raw words).
+    fn into_raw(self) -> Self::Bits;
+    /// Inverse of [`RadixKey::into_raw`].
+    fn from_raw(raw: Self::Bits) -> Self;
+    /// Order-preserving bits of the key whose memory representation is `raw`, complemented when
+    /// `descending`.
+    #[inline(always)]
+    fn ordered(raw: Self::Bits, descending: bool) -> Self::Bits {
+        let b = Self::from_raw(raw).to_bits();
+        if descending { b.flip() } else { b }
+    }
+    /// Inverse of [`RadixKey::ordered`].
+    #[inline(always)]
+    fn unordered(bits: Self::Bits, descending: bool) -> Self::Bits {
+        let b = if descending { bits.flip() } else { bits };
+        Self::from_bits(b).into_raw()
+    }
 }
 
 /// The unsigned words radix passes work on.
@@ -52,6 +69,14 @@ impl RadixBits for u64 {
 impl RadixKey for u32 {
     type Bits = u32;
     #[inline(always)]
+    fn into_raw(self) -> u32 {
+        self
+    }
+    #[inline(always)]
+    fn from_raw(raw: u32) -> Self {
+        raw
+    }
+    #[inline(always)]
     fn to_bits(self) -> u32 {
         self
     }
@@ -63,6 +88,14 @@ impl RadixKey for u32 {
 
 impl RadixKey for u64 {
     type Bits = u64;
+    #[inline(always)]
+    fn into_raw(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        raw
+    }
     #[inline(always)]
     fn to_bits(self) -> u64 {
         self
@@ -76,6 +109,14 @@ impl RadixKey for u64 {
 impl RadixKey for i32 {
     type Bits = u32;
     #[inline(always)]
+    fn into_raw(self) -> u32 {
+        self as u32
+    }
+    #[inline(always)]
+    fn from_raw(raw: u32) -> Self {
+        raw as i32
+    }
+    #[inline(always)]
     fn to_bits(self) -> u32 {
         (self as u32) ^ (1 << 31)
     }
@@ -88,6 +129,14 @@ impl RadixKey for i32 {
 impl RadixKey for i64 {
     type Bits = u64;
     #[inline(always)]
+    fn into_raw(self) -> u64 {
+        self as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        raw as i64
+    }
+    #[inline(always)]
     fn to_bits(self) -> u64 {
         (self as u64) ^ (1 << 63)
     }
@@ -99,6 +148,14 @@ impl RadixKey for i64 {
 
 impl RadixKey for f32 {
     type Bits = u32;
+    #[inline(always)]
+    fn into_raw(self) -> u32 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_raw(raw: u32) -> Self {
+        f32::from_bits(raw)
+    }
     /// Negative floats: all bits flipped; others: the sign bit set.
     #[inline(always)]
     fn to_bits(self) -> u32 {
@@ -114,6 +171,14 @@ impl RadixKey for f32 {
 
 impl RadixKey for f64 {
     type Bits = u64;
+    #[inline(always)]
+    fn into_raw(self) -> u64 {
+        self.to_bits()
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        f64::from_bits(raw)
+    }
     #[inline(always)]
     fn to_bits(self) -> u64 {
         let b = self.to_bits();
@@ -145,6 +210,10 @@ mod tests {
         }
         for &k in &v {
             assert_eq!(K::from_bits(k.to_bits()).to_bits(), k.to_bits());
+            for desc in [false, true] {
+                let o = K::ordered(k.into_raw(), desc);
+                assert!(K::unordered(o, desc) == k.into_raw());
+            }
         }
     }
 

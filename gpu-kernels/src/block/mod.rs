@@ -7,6 +7,7 @@
 
 mod aggregate;
 mod block_sort;
+mod digit_prefix;
 mod hash;
 mod load;
 mod pred;
@@ -18,6 +19,7 @@ mod tile_prefix;
 
 pub use aggregate::*;
 pub use block_sort::*;
+pub use digit_prefix::*;
 pub use hash::*;
 pub use load::*;
 pub use pred::*;

@@ -1,1 +1,442 @@
-//! Radix partition and one-sweep radix sort kernels.
+//! Radix sort and radix partitioning (thesis §3.6.4), as one-sweep passes (Adinets and Merrill,
+//! "Onesweep", 2022): a histogram kernel counts the digits of every pass in one read of the keys;
+//! then each pass is one kernel that ranks a tile's keys by digit in shared memory, learns where
+//! each digit's run goes through a per-digit decoupled look-back (stable) or one atomic per digit
+//! (unstable), and scatters keys and values. A pass reads and writes keys and values once.
+//!
+//! Kernel state is one buffer of `u32` words laid out by [`RadixState`]; the host zeroes it,
+//! runs the histogram, turns the histograms into digit offsets and writes those back.
+
+/// Threads per block of the pass and histogram kernels (one per digit at 8 bits).
+pub const RADIX_NT: u32 = 256;
+/// Radix bits per sort pass.
+pub const SORT_BITS: u32 = 8;
+/// Most items a pass may look back over with 32-bit status words (the flag takes two bits);
+/// larger inputs use the 64-bit kernels.
+pub const STATUS32_MAX_ITEMS: u64 = (1 << 30) - 1;
+/// Largest `passes * 2^bits` the histogram kernel counts at once.
+pub const HIST_WORDS: usize = 2048;
+
+/// Where each part of the kernel state lives, in `u32` words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RadixState {
+    /// Passes.
+    pub passes: usize,
+    /// Digits per pass (`2^bits`).
+    pub bins: usize,
+    /// Tiles per pass.
+    pub tiles: usize,
+    /// Words per look-back status word (1 or 2).
+    pub status_words: usize,
+}
+
+impl RadixState {
+    /// Histogram of pass `p` (`bins` words).
+    pub const fn hist(&self, p: usize) -> usize {
+        p * self.bins
+    }
+    /// Digit offsets of pass `p` (`bins` words; the cursors of an unstable pass).
+    pub const fn offsets(&self, p: usize) -> usize {
+        (self.passes + p) * self.bins
+    }
+    /// Tile counter of pass `p`.
+    pub const fn counter(&self, p: usize) -> usize {
+        2 * self.passes * self.bins + p
+    }
+    /// Status words of pass `p` (in units of the status type, from the start of the buffer).
+    pub const fn status(&self, p: usize) -> usize {
+        let header = (2 * self.passes * self.bins + self.passes).next_multiple_of(2);
+        header / self.status_words + p * self.tiles * self.bins
+    }
+    /// Total words.
+    pub const fn words(&self) -> usize {
+        (self.status(self.passes)) * self.status_words
+    }
+}
+
+/// Pass mode bit: the input holds keys as given (map them to ordered bits on load).
+pub const MODE_FIRST: u32 = 1;
+/// Pass mode bit: write keys as given (map ordered bits back on store).
+pub const MODE_LAST: u32 = 2;
+/// Pass mode bit: descending order (ordered bits complemented).
+pub const MODE_DESC: u32 = 4;
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::*;
+    use crate::arch::{Atomic, Shared, block_idx, grid_dim, sync_threads, thread_idx};
+    use crate::block::*;
+    use crate::radix::{RadixBits, RadixKey};
+
+    /// Counts the digits of `passes` passes of `bits` bits from bit `shift` up, over all keys,
+    /// into `hist` (`passes * 2^bits` words, zeroed). Grid-stride over tiles; block-private
+    /// counters in `sh` (`HIST_WORDS` words).
+    ///
+    /// # Safety
+    /// `keys` holds `n` items; `passes << bits <= HIST_WORDS`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn radix_histogram<K: RadixKey, const NT: usize, const IPT: usize>(
+        keys: *const K::Bits,
+        n: usize,
+        shift: u32,
+        bits: u32,
+        passes: usize,
+        descending: bool,
+        hist: *mut u32,
+        sh: Shared<u32>,
+    ) where
+        K::Bits: Default,
+    {
+        let t = thread_idx();
+        let words = passes << bits;
+        let mut i = t;
+        while i < words {
+            // SAFETY: words <= HIST_WORDS, the buffer's length.
+            unsafe { sh.write(i, 0) };
+            i += NT;
+        }
+        sync_threads();
+        let mut tile = block_idx();
+        while tile * NT * IPT < n {
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut raw = [K::Bits::default(); IPT];
+            // SAFETY: the tile lies within `keys`.
+            unsafe { block_load::<K::Bits, NT, IPT>(keys.add(start), valid, &mut raw) };
+            for (k, &r) in raw.iter().enumerate() {
+                if Tile::<K::Bits, NT, IPT>::offset(t, k) < valid {
+                    let b = K::ordered(r, descending);
+                    for p in 0..passes {
+                        let d = b.digit(shift + p as u32 * bits, bits) as usize;
+                        // SAFETY: (p << bits) + d < words.
+                        unsafe { u32::atomic_add(sh.ptr((p << bits) + d), 1) };
+                    }
+                }
+            }
+            tile += grid_dim();
+        }
+        sync_threads();
+        let mut i = t;
+        while i < words {
+            // SAFETY: in bounds of both buffers.
+            unsafe {
+                let c = sh.read(i);
+                if c != 0 {
+                    u32::atomic_add(hist.add(i), c);
+                }
+            }
+            i += NT;
+        }
+    }
+
+    /// Shared memory of a pass kernel.
+    #[derive(Clone, Copy)]
+    pub struct PassShared<B> {
+        /// Ranking counters and scan partials.
+        pub rank: RadixRankShared,
+        /// Key (then value) exchange, `NT * IPT` items.
+        pub exchange: Shared<B>,
+        /// Per digit: output position of the tile's run of that digit, minus its tile start.
+        pub base: Shared<u32>,
+        /// Tile id broadcast.
+        pub slot: Shared<u32>,
+    }
+
+    /// Where a pass finds its state.
+    #[derive(Clone, Copy)]
+    pub struct PassState {
+        /// The state buffer.
+        pub words: *mut u32,
+        /// Word index of the digit offsets (cursors when unstable).
+        pub offsets: usize,
+        /// Word index of the tile counter.
+        pub counter: usize,
+        /// Index of the status words, in status-word units.
+        pub status: usize,
+    }
+
+    /// One radix pass over digit `shift .. shift + R` (`BINS = 2^R`, `DPT = ceil(BINS / NT)`):
+    /// keys (and values when `VALUES`) from `*_in` to `*_out`, stably ordered by the digit when
+    /// `STABLE` (tiles in order through the look-back), else grouped by digit with the order of
+    /// tiles left to the scheduler.
+    ///
+    /// # Safety
+    /// Inputs and outputs hold `n` items; the state was prepared as [`RadixState`] says; one
+    /// block per tile.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn radix_pass<
+        K: RadixKey,
+        S: StatusWord,
+        const NT: usize,
+        const IPT: usize,
+        const R: u32,
+        const BINS: usize,
+        const DPT: usize,
+        const VALUES: bool,
+        const STABLE: bool,
+    >(
+        keys_in: *const K::Bits,
+        keys_out: *mut K::Bits,
+        vals_in: *const u32,
+        vals_out: *mut u32,
+        n: usize,
+        shift: u32,
+        mode: u32,
+        st: PassState,
+        sh: PassShared<K::Bits>,
+    ) where
+        K::Bits: Default,
+    {
+        const { assert!(BINS == 1 << R) };
+        let tile = if STABLE {
+            // SAFETY: the counter word of this pass, zeroed.
+            unsafe { block_dynamic_tile_id(st.words.add(st.counter), sh.slot) }
+        } else {
+            block_idx()
+        };
+        let t = thread_idx();
+        let start = tile * NT * IPT;
+        let valid = (n - start).min(NT * IPT);
+        let (first, last, desc) = (
+            mode & MODE_FIRST != 0,
+            mode & MODE_LAST != 0,
+            mode & MODE_DESC != 0,
+        );
+        // SAFETY: the tile lies within the inputs. Values are loaded now so that their latency
+        // overlaps the ranking.
+        let raw = unsafe {
+            block_load_warp_striped::<K::Bits, NT, IPT>(
+                keys_in.add(start),
+                valid,
+                K::Bits::default(),
+            )
+        };
+        let vals = if VALUES {
+            // SAFETY: as above.
+            unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) }
+        } else {
+            [0; IPT]
+        };
+        let bits: [K::Bits; IPT] = core::array::from_fn(|k| {
+            if first {
+                K::ordered(raw[k], desc)
+            } else {
+                raw[k]
+            }
+        });
+        let digits: [u32; IPT] = core::array::from_fn(|k| {
+            if warp_striped_offset::<IPT>(t, k) < valid {
+                bits[k].digit(shift, R)
+            } else {
+                NO_DIGIT
+            }
+        });
+
+        let mut in_warp = [0u32; IPT];
+        let totals = block_radix_count::<NT, IPT, BINS, DPT>(&digits, &mut in_warp, sh.rank);
+        let status = st.words.cast::<S>().wrapping_add(st.status);
+        if STABLE {
+            // SAFETY: this pass's status words, BINS per tile.
+            unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
+        }
+        let (ranks, starts) =
+            block_radix_rank_finish::<NT, IPT, BINS, DPT>(&digits, &in_warp, &totals, sh.rank);
+        let offsets = st.words.wrapping_add(st.offsets);
+        let before: [u32; DPT] = if STABLE {
+            // SAFETY: published above.
+            unsafe { block_digit_lookback::<S, BINS, DPT>(status, tile, &totals) }
+        } else {
+            core::array::from_fn(|j| {
+                let d = t * DPT + j;
+                if d < BINS && totals[j] > 0 {
+                    // SAFETY: the cursor of digit d.
+                    unsafe { u32::atomic_add(offsets.add(d), totals[j]) }
+                } else {
+                    0
+                }
+            })
+        };
+        for j in 0..DPT {
+            let d = t * DPT + j;
+            if d < BINS {
+                // Stable: the digit's global start plus earlier tiles' count; unstable: the
+                // reserved cursor. Minus the tile start, so item i of the sorted tile goes to
+                // base + i (wrapping: base may be "negative").
+                let global = if STABLE {
+                    // SAFETY: offsets are read-only in a stable pass.
+                    unsafe { offsets.add(d).read() }.wrapping_add(before[j])
+                } else {
+                    before[j]
+                };
+                // SAFETY: digit d is this thread's.
+                unsafe { sh.base.write(d, global.wrapping_sub(starts[j])) };
+            }
+        }
+        for k in 0..IPT {
+            if digits[k] != NO_DIGIT {
+                // SAFETY: ranks of valid items are distinct positions below NT * IPT.
+                unsafe { sh.exchange.write(ranks[k] as usize, bits[k]) };
+            }
+        }
+        sync_threads();
+        let mut out_digit = [0u32; IPT];
+        for (k, od) in out_digit.iter_mut().enumerate() {
+            let i = k * NT + t;
+            if i < valid {
+                // SAFETY: written before the barrier; base holds every digit of the tile.
+                unsafe {
+                    let b = sh.exchange.read(i);
+                    let d = b.digit(shift, R);
+                    *od = d;
+                    let o = sh.base.read(d as usize).wrapping_add(i as u32) as usize;
+                    keys_out
+                        .add(o)
+                        .write(if last { K::unordered(b, desc) } else { b });
+                }
+            }
+        }
+        if VALUES {
+            let ex = sh.exchange.cast::<u32>();
+            sync_threads(); // keys read back
+            for k in 0..IPT {
+                if digits[k] != NO_DIGIT {
+                    // SAFETY: as for the keys.
+                    unsafe { ex.write(ranks[k] as usize, vals[k]) };
+                }
+            }
+            sync_threads();
+            for (k, &d) in out_digit.iter().enumerate() {
+                let i = k * NT + t;
+                if i < valid {
+                    // SAFETY: as for the keys.
+                    unsafe {
+                        let o = sh.base.read(d as usize).wrapping_add(i as u32) as usize;
+                        vals_out.add(o).write(ex.read(i));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Defines a histogram kernel for key type `$k`.
+macro_rules! histogram_kernel {
+    ($($spec:ident = $name:ident($k:ty);)*) => {$(
+        crate::kernel! {
+            /// Digit histograms of `passes` passes of `bits` bits from bit `shift`.
+            $spec = $name[NT = 256, IPT = 16](keys: *const <$k as crate::radix::RadixKey>::Bits, n: u32, shift: u32, bits: u32, passes: u32, descending: u32, hist: *mut u32) {
+                let sh = crate::shared_array!(hist_sh: [u32; HIST_WORDS]);
+                // SAFETY: the host checks passes << bits <= HIST_WORDS and sizes the buffers.
+                unsafe { radix_histogram::<$k, NT, IPT>(keys, n as usize, shift, bits, passes as usize, descending != 0, hist, sh) }
+            }
+        }
+    )*};
+}
+
+histogram_kernel! {
+    RADIX_HIST_U32 = radix_hist_u32(u32);
+    RADIX_HIST_I32 = radix_hist_i32(i32);
+    RADIX_HIST_F32 = radix_hist_f32(f32);
+    RADIX_HIST_U64 = radix_hist_u64(u64);
+}
+
+/// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
+/// values or not, stable or not.
+macro_rules! pass_kernel {
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal);)*) => {$(
+        crate::kernel! {
+            /// One radix pass (see [`radix_pass`]).
+            $spec = $name[NT = 256, IPT = $ipt](
+                keys_in: *const <$k as crate::radix::RadixKey>::Bits,
+                keys_out: *mut <$k as crate::radix::RadixKey>::Bits,
+                vals_in: *const u32,
+                vals_out: *mut u32,
+                n: u32,
+                shift: u32,
+                mode: u32,
+                state: *mut u32,
+                offsets_at: u32,
+                counter_at: u32,
+                status_at: u32
+            ) {
+                const BINS: usize = 1 << $r;
+                const DPT: usize = BINS.div_ceil(NT);
+                type B = <$k as crate::radix::RadixKey>::Bits;
+                let sh = PassShared {
+                    rank: crate::block::RadixRankShared {
+                        counters: crate::shared_array!(rank_counters: [u32; NT / 32 * BINS]),
+                        scan: crate::shared_array!(rank_scan: [u32; crate::block::Tile::<u32, NT, DPT>::SCAN_WORDS]),
+                    },
+                    exchange: crate::shared_array!(exchange: [B; NT * IPT]),
+                    base: crate::shared_array!(digit_base: [u32; BINS]),
+                    slot: crate::shared_array!(tile_slot: [u32; 1]),
+                };
+                let st = PassState {
+                    words: state,
+                    offsets: offsets_at as usize,
+                    counter: counter_at as usize,
+                    status: status_at as usize,
+                };
+                // SAFETY: the host sizes the buffers for n items and prepares the state.
+                unsafe {
+                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable>(
+                        keys_in, keys_out, vals_in, vals_out, n as usize, shift, mode, st, sh,
+                    )
+                }
+            }
+        }
+    )*};
+}
+
+pass_kernel! {
+    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
+    SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true);
+    SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true);
+    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true);
+    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true);
+}
+
+/// Defines the partition pass kernels for 1..=10 radix bits (8 items per thread above 8 bits,
+/// where 8 warps' private counters take 16 or 32 KB of shared memory): `[stable with u32 status, stable
+/// with u64 status, unstable]` per bit count, in `PARTITION[bits - 1]`.
+macro_rules! partition_kernels {
+    ($($r:literal, $ipt:literal: $a:ident = $an:ident, $b:ident = $bn:ident, $c:ident = $cn:ident;)*) => {
+        pass_kernel! {$(
+            $a = $an(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = true);
+            $b = $bn(u32, u64, IPT = $ipt, R = $r, VALUES = true, STABLE = true);
+            $c = $cn(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = false);
+        )*}
+        /// Partition pass kernels by radix bits (index `bits - 1`): stable with 32-bit status,
+        /// stable with 64-bit status, unstable.
+        pub const PARTITION: [[crate::spec::KernelSpec; 3]; 10] = [$([$a, $b, $c]),*];
+    };
+}
+
+partition_kernels! {
+    1, 16: PART_R1_S32 = partition_r1_s32, PART_R1_S64 = partition_r1_s64, PART_R1_U = partition_r1_unstable;
+    2, 16: PART_R2_S32 = partition_r2_s32, PART_R2_S64 = partition_r2_s64, PART_R2_U = partition_r2_unstable;
+    3, 16: PART_R3_S32 = partition_r3_s32, PART_R3_S64 = partition_r3_s64, PART_R3_U = partition_r3_unstable;
+    4, 16: PART_R4_S32 = partition_r4_s32, PART_R4_S64 = partition_r4_s64, PART_R4_U = partition_r4_unstable;
+    5, 16: PART_R5_S32 = partition_r5_s32, PART_R5_S64 = partition_r5_s64, PART_R5_U = partition_r5_unstable;
+    6, 16: PART_R6_S32 = partition_r6_s32, PART_R6_S64 = partition_r6_s64, PART_R6_U = partition_r6_unstable;
+    7, 16: PART_R7_S32 = partition_r7_s32, PART_R7_S64 = partition_r7_s64, PART_R7_U = partition_r7_unstable;
+    8, 16: PART_R8_S32 = partition_r8_s32, PART_R8_S64 = partition_r8_s64, PART_R8_U = partition_r8_unstable;
+    9, 8: PART_R9_S32 = partition_r9_s32, PART_R9_S64 = partition_r9_s64, PART_R9_U = partition_r9_unstable;
+    10, 8: PART_R10_S32 = partition_r10_s32, PART_R10_S64 = partition_r10_s64, PART_R10_U = partition_r10_unstable;
+}

@@ -1,1 +1,519 @@
-//! Radix partition and radix sort.
+//! Radix sort and radix partitioning (thesis §3.6.4) with one-sweep passes: one histogram
+//! kernel reads the keys once for every pass, then each pass reads and writes keys (and values)
+//! once. Passes whose digit is the same for every key are skipped (their permutation is the
+//! identity), so keys of a narrow range cost fewer passes.
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use tessera_kernels::ops::sort::{self as k, RadixState};
+use tessera_kernels::radix::{RadixBits, RadixKey};
+use tessera_kernels::spec::KernelSpec;
+
+use super::{check_same_len, launch};
+use crate::error::{Error, Result};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, tile_grid};
+
+/// Sort direction. Both are stable: equal keys keep their input order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Order {
+    /// Smallest first; floats as [`f32::total_cmp`] orders them (-NaN first, +NaN last).
+    #[default]
+    Ascending,
+    /// Largest first.
+    Descending,
+}
+
+/// Key types the radix sort orders: `u32`, `i32`, `f32`, `u64`.
+pub trait SortKey: DeviceItem + RadixKey {
+    /// The histogram kernel.
+    const HIST: KernelSpec;
+    /// Pass kernels: `[keys only, with values][32-bit status, 64-bit status]`.
+    const PASS: [[KernelSpec; 2]; 2];
+}
+
+macro_rules! sort_key {
+    ($($t:ty: $h:ident, [$a:ident, $b:ident], [$c:ident, $d:ident];)*) => {$(
+        impl SortKey for $t {
+            const HIST: KernelSpec = k::$h;
+            const PASS: [[KernelSpec; 2]; 2] = [[k::$a, k::$b], [k::$c, k::$d]];
+        }
+    )*};
+}
+sort_key! {
+    u32: RADIX_HIST_U32, [SORT_U32_K_S32, SORT_U32_K_S64], [SORT_U32_KV_S32, SORT_U32_KV_S64];
+    i32: RADIX_HIST_I32, [SORT_I32_K_S32, SORT_I32_K_S64], [SORT_I32_KV_S32, SORT_I32_KV_S64];
+    f32: RADIX_HIST_F32, [SORT_F32_K_S32, SORT_F32_K_S64], [SORT_F32_KV_S32, SORT_F32_KV_S64];
+    u64: RADIX_HIST_U64, [SORT_U64_K_S32, SORT_U64_K_S64], [SORT_U64_KV_S32, SORT_U64_KV_S64];
+}
+
+/// Exclusive prefix sums of each `bins`-word histogram.
+fn digit_offsets(hist: &[u32], bins: usize) -> Vec<u32> {
+    hist.chunks(bins)
+        .flat_map(|h| {
+            h.iter().scan(0u32, |run, &c| {
+                let o = *run;
+                *run = run.wrapping_add(c);
+                Some(o)
+            })
+        })
+        .collect()
+}
+
+/// Kernel state and host staging of one sort or partition: reused across calls that fit.
+struct RadixWork {
+    state: CudaSlice<u32>,
+    layout: RadixState,
+}
+
+impl RadixWork {
+    fn prepare(gpu: &Gpu, cached: Option<RadixWork>, layout: RadixState) -> Result<RadixWork> {
+        let words = layout.words();
+        let mut state = match cached {
+            Some(w) if w.state.len() >= words => w.state,
+            _ => gpu
+                .stream()
+                .alloc_zeros::<u32>(words)
+                .map_err(Error::driver("allocating radix state", words * 4))?,
+        };
+        gpu.stream()
+            .memset_zeros(&mut state.slice_mut(..words))
+            .map_err(Error::driver("zeroing radix state", words * 4))?;
+        Ok(RadixWork { state, layout })
+    }
+
+    /// Counts the digits of all passes (queued).
+    fn histogram<K: SortKey>(
+        &mut self,
+        gpu: &Gpu,
+        spec: KernelSpec,
+        keys: &CudaSlice<K>,
+        n: usize,
+        shift: u32,
+        bits: u32,
+        desc: bool,
+    ) -> Result<()> {
+        let blocks = spec.tiles(n as u64).min(gpu.sm_count() as u64 * 8).max(1) as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (spec.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let (n32, passes, desc) = (n as u32, self.layout.passes as u32, u32::from(desc));
+        launch!(
+            gpu,
+            spec,
+            cfg,
+            [keys, &n32, &shift, &bits, &passes, &desc, &mut self.state]
+        )
+    }
+
+    /// Downloads the histograms (synchronizes).
+    fn read_histograms(&self, gpu: &Gpu) -> Result<Vec<u32>> {
+        let words = self.layout.passes * self.layout.bins;
+        let mut h = vec![0u32; words];
+        gpu.stream()
+            .memcpy_dtoh(&self.state.slice(..words), &mut h[..])
+            .map_err(Error::driver("reading radix histograms", words * 4))?;
+        gpu.synchronize()?;
+        Ok(h)
+    }
+
+    /// Writes the digit offsets of every pass.
+    fn write_offsets(&mut self, gpu: &Gpu, offsets: &[u32]) -> Result<()> {
+        let at = self.layout.offsets(0);
+        gpu.stream()
+            .memcpy_htod(offsets, &mut self.state.slice_mut(at..at + offsets.len()))
+            .map_err(Error::driver("writing radix offsets", offsets.len() * 4))?;
+        Ok(())
+    }
+
+    /// Queues pass `p` with `spec`.
+    #[allow(clippy::too_many_arguments)]
+    fn pass<B>(
+        &mut self,
+        gpu: &Gpu,
+        spec: KernelSpec,
+        p: usize,
+        n: usize,
+        shift: u32,
+        mode: u32,
+        keys_in: &CudaSlice<B>,
+        keys_out: &mut CudaSlice<B>,
+        vals: Option<(&CudaSlice<u32>, &mut CudaSlice<u32>)>,
+    ) -> Result<()> {
+        let l = self.layout;
+        let (n32, offsets_at, counter_at, status_at) = (
+            n as u32,
+            l.offsets(p) as u32,
+            l.counter(p) as u32,
+            l.status(p) as u32,
+        );
+        let cfg = tile_grid(&spec, n, 0)?;
+        match vals {
+            Some((vi, vo)) => launch!(
+                gpu,
+                spec,
+                cfg,
+                [
+                    keys_in,
+                    keys_out,
+                    vi,
+                    vo,
+                    &n32,
+                    &shift,
+                    &mode,
+                    &mut self.state,
+                    &offsets_at,
+                    &counter_at,
+                    &status_at
+                ]
+            ),
+            None => {
+                // Keys-only kernels never touch the value pointers.
+                let none = 0u64;
+                launch!(
+                    gpu,
+                    spec,
+                    cfg,
+                    [
+                        keys_in,
+                        keys_out,
+                        &none,
+                        &none,
+                        &n32,
+                        &shift,
+                        &mode,
+                        &mut self.state,
+                        &offsets_at,
+                        &counter_at,
+                        &status_at
+                    ]
+                )
+            }
+        }
+    }
+}
+
+/// A reusable radix sort: temporary buffers and kernel state for inputs of up to `capacity`
+/// items, so repeated sorts allocate nothing.
+pub struct RadixSort<K: SortKey> {
+    temp_keys: DeviceColumn<K>,
+    temp_vals: Option<DeviceColumn<u32>>,
+    work: Option<RadixWork>,
+    passes_run: usize,
+}
+
+impl<K: SortKey> RadixSort<K> {
+    /// Buffers for up to `capacity` keys, with room for `u32` values when `with_values`.
+    pub fn new(gpu: &Gpu, capacity: usize, with_values: bool) -> Result<Self> {
+        Ok(RadixSort {
+            temp_keys: gpu.zeros(capacity)?,
+            temp_vals: if with_values {
+                Some(gpu.zeros(capacity)?)
+            } else {
+                None
+            },
+            work: None,
+            passes_run: 0,
+        })
+    }
+
+    /// Radix passes the last sort ran (after skipping trivial ones).
+    pub fn passes_run(&self) -> usize {
+        self.passes_run
+    }
+
+    /// Sorts `keys` into `out` (equal lengths).
+    pub fn sort_keys(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
+        order: Order,
+    ) -> Result<()> {
+        self.run(gpu, keys, out, None, order)
+    }
+
+    /// Sorts `keys` with their `values` into `keys_out` and `vals_out` (all of equal length).
+    pub fn sort_pairs(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        values: &DeviceColumn<u32>,
+        keys_out: &mut DeviceColumn<K>,
+        vals_out: &mut DeviceColumn<u32>,
+        order: Order,
+    ) -> Result<()> {
+        self.run(gpu, keys, keys_out, Some((values, vals_out)), order)
+    }
+
+    fn run(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
+        mut vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+        order: Order,
+    ) -> Result<()> {
+        let n = keys.len();
+        let name = "radix sort";
+        check_same_len(name, "output keys", out.len(), n)?;
+        if let Some((vi, vo)) = &vals {
+            check_same_len(name, "values", vi.len(), n)?;
+            check_same_len(name, "output values", vo.len(), n)?;
+        }
+        if n > self.temp_keys.capacity() {
+            return Err(Error::invalid(format!(
+                "{name}: buffers hold {} keys, input has {n}",
+                self.temp_keys.capacity()
+            )));
+        }
+        self.passes_run = 0;
+        if n == 0 {
+            return Ok(());
+        }
+        let with_values = vals.is_some();
+        let temp_vals = match (&mut self.temp_vals, with_values) {
+            (Some(t), true) => Some(t),
+            (None, true) => {
+                return Err(Error::invalid(format!(
+                    "{name}: this RadixSort was made without value buffers"
+                )));
+            }
+            (_, false) => None,
+        };
+        let s64 = usize::from(n as u64 > k::STATUS32_MAX_ITEMS);
+        let spec = K::PASS[usize::from(with_values)][s64];
+        let bits = k::SORT_BITS;
+        let layout = RadixState {
+            passes: (<K::Bits as RadixBits>::BITS / bits) as usize,
+            bins: 1 << bits,
+            tiles: spec.tiles(n as u64) as usize,
+            status_words: 1 + s64,
+        };
+        let desc = order == Order::Descending;
+        let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
+        work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
+        let hist = work.read_histograms(gpu)?;
+        work.write_offsets(gpu, &digit_offsets(&hist, layout.bins))?;
+        // A pass where one digit holds every key moves nothing; run at least one pass, which
+        // also maps the keys to ordered bits and back.
+        let mut run: Vec<usize> = (0..layout.passes)
+            .filter(|&p| {
+                !hist[p * layout.bins..(p + 1) * layout.bins]
+                    .iter()
+                    .any(|&c| c as usize == n)
+            })
+            .collect();
+        if run.is_empty() {
+            run.push(0);
+        }
+        // Ping-pong between `out` and the temporary so that the last pass writes `out`.
+        let last = run.len() - 1;
+        let temp_keys = &mut self.temp_keys.buf;
+        let mut temp_vals = temp_vals.map(|t| &mut t.buf);
+        for (i, &p) in run.iter().enumerate() {
+            let mode = (if i == 0 { k::MODE_FIRST } else { 0 })
+                | (if i == last { k::MODE_LAST } else { 0 })
+                | (if desc { k::MODE_DESC } else { 0 });
+            let to_out = (last - i) % 2 == 0;
+            let shift = p as u32 * bits;
+            // Bits and keys share a representation: passes move raw words.
+            let (ki, ko): (&CudaSlice<K>, &mut CudaSlice<K>) = match (i, to_out) {
+                (0, true) => (&keys.buf, &mut out.buf),
+                (0, false) => (&keys.buf, &mut *temp_keys),
+                (_, true) => (&*temp_keys, &mut out.buf),
+                (_, false) => (&out.buf, &mut *temp_keys),
+            };
+            let v = match (&mut vals, &mut temp_vals) {
+                (Some((vi, vo)), Some(tv)) => Some(match (i, to_out) {
+                    (0, true) => (&vi.buf, &mut vo.buf),
+                    (0, false) => (&vi.buf, &mut **tv),
+                    (_, true) => (&**tv, &mut vo.buf),
+                    (_, false) => (&vo.buf, &mut **tv),
+                }),
+                _ => None,
+            };
+            work.pass(gpu, spec, p, n, shift, mode, ki, ko, v)?;
+        }
+        self.passes_run = run.len();
+        self.work = Some(work);
+        Ok(())
+    }
+}
+
+/// Sorts `keys` into a new column.
+pub fn sort<K: SortKey>(
+    gpu: &Gpu,
+    keys: &DeviceColumn<K>,
+    order: Order,
+) -> Result<DeviceColumn<K>> {
+    let mut out = gpu.zeros(keys.len())?;
+    RadixSort::new(gpu, keys.len(), false)?.sort_keys(gpu, keys, &mut out, order)?;
+    Ok(out)
+}
+
+/// Sorts `keys` with their `values` (stable) into new columns.
+pub fn sort_pairs<K: SortKey>(
+    gpu: &Gpu,
+    keys: &DeviceColumn<K>,
+    values: &DeviceColumn<u32>,
+    order: Order,
+) -> Result<(DeviceColumn<K>, DeviceColumn<u32>)> {
+    let (mut ko, mut vo) = (gpu.zeros(keys.len())?, gpu.zeros(keys.len())?);
+    RadixSort::new(gpu, keys.len(), true)?
+        .sort_pairs(gpu, keys, values, &mut ko, &mut vo, order)?;
+    Ok((ko, vo))
+}
+
+/// Keys and values grouped by a radix digit of the key.
+#[derive(Debug)]
+pub struct Partitions {
+    /// Partitioned keys.
+    pub keys: DeviceColumn<u32>,
+    /// Their values.
+    pub values: DeviceColumn<u32>,
+    /// Start of partition `d` at `[d]`; the last entry is the number of items.
+    pub offsets: Vec<u64>,
+}
+
+/// A radix partition pass over `u32` keys with `u32` values (thesis Figure 3-13): a histogram
+/// phase, then a shuffle phase, each callable on its own so they can be timed apart. Stable
+/// passes keep input order within a partition (the LSB building block); unstable ones leave
+/// the order of tiles to the scheduler (the MSB building block) and need no look-back.
+pub struct RadixPartition {
+    start_bit: u32,
+    bits: u32,
+    stable: bool,
+    work: Option<RadixWork>,
+    offsets: Vec<u32>,
+    n: Option<usize>,
+}
+
+impl RadixPartition {
+    /// Partitions on key bits `start_bit .. start_bit + bits`, `bits` in `1..=10`.
+    pub fn new(start_bit: u32, bits: u32, stable: bool) -> Result<Self> {
+        if !(1..=10).contains(&bits) || start_bit + bits > 32 {
+            return Err(Error::invalid(format!(
+                "radix partition: bits {start_bit}..{} must be 1 to 10 bits within a 32-bit key",
+                start_bit + bits
+            )));
+        }
+        Ok(RadixPartition {
+            start_bit,
+            bits,
+            stable,
+            work: None,
+            offsets: Vec::new(),
+            n: None,
+        })
+    }
+
+    fn spec(&self, n: usize) -> KernelSpec {
+        let status = usize::from(n as u64 > k::STATUS32_MAX_ITEMS);
+        k::PARTITION[self.bits as usize - 1][if self.stable { status } else { 2 }]
+    }
+
+    /// Histogram phase: counts the partitions' sizes and returns their offsets (the last entry
+    /// is `keys.len()`); synchronizes.
+    pub fn histogram(&mut self, gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<Vec<u64>> {
+        let n = keys.len();
+        let spec = self.spec(n);
+        let layout = self.layout_of(n, spec);
+        let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
+        if n > 0 {
+            work.histogram::<u32>(
+                gpu,
+                k::RADIX_HIST_U32,
+                &keys.buf,
+                n,
+                self.start_bit,
+                self.bits,
+                false,
+            )?;
+        }
+        let hist = work.read_histograms(gpu)?;
+        self.offsets = digit_offsets(&hist, layout.bins);
+        self.work = Some(work);
+        self.n = Some(n);
+        let mut out: Vec<u64> = self.offsets.iter().map(|&o| o as u64).collect();
+        out.push(n as u64);
+        Ok(out)
+    }
+
+    /// Shuffle phase (queued): writes the partitions of `keys` and `values` to the outputs,
+    /// using the offsets of the last [`RadixPartition::histogram`] of these keys.
+    pub fn shuffle(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<u32>,
+        values: &DeviceColumn<u32>,
+        keys_out: &mut DeviceColumn<u32>,
+        vals_out: &mut DeviceColumn<u32>,
+    ) -> Result<()> {
+        let n = keys.len();
+        let name = "radix partition";
+        check_same_len(name, "values", values.len(), n)?;
+        check_same_len(name, "output keys", keys_out.len(), n)?;
+        check_same_len(name, "output values", vals_out.len(), n)?;
+        let (Some(hn), Some(work)) = (self.n, self.work.take()) else {
+            return Err(Error::invalid(format!("{name}: shuffle before histogram")));
+        };
+        if hn != n {
+            self.work = Some(work);
+            return Err(Error::invalid(format!(
+                "{name}: the histogram counted {hn} keys, the shuffle got {n}"
+            )));
+        }
+        let spec = self.spec(n);
+        // Fresh tile counter and status, and the cursors an unstable pass consumes.
+        let mut work = RadixWork::prepare(gpu, Some(work), self.layout_of(n, spec))?;
+        work.write_offsets(gpu, &self.offsets)?;
+        let r = if n == 0 {
+            Ok(())
+        } else {
+            work.pass(
+                gpu,
+                spec,
+                0,
+                n,
+                self.start_bit,
+                k::MODE_FIRST | k::MODE_LAST,
+                &keys.buf,
+                &mut keys_out.buf,
+                Some((&values.buf, &mut vals_out.buf)),
+            )
+        };
+        self.work = Some(work);
+        r
+    }
+
+    fn layout_of(&self, n: usize, spec: KernelSpec) -> RadixState {
+        RadixState {
+            passes: 1,
+            bins: 1 << self.bits,
+            tiles: spec.tiles(n as u64) as usize,
+            status_words: if spec.name.ends_with("s64") { 2 } else { 1 },
+        }
+    }
+}
+
+/// Partitions `keys` and `values` on key bits `start_bit .. start_bit + bits` (`bits` in
+/// `1..=10`) into new columns.
+pub fn radix_partition(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    values: &DeviceColumn<u32>,
+    start_bit: u32,
+    bits: u32,
+    stable: bool,
+) -> Result<Partitions> {
+    let mut p = RadixPartition::new(start_bit, bits, stable)?;
+    check_same_len("radix partition", "values", values.len(), keys.len())?;
+    let offsets = p.histogram(gpu, keys)?;
+    let (mut ko, mut vo) = (gpu.zeros(keys.len())?, gpu.zeros(keys.len())?);
+    p.shuffle(gpu, keys, values, &mut ko, &mut vo)?;
+    Ok(Partitions {
+        keys: ko,
+        values: vo,
+        offsets,
+    })
+}

@@ -1,0 +1,280 @@
+//! Radix sort and radix partition: GPU against the CPU implementations.
+mod common;
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand_distr::{Distribution, Zipf};
+use tessera::cpu;
+use tessera::ops::{self, Order, RadixPartition, RadixSort};
+
+/// Items per tile of the 32-bit and 64-bit key passes.
+const TILE32: usize = 256 * 16;
+const TILE64: usize = 256 * 12;
+
+fn sizes() -> Vec<usize> {
+    common::capped(&[
+        0,
+        1,
+        2,
+        255,
+        TILE64 - 1,
+        TILE64 + 1,
+        TILE32 - 1,
+        TILE32,
+        TILE32 + 1,
+        5 * TILE32 + 17,
+        (1 << 20) + 3,
+        1 << 23,
+    ])
+}
+
+/// Key distributions: uniform over all bits, a narrow range (skipped passes), all equal,
+/// sorted, reverse sorted, Zipf-skewed.
+fn distributions(n: usize, seed: u64) -> Vec<(&'static str, Vec<u32>)> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let zipf = Zipf::new(10_000.0, 1.2).unwrap();
+    vec![
+        ("uniform", (0..n).map(|_| rng.random()).collect()),
+        (
+            "narrow",
+            (0..n).map(|_| rng.random_range(0..1 << 12)).collect(),
+        ),
+        ("equal", vec![0xdead_beef; n]),
+        ("sorted", (0..n as u32).map(|i| i.wrapping_mul(3)).collect()),
+        ("reverse", (0..n as u32).rev().collect()),
+        (
+            "zipf",
+            (0..n)
+                .map(|_| zipf.sample(&mut rng) as u32 * 7919)
+                .collect(),
+        ),
+    ]
+}
+
+#[test]
+fn sort_pairs_u32_matches_cpu() {
+    let Some(gpu) = common::gpu("sort_pairs_u32_matches_cpu") else {
+        return;
+    };
+    for n in sizes() {
+        for (dist, keys) in distributions(n, n as u64) {
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&vals).unwrap());
+            for order in [Order::Ascending, Order::Descending] {
+                let (gk, gv) = ops::sort_pairs(gpu, &dk, &dv, order).unwrap();
+                let (ck, cv) = cpu::sort_pairs(&keys, Some(&vals), order).unwrap();
+                assert!(gk.to_vec(gpu).unwrap() == ck, "keys n={n} {dist} {order:?}");
+                assert!(
+                    gv.to_vec(gpu).unwrap() == cv,
+                    "values n={n} {dist} {order:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn sort_keys_of_every_type_matches_cpu() {
+    let Some(gpu) = common::gpu("sort_keys_of_every_type_matches_cpu") else {
+        return;
+    };
+    for n in sizes() {
+        let mut rng = StdRng::seed_from_u64(n as u64 + 1);
+        let raw: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let i: Vec<i32> = raw.iter().map(|&x| x as i32).collect();
+            let got = ops::sort(gpu, &gpu.upload(&i).unwrap(), order).unwrap();
+            assert!(
+                got.to_vec(gpu).unwrap() == cpu::sort(&i, order),
+                "i32 n={n}"
+            );
+
+            // Floats over every bit pattern: NaNs of both signs, zeros, infinities, subnormals.
+            let mut f: Vec<f32> = raw.iter().map(|&x| f32::from_bits(x)).collect();
+            let specials = [
+                f32::NAN,
+                -f32::NAN,
+                0.0,
+                -0.0,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+            ];
+            for (slot, s) in f.iter_mut().zip(specials) {
+                *slot = s;
+            }
+            let got = ops::sort(gpu, &gpu.upload(&f).unwrap(), order).unwrap();
+            let bits = |v: Vec<f32>| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert!(
+                bits(got.to_vec(gpu).unwrap()) == bits(cpu::sort(&f, order)),
+                "f32 n={n}"
+            );
+
+            let w: Vec<u64> = raw
+                .iter()
+                .enumerate()
+                .map(|(j, &x)| ((x as u64) << 32) | (j as u64 % 977))
+                .collect();
+            let got = ops::sort(gpu, &gpu.upload(&w).unwrap(), order).unwrap();
+            assert!(
+                got.to_vec(gpu).unwrap() == cpu::sort(&w, order),
+                "u64 n={n}"
+            );
+
+            let u = ops::sort(gpu, &gpu.upload(&raw).unwrap(), order).unwrap();
+            assert!(
+                u.to_vec(gpu).unwrap() == cpu::sort(&raw, order),
+                "u32 n={n}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sort_pairs_u64_and_f32_are_stable() {
+    let Some(gpu) = common::gpu("sort_pairs_u64_and_f32_are_stable") else {
+        return;
+    };
+    for n in sizes() {
+        let mut rng = StdRng::seed_from_u64(n as u64 + 2);
+        let vals: Vec<u32> = (0..n as u32).collect();
+        let w: Vec<u64> = (0..n).map(|_| rng.random_range(0..50u64) << 40).collect();
+        let (gk, gv) = ops::sort_pairs(
+            gpu,
+            &gpu.upload(&w).unwrap(),
+            &gpu.upload(&vals).unwrap(),
+            Order::Descending,
+        )
+        .unwrap();
+        let (ck, cv) = cpu::sort_pairs(&w, Some(&vals), Order::Descending).unwrap();
+        assert!(
+            gk.to_vec(gpu).unwrap() == ck && gv.to_vec(gpu).unwrap() == cv,
+            "u64 n={n}"
+        );
+        let f: Vec<f32> = (0..n)
+            .map(|_| rng.random_range(-4..4) as f32 * 0.5)
+            .collect();
+        let (gk, gv) = ops::sort_pairs(
+            gpu,
+            &gpu.upload(&f).unwrap(),
+            &gpu.upload(&vals).unwrap(),
+            Order::Ascending,
+        )
+        .unwrap();
+        let (ck, cv) = cpu::sort_pairs(&f, Some(&vals), Order::Ascending).unwrap();
+        assert!(
+            gk.to_vec(gpu).unwrap() == ck && gv.to_vec(gpu).unwrap() == cv,
+            "f32 n={n}"
+        );
+    }
+}
+
+#[test]
+fn trivial_passes_are_skipped() {
+    let Some(gpu) = common::gpu("trivial_passes_are_skipped") else {
+        return;
+    };
+    let n = common::capped(&[100_000, 3000])
+        .first()
+        .copied()
+        .unwrap_or(3000);
+    let keys: Vec<u32> = (0..n as u32).map(|i| (i * 7919) % 60_000).collect();
+    let dk = gpu.upload(&keys).unwrap();
+    let mut sorter = RadixSort::<u32>::new(gpu, n, false).unwrap();
+    let mut out = gpu.zeros(n).unwrap();
+    sorter
+        .sort_keys(gpu, &dk, &mut out, Order::Ascending)
+        .unwrap();
+    assert_eq!(
+        sorter.passes_run(),
+        2,
+        "keys below 2^16 need two 8-bit passes"
+    );
+    assert!(out.to_vec(gpu).unwrap() == cpu::sort(&keys, Order::Ascending));
+    // Reuse with all-equal keys: one pass still runs, the result is the input.
+    let same = gpu.upload(&vec![5u32; n]).unwrap();
+    sorter
+        .sort_keys(gpu, &same, &mut out, Order::Descending)
+        .unwrap();
+    assert_eq!(sorter.passes_run(), 1);
+    assert!(out.to_vec(gpu).unwrap() == vec![5u32; n]);
+}
+
+#[test]
+fn partition_matches_cpu() {
+    let Some(gpu) = common::gpu("partition_matches_cpu") else {
+        return;
+    };
+    for n in common::capped(&[0, 1, TILE32 - 1, TILE32 + 1, 3 * TILE32 + 5, 1 << 22]) {
+        for (dist, keys) in distributions(n, 7 + n as u64) {
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&vals).unwrap());
+            for bits in 1..=10 {
+                let start = if bits % 2 == 0 { 0 } else { 32 - bits };
+                let want = cpu::radix_partition(&keys, &vals, start, bits).unwrap();
+                let want_off: Vec<u64> = want.offsets.iter().map(|&o| o as u64).collect();
+                let stable = ops::radix_partition(gpu, &dk, &dv, start, bits, true).unwrap();
+                assert_eq!(stable.offsets, want_off, "offsets n={n} {dist} bits={bits}");
+                assert!(
+                    stable.keys.to_vec(gpu).unwrap() == want.keys,
+                    "stable keys n={n} {dist} bits={bits}"
+                );
+                assert!(
+                    stable.values.to_vec(gpu).unwrap() == want.values,
+                    "stable values n={n} {dist} bits={bits}"
+                );
+
+                // Unstable: same partitions, same pairs in each, any order within one.
+                let un = ops::radix_partition(gpu, &dk, &dv, start, bits, false).unwrap();
+                assert_eq!(un.offsets, want_off);
+                let (uk, uv) = (un.keys.to_vec(gpu).unwrap(), un.values.to_vec(gpu).unwrap());
+                for w in want.offsets.windows(2) {
+                    let mut got: Vec<(u32, u32)> = uk[w[0]..w[1]]
+                        .iter()
+                        .copied()
+                        .zip(uv[w[0]..w[1]].iter().copied())
+                        .collect();
+                    let mut exp: Vec<(u32, u32)> = want.keys[w[0]..w[1]]
+                        .iter()
+                        .copied()
+                        .zip(want.values[w[0]..w[1]].iter().copied())
+                        .collect();
+                    got.sort_unstable();
+                    exp.sort_unstable();
+                    assert!(got == exp, "unstable partition n={n} {dist} bits={bits}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_arguments_are_errors() {
+    let Some(gpu) = common::gpu("bad_arguments_are_errors") else {
+        return;
+    };
+    let k = gpu.upload(&[3u32, 1, 2]).unwrap();
+    let v2 = gpu.upload(&[1u32, 2]).unwrap();
+    assert!(ops::sort_pairs(gpu, &k, &v2, Order::Ascending).is_err());
+    assert!(ops::radix_partition(gpu, &k, &v2, 0, 4, true).is_err());
+    assert!(RadixPartition::new(0, 11, true).is_err());
+    assert!(RadixPartition::new(0, 0, true).is_err());
+    assert!(RadixPartition::new(28, 5, false).is_err());
+    let mut p = RadixPartition::new(0, 4, true).unwrap();
+    let (mut a, mut b) = (gpu.zeros(3).unwrap(), gpu.zeros(3).unwrap());
+    let v3 = gpu.upload(&[1u32, 2, 3]).unwrap();
+    let e = p.shuffle(gpu, &k, &v3, &mut a, &mut b).unwrap_err();
+    assert!(e.to_string().contains("before histogram"), "{e}");
+    let mut small = RadixSort::<u32>::new(gpu, 2, false).unwrap();
+    let mut out = gpu.zeros(3).unwrap();
+    assert!(
+        small
+            .sort_keys(gpu, &k, &mut out, Order::Ascending)
+            .is_err()
+    );
+    let mut keys_only = RadixSort::<u32>::new(gpu, 3, false).unwrap();
+    let mut vo = gpu.zeros(3).unwrap();
+    assert!(
+        keys_only
+            .sort_pairs(gpu, &k, &v3, &mut out, &mut vo, Order::Ascending)
+            .is_err()
+    );
+}
