@@ -38,6 +38,10 @@ pub enum Error {
     /// An argument is invalid (length mismatch, length over the limit, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+    /// A data file could not be read or written, or its contents are malformed; the message
+    /// names the file and the problem (and the line and column of a text file).
+    #[error("{0}")]
+    Data(String),
     /// Any other driver error, with what tessera was doing.
     #[error("CUDA driver error while {context}: {source}")]
     Driver {

@@ -1,3 +1,26 @@
 //! The Star Schema Benchmark: generator, columnar format, dbgen loader, queries, CLI.
+//!
+//! * [`data`]: the in-memory model ([`SsbData`]: one `Vec<i32>` per column, strings encoded
+//!   with the fixed, sorted dictionaries of [`dict`]);
+//! * [`generator`]: the parallel, deterministic generator;
+//! * [`format`]: tessera's columnar files (one checksummed file per column);
+//! * [`tbl`]: dbgen's `.tbl` files (streaming parallel loader and writer);
+//! * [`query`]: the 13 queries, their parameters ([`QueryParams`]) and results;
+//! * [`engine`]: the [`Engine`] boundary, the CPU engine and the GPU extension point.
 
+pub mod calendar;
 pub mod cli;
+pub mod cpu;
+pub mod data;
+pub mod dict;
+pub mod engine;
+pub mod format;
+pub mod generator;
+pub mod query;
+mod rng;
+
+pub use data::{Customer, Date, Lineorder, Meta, Part, SsbData, Supplier};
+pub use dict::{Dict, Dicts, dicts};
+pub use engine::{Device, Engine, engine, gpu_engine};
+pub use generator::{Cardinalities, GenConfig, generate};
+pub use query::{Agg, GroupCol, Pred, Query, QueryParams, QueryResult, Row};
