@@ -7,7 +7,7 @@ pub mod join;
 pub mod ops;
 pub mod pkjoin;
 pub mod sort;
-mod torch;
+pub(crate) mod torch;
 
 /// One measured figure.
 #[derive(Clone, Debug, Serialize)]
@@ -66,6 +66,58 @@ impl Bandwidth {
     pub fn model_ms(&self, read: f64, written: f64) -> f64 {
         (read / self.read_gbps + written / self.write_gbps) / 1e6
     }
+}
+
+/// Warm-up runs before every timed series.
+pub const WARMUP: usize = 3;
+
+/// Measures the read and copy bandwidth on `data` (uploaded here) with our probe kernels:
+/// the bandwidth every model of the same run uses, and its two records.
+pub fn measure_bandwidth(
+    gpu: &crate::Gpu,
+    data: &[u32],
+    reps: usize,
+) -> crate::Result<(Bandwidth, Vec<Record>)> {
+    let n = data.len();
+    let nf = n as f64;
+    let du = gpu.upload(data)?;
+    let mut sum = gpu.zeros::<u64>(1)?;
+    let t_read = gpu
+        .time(WARMUP, reps, || {
+            crate::ops::read_sum_into_for_bench(gpu, &du, &mut sum)
+        })?
+        .median_ms();
+    let mut dcopy = gpu.zeros::<u32>(n)?;
+    let t_copy = gpu
+        .time(WARMUP, reps, || crate::ops::copy_u32(gpu, &du, &mut dcopy))?
+        .median_ms();
+    let read_gbps = 4.0 * nf / t_read / 1e6;
+    let copy_gbps = 8.0 * nf / t_copy / 1e6;
+    let write_gbps = 4.0 * nf / ((t_copy - 4.0 * nf / read_gbps / 1e6).max(1e-9)) / 1e6;
+    let bw = Bandwidth {
+        read_gbps,
+        copy_gbps,
+        write_gbps,
+    };
+    let rec = vec![
+        Record::new(
+            "bandwidth",
+            "read kernel (sum u32)",
+            format!("{read_gbps:.0} GB/s"),
+            n as u64,
+            t_read,
+            4.0 * nf / read_gbps / 1e6,
+        ),
+        Record::new(
+            "bandwidth",
+            "copy kernel (u32)",
+            format!("{copy_gbps:.0} GB/s"),
+            n as u64,
+            t_copy,
+            bw.model_ms(4.0 * nf, 4.0 * nf),
+        ),
+    ];
+    Ok((bw, rec))
 }
 
 /// Prints records as an aligned table.

@@ -10,7 +10,7 @@ use tessera_kernels::ops::select::sweep;
 
 use super::{Bandwidth, Record, print_table, torch};
 use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
-use crate::runtime::{DeviceColumn, Gpu, median};
+use crate::runtime::{Gpu, median};
 use crate::{Result, cpu};
 
 /// What to run.
@@ -53,7 +53,7 @@ pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
     v
 }
 
-const WARMUP: usize = 3;
+use super::WARMUP;
 
 /// Times `cpu_work` (a few runs: the CPU side is slow at these sizes).
 fn cpu_ms(reps: usize, mut work: impl FnMut()) -> f64 {
@@ -78,43 +78,9 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
     let d1 = gpu.upload(&x1)?;
     let d2 = gpu.upload(&x2)?;
 
-    // Bandwidth probes.
-    let du: DeviceColumn<u32> = gpu.upload(bytemuck::cast_slice::<f32, u32>(&x1))?;
-    let mut sum = gpu.zeros::<u64>(1)?;
-    let t_read = gpu
-        .time(WARMUP, reps, || {
-            ops::read_sum_into_for_bench(gpu, &du, &mut sum)
-        })?
-        .median_ms();
-    let mut dcopy = gpu.zeros::<u32>(n)?;
-    let t_copy = gpu
-        .time(WARMUP, reps, || ops::copy_u32(gpu, &du, &mut dcopy))?
-        .median_ms();
-    drop(dcopy);
-    let read_gbps = 4.0 * nf / t_read / 1e6;
-    let copy_gbps = 8.0 * nf / t_copy / 1e6;
-    let write_gbps = 4.0 * nf / ((t_copy - 4.0 * nf / read_gbps / 1e6).max(1e-9)) / 1e6;
-    let bw = Bandwidth {
-        read_gbps,
-        copy_gbps,
-        write_gbps,
-    };
-    rec.push(Record::new(
-        "bandwidth",
-        "read kernel (sum u32)",
-        format!("{read_gbps:.0} GB/s"),
-        n as u64,
-        t_read,
-        4.0 * nf / read_gbps / 1e6,
-    ));
-    rec.push(Record::new(
-        "bandwidth",
-        "copy kernel (u32)",
-        format!("{copy_gbps:.0} GB/s"),
-        n as u64,
-        t_copy,
-        bw.model_ms(4.0 * nf, 4.0 * nf),
-    ));
+    // Bandwidth probes, on the data of the experiments.
+    let (bw, probes) = super::measure_bandwidth(gpu, bytemuck::cast_slice::<f32, u32>(&x1), reps)?;
+    rec.extend(probes);
 
     // Q3: SELECT y WHERE y < v (f32), selectivity sweep, three variants and the baseline.
     let mut sel = Selection::<f32>::new(gpu, n)?;
@@ -235,7 +201,7 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
         bw.model_ms(8.0 * nf, 4.0 * nf),
     ));
     drop(out);
-    drop((d1, d2, du, sum));
+    drop((d1, d2));
 
     // PyTorch on the same sizes, in this run.
     let mut torch_missing = None;

@@ -1,10 +1,363 @@
-//! `tessera bench sort`.
+//! `tessera bench sort`: radix sort of 2^28 `u32` keys with `u32` values against its model (one
+//! histogram read plus four 16-byte shuffle passes), other key types, the radix-partition sweep
+//! of thesis Figure 3-13 (histogram and shuffle, stable and unstable, 1..10 bits), PyTorch's
+//! `sort` on the same keys in the same run, and the CPU implementation.
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table};
+use crate::ops::{Order, RadixPartition, RadixSort, SortKey};
+use crate::runtime::{DeviceColumn, Gpu, median};
+use crate::{Result, cpu, gpu_or_skip};
 
 /// Options of `tessera bench sort`.
 #[derive(Clone, Debug, clap::Args)]
-pub struct SortArgs {}
+pub struct SortArgs {
+    /// log2 of the number of keys.
+    #[arg(long, default_value_t = 28)]
+    pub log2n: u32,
+    /// Timed repetitions per point.
+    #[arg(long, default_value_t = 20)]
+    pub reps: usize,
+    /// Only the u32 key + value sort and PyTorch (skip other types and the partition sweep).
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the CPU implementation.
+    #[arg(long)]
+    pub no_cpu: bool,
+    /// PyTorch script; "none" to skip.
+    #[arg(long, default_value = "benches/torch_sort.py")]
+    pub torch: String,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "target/bench/sort.json")]
+    pub json: PathBuf,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Serialize)]
+pub struct SortReport {
+    /// Device name, or "cpu".
+    pub device: String,
+    /// Keys per sort.
+    pub n: u64,
+    /// Bandwidth measured in this run (GPU runs only).
+    pub bandwidth: Option<Bandwidth>,
+    /// All figures.
+    pub records: Vec<Record>,
+    /// Why PyTorch figures are missing, if they are.
+    pub torch_missing: Option<String>,
+}
+
+/// `n` uniform random 32-bit words, in parallel, deterministic for `seed`.
+fn random_u32(n: usize, seed: u64) -> Vec<u32> {
+    let mut v = vec![0u32; n];
+    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
+        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        c.iter_mut().for_each(|x| *x = rng.random());
+    });
+    v
+}
+
+/// Model of a sort of `n` keys (`key_bytes` each, with `val_bytes` of value): one histogram
+/// read of the keys, then per pass one read and one write of keys and values.
+fn sort_model(bw: &Bandwidth, n: f64, key_bytes: f64, val_bytes: f64, passes: usize) -> f64 {
+    let per_pass = (key_bytes + val_bytes) * n;
+    bw.model_ms(key_bytes * n, 0.0) + passes as f64 * bw.model_ms(per_pass, per_pass)
+}
+
+/// Times a GPU sort of `keys` (with values `0..n` when `values`) and returns its record.
+fn time_sort<K: SortKey>(
+    gpu: &Gpu,
+    bw: &Bandwidth,
+    reps: usize,
+    keys: &[K],
+    values: bool,
+    order: Order,
+    label: &str,
+) -> Result<Record> {
+    let n = keys.len();
+    let dk = gpu.upload(keys)?;
+    let mut ko: DeviceColumn<K> = gpu.zeros(n)?;
+    let mut sorter = RadixSort::<K>::new(gpu, n, values)?;
+    let t = if values {
+        let idx: Vec<u32> = (0..n as u32).collect();
+        let dv = gpu.upload(&idx)?;
+        let mut vo = gpu.zeros(n)?;
+        gpu.time(WARMUP, reps, || {
+            sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, order)
+        })?
+    } else {
+        gpu.time(WARMUP, reps, || sorter.sort_keys(gpu, &dk, &mut ko, order))?
+    }
+    .median_ms();
+    let kb = std::mem::size_of::<K>() as f64;
+    let vb = if values { 4.0 } else { 0.0 };
+    Ok(Record::new(
+        "radix_sort",
+        label,
+        format!("{} passes", sorter.passes_run()),
+        n as u64,
+        t,
+        sort_model(bw, n as f64, kb, vb, sorter.passes_run()),
+    ))
+}
+
+/// Runs the suite on `gpu`.
+pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
+    let n = 1usize << args.log2n;
+    let nf = n as f64;
+    let reps = args.reps.max(1);
+    let keys = random_u32(n, 1);
+    let (bw, mut rec) = measure_bandwidth(gpu, &keys, reps)?;
+
+    rec.push(time_sort(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        true,
+        Order::Ascending,
+        "tessera u32 key + u32 value",
+    )?);
+    rec.push(time_sort(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        false,
+        Order::Ascending,
+        "tessera u32 keys",
+    )?);
+    if !args.quick {
+        rec.push(time_sort(
+            gpu,
+            &bw,
+            reps,
+            &keys,
+            true,
+            Order::Descending,
+            "tessera u32 kv descending",
+        )?);
+        let i: Vec<i32> = keys.par_iter().map(|&x| x as i32).collect();
+        rec.push(time_sort(
+            gpu,
+            &bw,
+            reps,
+            &i,
+            true,
+            Order::Ascending,
+            "tessera i32 key + u32 value",
+        )?);
+        drop(i);
+        let f: Vec<f32> = keys.par_iter().map(|&x| f32::from_bits(x)).collect();
+        rec.push(time_sort(
+            gpu,
+            &bw,
+            reps,
+            &f,
+            true,
+            Order::Ascending,
+            "tessera f32 key + u32 value",
+        )?);
+        drop(f);
+        let w: Vec<u64> = keys[..n / 2]
+            .par_iter()
+            .zip(&keys[n / 2..])
+            .map(|(&a, &b)| ((a as u64) << 32) | b as u64)
+            .collect();
+        rec.push(time_sort(
+            gpu,
+            &bw,
+            reps,
+            &w,
+            true,
+            Order::Ascending,
+            "tessera u64 key + u32 value (n/2)",
+        )?);
+        drop(w);
+        let narrow: Vec<u32> = keys.par_iter().map(|&x| x >> 8).collect();
+        rec.push(time_sort(
+            gpu,
+            &bw,
+            reps,
+            &narrow,
+            true,
+            Order::Ascending,
+            "tessera u32 kv, 24-bit keys",
+        )?);
+        drop(narrow);
+
+        // Figure 3-13: one partition pass, histogram and shuffle phases apart.
+        let dk = gpu.upload(&keys)?;
+        let dv = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
+        let (mut ko, mut vo) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+        for bits in 1..=10 {
+            for stable in [true, false] {
+                let mut p = RadixPartition::new(0, bits, stable)?;
+                let name = if stable {
+                    "tessera stable (LSB)"
+                } else {
+                    "tessera unstable (MSB)"
+                };
+                if stable {
+                    let t = gpu
+                        .time(WARMUP, reps, || p.histogram(gpu, &dk).map(|_| ()))?
+                        .median_ms();
+                    rec.push(Record::new(
+                        "partition_histogram",
+                        "tessera",
+                        format!("{bits} bits"),
+                        n as u64,
+                        t,
+                        bw.model_ms(4.0 * nf, 0.0),
+                    ));
+                }
+                p.histogram(gpu, &dk)?;
+                let t = gpu
+                    .time(WARMUP, reps, || p.shuffle(gpu, &dk, &dv, &mut ko, &mut vo))?
+                    .median_ms();
+                rec.push(Record::new(
+                    "partition_shuffle",
+                    name,
+                    format!("{bits} bits"),
+                    n as u64,
+                    t,
+                    bw.model_ms(8.0 * nf, 8.0 * nf),
+                ));
+            }
+        }
+    }
+
+    let mut torch_missing = None;
+    if args.torch != "none" {
+        match torch_sort(&PathBuf::from(&args.torch), &keys, reps) {
+            Ok(t) => {
+                let model = sort_model(&bw, nf, 4.0, 4.0, 4);
+                rec.push(Record::new(
+                    "radix_sort",
+                    "pytorch sort (i32, indices)",
+                    "",
+                    n as u64,
+                    t,
+                    model,
+                ));
+            }
+            Err(e) => torch_missing = Some(e),
+        }
+    }
+    if !args.no_cpu {
+        rec.extend(cpu_records(&keys, reps));
+    }
+    Ok(SortReport {
+        device: gpu.name().to_string(),
+        n: n as u64,
+        bandwidth: Some(bw),
+        records: rec,
+        torch_missing,
+    })
+}
+
+/// PyTorch's `sort` (stable, with indices) of the same keys as `i32`, median ms.
+fn torch_sort(
+    script: &std::path::Path,
+    keys: &[u32],
+    reps: usize,
+) -> std::result::Result<f64, String> {
+    let file = std::env::temp_dir().join(format!("tessera-sort-keys-{}.bin", std::process::id()));
+    std::fs::write(&file, bytemuck::cast_slice::<u32, u8>(keys)).map_err(|e| e.to_string())?;
+    let r = super::torch::run_args(
+        script,
+        &[
+            "--keys",
+            &file.to_string_lossy(),
+            "--reps",
+            &reps.to_string(),
+        ],
+    );
+    let _ = std::fs::remove_file(&file);
+    let t = r?;
+    t.iter()
+        .find(|(k, _)| k == "sort_i32_indices")
+        .map(|&(_, v)| v)
+        .ok_or_else(|| "the script did not report sort_i32_indices".into())
+}
+
+/// The CPU implementation (all cores), a few repetitions.
+fn cpu_records(keys: &[u32], reps: usize) -> Vec<Record> {
+    let n = keys.len();
+    let vals: Vec<u32> = (0..n as u32).collect();
+    let samples: Vec<f64> = (0..reps.clamp(1, 3))
+        .map(|_| {
+            let t = Instant::now();
+            let r = cpu::sort_pairs(keys, Some(&vals), Order::Ascending);
+            std::hint::black_box(r.ok());
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let mut rec = vec![Record::new(
+        "radix_sort",
+        &format!("cpu LSB radix ({} threads)", rayon::current_num_threads()),
+        "u32 key + u32 value",
+        n as u64,
+        median(&samples),
+        f64::NAN,
+    )];
+    for bits in [4, 8, 10] {
+        let t = Instant::now();
+        std::hint::black_box(cpu::radix_partition(keys, &vals, 0, bits).ok());
+        rec.push(Record::new(
+            "partition_shuffle",
+            "cpu stable (histogram + shuffle)",
+            format!("{bits} bits"),
+            n as u64,
+            t.elapsed().as_secs_f64() * 1e3,
+            f64::NAN,
+        ));
+    }
+    rec
+}
 
 /// Runs the suite, prints its table and writes its JSON.
-pub fn run(_args: &SortArgs) -> Result<(), Box<dyn std::error::Error>> {
-    Err("tessera bench sort: not built yet".into())
+pub fn run(args: &SortArgs) -> std::result::Result<(), Box<dyn std::error::Error>> {
+    if !(10..=31).contains(&args.log2n) {
+        return Err(format!("--log2n {} is outside 10..=31", args.log2n).into());
+    }
+    let report = match gpu_or_skip("tessera bench sort") {
+        Some(gpu) => run_gpu(&gpu, args)?,
+        None => {
+            println!("notice: no GPU found; timing the CPU implementation only");
+            let n = 1usize << args.log2n;
+            SortReport {
+                device: "cpu".into(),
+                n: n as u64,
+                bandwidth: None,
+                records: cpu_records(&random_u32(n, 1), args.reps),
+                torch_missing: Some("no GPU".into()),
+            }
+        }
+    };
+    println!(
+        "tessera bench sort on {} ({} keys)",
+        report.device, report.n
+    );
+    if let Some(bw) = &report.bandwidth {
+        println!(
+            "bandwidth: read {:.0} GB/s, copy {:.0} GB/s, write {:.0} GB/s",
+            bw.read_gbps, bw.copy_gbps, bw.write_gbps
+        );
+    }
+    print_table(&report.records);
+    if let Some(why) = &report.torch_missing {
+        println!("\nPyTorch: not measured ({why})");
+    }
+    if let Some(dir) = args.json.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&args.json, serde_json::to_string_pretty(&report)?)?;
+    println!("\nJSON: {}", args.json.display());
+    Ok(())
 }

@@ -8,12 +8,20 @@ pub type TorchTiming = (String, f64);
 
 /// Runs the script for `n` items; `Err` says why there are no PyTorch figures.
 pub fn run(script: &Path, n: u64, reps: usize) -> Result<Vec<TorchTiming>, String> {
+    run_args(
+        script,
+        &["--n", &n.to_string(), "--reps", &reps.to_string()],
+    )
+}
+
+/// Runs the script with `args`; it prints a JSON object `{name: median ms}`.
+pub fn run_args(script: &Path, args: &[&str]) -> Result<Vec<TorchTiming>, String> {
     if !script.exists() {
         return Err(format!("{} not found", script.display()));
     }
     let out = Command::new("python3")
         .arg(script)
-        .args(["--n", &n.to_string(), "--reps", &reps.to_string()])
+        .args(args)
         .output()
         .map_err(|e| format!("python3 not runnable: {e}"))?;
     if !out.status.success() {

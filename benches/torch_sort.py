@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""PyTorch's sort of the keys `tessera bench sort` sorts: reads them (raw little-endian u32)
+from --keys, sorts them as int32 with indices (stable), and prints {name: median ms} as JSON."""
+import argparse
+import json
+import sys
+
+try:
+    import numpy as np
+    import torch
+except ImportError as e:
+    sys.exit(f"{e.name} is not installed")
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--keys", required=True)
+ap.add_argument("--reps", type=int, default=20)
+args = ap.parse_args()
+if not torch.cuda.is_available():
+    sys.exit("torch sees no CUDA device")
+
+keys = torch.from_numpy(np.fromfile(args.keys, dtype=np.int32)).cuda()
+
+
+def median_ms(fn):
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(args.reps):
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        fn()
+        b.record()
+        b.synchronize()
+        times.append(a.elapsed_time(b))
+    times.sort()
+    m = len(times) // 2
+    return times[m] if len(times) % 2 else (times[m - 1] + times[m]) / 2
+
+
+print(json.dumps({"sort_i32_indices": median_ms(lambda: torch.sort(keys, stable=True))}))
