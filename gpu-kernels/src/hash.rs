@@ -117,7 +117,7 @@ pub fn capacity_for(rows: u64, fill: f64) -> Option<u32> {
     u32::try_from(c).ok()
 }
 
-/// Words of build-kernel state: flags the host reads after a build.
+/// Words of build-kernel state (`u32`), which the host zeroes before and reads after a build.
 pub mod state {
     /// Word index: set to 1 when two inserted keys are equal (the table is not unique, so
     /// probes must walk on after a match to find every build row).
@@ -125,8 +125,12 @@ pub mod state {
     /// Word index: set to 1 when an insert found no free slot (linear probing) or a key outside
     /// the range (perfect hashing); the table is then incomplete.
     pub const OVERFLOW: usize = 1;
+    /// Word index: set to 1 when a key equal to [`super::EMPTY_KEY`] was offered (and skipped).
+    pub const SENTINEL: usize = 2;
+    /// Word index: number of rows inserted (the build's flagged rows).
+    pub const INSERTED: usize = 3;
     /// Words of state.
-    pub const WORDS: usize = 2;
+    pub const WORDS: usize = 4;
 }
 
 #[cfg(test)]

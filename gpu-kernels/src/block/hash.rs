@@ -22,6 +22,8 @@ pub struct BuildStatus {
     pub duplicate: bool,
     /// A key found no slot (table full, or outside a perfect table's range).
     pub overflow: bool,
+    /// A key equal to [`EMPTY_KEY`] was offered (and skipped).
+    pub sentinel: bool,
 }
 
 impl BuildStatus {
@@ -30,6 +32,7 @@ impl BuildStatus {
         BuildStatus {
             duplicate: self.duplicate | o.duplicate,
             overflow: self.overflow | o.overflow,
+            sentinel: self.sentinel | o.sentinel,
         }
     }
 
@@ -40,7 +43,7 @@ impl BuildStatus {
     /// `state` points to [`crate::hash::state::WORDS`] global words.
     #[inline(always)]
     pub unsafe fn record(self, state: *mut u32) {
-        use crate::hash::state::{DUPLICATE, OVERFLOW};
+        use crate::hash::state::{DUPLICATE, OVERFLOW, SENTINEL};
         // SAFETY: in bounds by contract; atomics because many threads may report.
         unsafe {
             if self.duplicate {
@@ -48,6 +51,9 @@ impl BuildStatus {
             }
             if self.overflow {
                 u32::atomic_max(state.add(OVERFLOW), 1);
+            }
+            if self.sentinel {
+                u32::atomic_max(state.add(SENTINEL), 1);
             }
         }
     }
@@ -210,14 +216,14 @@ impl DeviceTable for HashSet {
             if old == EMPTY_KEY || old == key {
                 return BuildStatus {
                     duplicate: old == key,
-                    overflow: false,
+                    ..BuildStatus::default()
                 };
             }
             s = next_slot(s, self.capacity);
         }
         BuildStatus {
-            duplicate: false,
             overflow: true,
+            ..BuildStatus::default()
         }
     }
 
@@ -257,8 +263,8 @@ impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
     unsafe fn insert(self, key: u32, value: V) -> BuildStatus {
         let Some(s) = perfect_slot(key, self.min, self.len) else {
             return BuildStatus {
-                duplicate: false,
                 overflow: true,
+                ..BuildStatus::default()
             };
         };
         // SAFETY: s < len.
@@ -271,7 +277,7 @@ impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
         }
         BuildStatus {
             duplicate: old != EMPTY_KEY,
-            overflow: false,
+            ..BuildStatus::default()
         }
     }
 
@@ -317,12 +323,12 @@ impl DeviceTable for PerfectSet {
                 let old = unsafe { claim(self.keys.add(s as usize), key) };
                 BuildStatus {
                     duplicate: old != EMPTY_KEY,
-                    overflow: false,
+                    ..BuildStatus::default()
                 }
             }
             None => BuildStatus {
-                duplicate: false,
                 overflow: true,
+                ..BuildStatus::default()
             },
         }
     }
@@ -356,7 +362,7 @@ impl DeviceTable for PerfectSet {
 }
 
 /// BlockBuild: inserts every flagged `(keys[k], values[k])` into `table`. Keys equal to
-/// [`EMPTY_KEY`] are skipped and reported as overflow (the host rejects them before). Returns
+/// [`EMPTY_KEY`] are skipped and reported as `sentinel`. Returns
 /// what this thread saw; record it with [`BuildStatus::record`].
 ///
 /// # Safety
@@ -374,8 +380,8 @@ pub unsafe fn block_build<K: HashKey, T: DeviceTable, const NT: usize, const IPT
             let key = keys[k].bits();
             st = st.merge(if key == EMPTY_KEY {
                 BuildStatus {
-                    duplicate: false,
-                    overflow: true,
+                    sentinel: true,
+                    ..BuildStatus::default()
                 }
             } else {
                 // SAFETY: forwarded.

@@ -107,6 +107,28 @@ mod device {
         unsafe { block_store::<u32, NT, IPT>(words.add(start), valid, &[value; IPT]) };
     }
 
+    /// Adds the tile's flagged rows to the state's inserted count and records what the build
+    /// saw.
+    ///
+    /// # Safety
+    /// `state` holds the build state words.
+    #[inline(always)]
+    unsafe fn report<const NT: usize, const IPT: usize>(
+        flags: &[bool; IPT],
+        st: BuildStatus,
+        state: *mut u32,
+        temp: Shared<u32>,
+    ) {
+        let inserted = block_count::<u32, NT, IPT>(flags, usize::MAX, temp);
+        // SAFETY: by contract.
+        unsafe {
+            st.record(state);
+            if thread_idx() == 0 && inserted != 0 {
+                u32::atomic_add(state.add(crate::hash::state::INSERTED), inserted);
+            }
+        }
+    }
+
     /// Inserts the rows whose key satisfies `p`, with their payload (`payloads`, or the row
     /// index when `ROWS`).
     ///
@@ -126,6 +148,7 @@ mod device {
         p: impl Fn(u32) -> bool,
         table: T,
         state: *mut u32,
+        temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
@@ -138,7 +161,8 @@ mod device {
                 block_load_sel::<u32, NT, IPT>(payloads.add(start), valid, &flags, &mut v);
                 v
             };
-            block_build::<u32, T, NT, IPT>(&k, &v, &flags, table).record(state);
+            let st = block_build::<u32, T, NT, IPT>(&k, &v, &flags, table);
+            report::<NT, IPT>(&flags, st, state, temp);
         }
     }
 
@@ -153,12 +177,14 @@ mod device {
         p: impl Fn(u32) -> bool,
         table: T,
         state: *mut u32,
+        temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
             let (_, valid, k, mut flags) = load_keys::<NT, IPT>(keys, n);
             block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
-            block_build_keys::<u32, T, NT, IPT>(&k, &flags, table).record(state);
+            let st = block_build_keys::<u32, T, NT, IPT>(&k, &flags, table);
+            report::<NT, IPT>(&flags, st, state, temp);
         }
     }
 
@@ -357,12 +383,13 @@ macro_rules! build_kernels {
                 keys: *const u32, payloads: *const u32, n: u32, op: u32, a: u32, b: u32,
                 slots: *mut u32, ta: u32, tb: u32, state: *mut u32
             ) {
+                let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: the host launches one block per tile with columns of n items, a
                 // cleared or built table described by (slots, ta, tb) and the build state.
                 unsafe {
                     build::<$table, NT, IPT, $rows>(keys, payloads, n as usize,
                         |k| $crate::predicate::eval(op, k, a, b),
-                        <$table as TableArgs>::from_args(slots, ta, tb), state)
+                        <$table as TableArgs>::from_args(slots, ta, tb), state, temp)
                 }
             }
         }
@@ -384,11 +411,12 @@ macro_rules! build_keys_kernels {
                 keys: *const u32, n: u32, op: u32, a: u32, b: u32,
                 slots: *mut u32, ta: u32, tb: u32, state: *mut u32
             ) {
+                let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: as for the key + payload builds.
                 unsafe {
                     build_keys::<$table, NT, IPT>(keys, n as usize,
                         |k| $crate::predicate::eval(op, k, a, b),
-                        <$table as TableArgs>::from_args(slots, ta, tb), state)
+                        <$table as TableArgs>::from_args(slots, ta, tb), state, temp)
                 }
             }
         }

@@ -1,1 +1,695 @@
-//! Hash join: build, probe, join pairs, probe-and-aggregate.
+//! Hash join: device hash tables on `u32` keys, the join that returns row pairs, the fused
+//! probe-and-aggregate of the thesis' Q4, and the semi-join.
+//!
+//! Tables are flat arrays of slots (see [`tessera_kernels::hash`]): linear probing at a chosen
+//! fill, or perfect hashing (`slot = key - min`) for dense keys. The key
+//! [`EMPTY_KEY`] (`u32::MAX`) marks free slots and is rejected as a key.
+//!
+//! **Duplicate build keys** have "all matches" semantics: every build row is kept, and a probe
+//! row meets every build row with its key ([`join`] emits one pair, [`join_sum`] adds one term
+//! per match), as SQL's inner join does. Builds detect duplicates; probes of a table without them
+//! stop at the first match.
+use cudarc::driver::CudaSlice;
+use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
+use tessera_kernels::ops::join as k;
+use tessera_kernels::ops::select::state_words;
+use tessera_kernels::spec::KernelSpec;
+
+use super::{Predicate, check_same_len, launch, scan::exclusive_scan_into};
+use crate::error::{Error, Result};
+use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
+
+/// Where a table puts its keys.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableLayout {
+    /// Open addressing with linear probing over `capacity` slots.
+    Linear {
+        /// Number of slots.
+        capacity: u32,
+    },
+    /// Perfect hashing: key `k` in slot `k - min`, for keys `min ..= max`.
+    Perfect {
+        /// Smallest key.
+        min: u32,
+        /// Largest key.
+        max: u32,
+    },
+}
+
+impl TableLayout {
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        match *self {
+            TableLayout::Linear { capacity } => capacity as usize,
+            TableLayout::Perfect { min, max } => (max - min) as usize + 1,
+        }
+    }
+
+    /// The `(ta, tb)` kernel arguments (see [`tessera_kernels::ops::join`]).
+    fn args(&self) -> (u32, u32) {
+        match *self {
+            TableLayout::Linear { capacity } => (capacity, 0),
+            TableLayout::Perfect { min, max } => (min, max - min + 1),
+        }
+    }
+}
+
+/// How large a linear-probing table to make.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TableOptions {
+    /// Rows / slots once built, in `(0, 0.9]` (default 0.5, the thesis' setting).
+    pub fill: f64,
+    /// An explicit number of slots (overrides `fill`).
+    pub capacity: Option<usize>,
+}
+
+impl Default for TableOptions {
+    fn default() -> Self {
+        TableOptions {
+            fill: DEFAULT_FILL,
+            capacity: None,
+        }
+    }
+}
+
+impl TableOptions {
+    /// Slots for `rows` rows.
+    pub(crate) fn capacity_for(&self, rows: usize) -> Result<u32> {
+        if let Some(c) = self.capacity {
+            return u32::try_from(c).ok().filter(|&c| c > 0).ok_or_else(|| {
+                Error::invalid(format!("hash table capacity {c} is not in 1..2^32"))
+            });
+        }
+        if !(self.fill > 0.0 && self.fill <= MAX_FILL) {
+            return Err(Error::invalid(format!(
+                "hash table fill {} is outside (0, {MAX_FILL}]",
+                self.fill
+            )));
+        }
+        hash::capacity_for(rows as u64, self.fill).ok_or_else(|| {
+            Error::invalid(format!(
+                "a hash table for {rows} rows at fill {} needs more than 2^32 slots",
+                self.fill
+            ))
+        })
+    }
+}
+
+/// Payloads of a build.
+#[derive(Clone, Copy)]
+enum Payloads<'a> {
+    /// From a column.
+    Column(&'a DeviceColumn<u32>),
+    /// The build row index.
+    Rows,
+    /// Key-only table.
+    None,
+}
+
+/// What the last build reported.
+struct BuildReport {
+    duplicate: bool,
+    overflow: bool,
+    sentinel: bool,
+    inserted: usize,
+}
+
+/// The storage and bookkeeping shared by tables with and without payloads.
+struct Table {
+    /// `WORDS` words per slot, cleared to [`EMPTY_KEY`].
+    words: CudaSlice<u32>,
+    layout: TableLayout,
+    rows: usize,
+    duplicates: bool,
+    state: Option<Scratch>,
+}
+
+impl Table {
+    fn new(gpu: &Gpu, layout: TableLayout, words_per_slot: usize) -> Result<Table> {
+        let n = layout.slots() * words_per_slot;
+        if n > MAX_COLUMN_LEN {
+            return Err(Error::invalid(format!(
+                "hash table of {} slots exceeds the limit of {MAX_COLUMN_LEN} words",
+                layout.slots()
+            )));
+        }
+        let mut words = gpu
+            .stream()
+            .alloc_zeros::<u32>(n)
+            .map_err(Error::driver("allocating a hash table", n * 4))?;
+        let (n32, empty) = (n as u32, EMPTY_KEY);
+        launch!(
+            gpu,
+            k::JOIN_FILL,
+            tile_grid(&k::JOIN_FILL, n, 0)?,
+            [&mut words, &n32, &empty]
+        )?;
+        Ok(Table {
+            words,
+            layout,
+            rows: 0,
+            duplicates: false,
+            state: None,
+        })
+    }
+
+    /// Launches `spec` (a build kernel of this table's layout) on `keys` and checks the report.
+    fn insert(
+        &mut self,
+        gpu: &Gpu,
+        spec: KernelSpec,
+        keys: &DeviceColumn<u32>,
+        payloads: Payloads,
+        pred: Predicate<u32>,
+    ) -> Result<()> {
+        let n = keys.len();
+        if let Payloads::Column(p) = payloads {
+            check_same_len("hash table insert", "payloads", p.len(), n)?;
+        }
+        // Every row of an unfiltered insert takes a slot: refuse before touching the table.
+        if let TableLayout::Linear { capacity } = self.layout
+            && pred == Predicate::between(0, u32::MAX)
+            && self.rows + n >= capacity as usize
+        {
+            return Err(Error::invalid(format!(
+                "hash table too full: {} rows + {n} new ones need more than its {capacity} slots \
+                 (one slot always stays empty); build a larger table",
+                self.rows
+            )));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let mut st = Scratch::zeroed(gpu, state::WORDS.div_ceil(2), self.state.take())?;
+        let (n32, op, (ta, tb)) = (n as u32, pred.op.code(), self.layout.args());
+        let cfg = tile_grid(&spec, n, 0)?;
+        let (p, a, b) = (&pred.a, &pred.b, &mut self.words);
+        match payloads {
+            // The `_rows` kernels ignore their payload argument.
+            Payloads::Column(col) => launch!(
+                gpu,
+                spec,
+                cfg,
+                [
+                    &keys.buf,
+                    &col.buf,
+                    &n32,
+                    &op,
+                    p,
+                    a,
+                    b,
+                    &ta,
+                    &tb,
+                    &mut st.words
+                ]
+            ),
+            Payloads::Rows => launch!(
+                gpu,
+                spec,
+                cfg,
+                [
+                    &keys.buf,
+                    &keys.buf,
+                    &n32,
+                    &op,
+                    p,
+                    a,
+                    b,
+                    &ta,
+                    &tb,
+                    &mut st.words
+                ]
+            ),
+            Payloads::None => launch!(
+                gpu,
+                spec,
+                cfg,
+                [&keys.buf, &n32, &op, p, a, b, &ta, &tb, &mut st.words]
+            ),
+        }?;
+        let report = read_report(gpu, &st)?;
+        self.state = Some(st);
+        self.rows += report.inserted;
+        self.duplicates |= report.duplicate;
+        if report.sentinel {
+            return Err(Error::invalid(format!(
+                "hash table insert: key {EMPTY_KEY} (u32::MAX) is reserved to mark empty slots \
+                 and cannot be a key"
+            )));
+        }
+        match self.layout {
+            TableLayout::Linear { capacity } => {
+                if report.overflow || self.rows >= capacity as usize {
+                    return Err(Error::invalid(format!(
+                        "hash table too full: {} rows in {capacity} slots (one slot must stay \
+                         empty); build a larger table",
+                        self.rows
+                    )));
+                }
+            }
+            TableLayout::Perfect { min, max } => {
+                if report.overflow {
+                    return Err(Error::invalid(format!(
+                        "perfect hash table: a key lies outside its range {min}..={max}"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn read_report(gpu: &Gpu, st: &Scratch) -> Result<BuildReport> {
+    let mut w = [0u64; 2];
+    gpu.stream()
+        .memcpy_dtoh(&st.words.slice(0..2), &mut w[..])
+        .map_err(Error::driver("reading the build state", 16))?;
+    gpu.synchronize()?;
+    let words: [u32; 4] = bytemuck::cast(w);
+    Ok(BuildReport {
+        duplicate: words[state::DUPLICATE] != 0,
+        overflow: words[state::OVERFLOW] != 0,
+        sentinel: words[state::SENTINEL] != 0,
+        inserted: words[state::INSERTED] as usize,
+    })
+}
+
+/// The perfect layout for keys `min ..= max`, or why there is none.
+pub(crate) fn join_perfect_layout(min: u32, max: u32) -> Result<TableLayout> {
+    if min > max || max == EMPTY_KEY {
+        return Err(Error::invalid(format!(
+            "perfect hash table key range {min}..={max} is empty or includes the reserved key \
+             {EMPTY_KEY}"
+        )));
+    }
+    Ok(TableLayout::Perfect { min, max })
+}
+
+/// A device hash table from `u32` keys to `u32` payloads (key and payload side by side, one
+/// 8-byte access per probe).
+pub struct HashTable {
+    t: Table,
+}
+
+impl std::fmt::Debug for HashTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HashTable")
+            .field("layout", &self.t.layout)
+            .field("rows", &self.t.rows)
+            .field("duplicates", &self.t.duplicates)
+            .finish()
+    }
+}
+
+impl HashTable {
+    /// An empty linear-probing table of `capacity` slots (it holds at most `capacity - 1`
+    /// rows).
+    pub fn with_capacity(gpu: &Gpu, capacity: usize) -> Result<HashTable> {
+        let opts = TableOptions {
+            capacity: Some(capacity),
+            ..TableOptions::default()
+        };
+        let capacity = opts.capacity_for(0)?;
+        Ok(HashTable {
+            t: Table::new(gpu, TableLayout::Linear { capacity }, 2)?,
+        })
+    }
+
+    /// An empty perfect-hash table for keys `min ..= max` (`max - min + 1` slots). Keys must be
+    /// distinct.
+    pub fn perfect(gpu: &Gpu, min: u32, max: u32) -> Result<HashTable> {
+        Ok(HashTable {
+            t: Table::new(gpu, join_perfect_layout(min, max)?, 2)?,
+        })
+    }
+
+    /// Builds a linear-probing table from `keys` and their `payloads` (`None`: the payload of a
+    /// row is its index, so [`join`] returns row pairs), sized by `opts`.
+    pub fn build(
+        gpu: &Gpu,
+        keys: &DeviceColumn<u32>,
+        payloads: Option<&DeviceColumn<u32>>,
+        opts: TableOptions,
+    ) -> Result<HashTable> {
+        let capacity = opts.capacity_for(keys.len())?;
+        let mut t = HashTable {
+            t: Table::new(gpu, TableLayout::Linear { capacity }, 2)?,
+        };
+        t.insert(gpu, keys, payloads)?;
+        Ok(t)
+    }
+
+    /// Inserts rows (payloads as in [`HashTable::build`]). Fails when a key is [`EMPTY_KEY`],
+    /// when a linear-probing table would have no empty slot left, or when a perfect-hash table
+    /// gets a key outside its range or twice; after an error the contents are unspecified.
+    pub fn insert(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<u32>,
+        payloads: Option<&DeviceColumn<u32>>,
+    ) -> Result<()> {
+        self.insert_where(gpu, keys, payloads, Predicate::between(0, u32::MAX))
+    }
+
+    /// Inserts the rows whose key satisfies `pred` (the selective build).
+    pub fn insert_where(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<u32>,
+        payloads: Option<&DeviceColumn<u32>>,
+        pred: Predicate<u32>,
+    ) -> Result<()> {
+        let perfect = matches!(self.t.layout, TableLayout::Perfect { .. });
+        let (spec, p) = match (perfect, payloads) {
+            (false, Some(c)) => (k::HASH_BUILD, Payloads::Column(c)),
+            (false, None) => (k::HASH_BUILD_ROWS, Payloads::Rows),
+            (true, Some(c)) => (k::PERFECT_BUILD, Payloads::Column(c)),
+            (true, None) => (k::PERFECT_BUILD_ROWS, Payloads::Rows),
+        };
+        self.t.insert(gpu, spec, keys, p, pred)?;
+        if perfect && self.t.duplicates {
+            return Err(Error::invalid(
+                "perfect hash table: a key was inserted twice (perfect hashing needs distinct keys)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Rows inserted.
+    pub fn len(&self) -> usize {
+        self.t.rows
+    }
+
+    /// Whether no row was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.t.rows == 0
+    }
+
+    /// Number of slots.
+    pub fn slots(&self) -> usize {
+        self.t.layout.slots()
+    }
+
+    /// Bytes of device memory the slots take.
+    pub fn bytes(&self) -> usize {
+        self.slots() * 8
+    }
+
+    /// The table's layout.
+    pub fn layout(&self) -> TableLayout {
+        self.t.layout
+    }
+
+    /// Whether some key was inserted more than once.
+    pub fn has_duplicates(&self) -> bool {
+        self.t.duplicates
+    }
+
+    fn probe_args(&self) -> (u32, u32, u32) {
+        let (ta, tb) = self.t.layout.args();
+        (ta, tb, (!self.t.duplicates) as u32)
+    }
+
+    fn specs(&self) -> [KernelSpec; 3] {
+        match self.t.layout {
+            TableLayout::Linear { .. } => {
+                [k::HASH_JOIN_SUM, k::HASH_JOIN_COUNT, k::HASH_JOIN_WRITE]
+            }
+            TableLayout::Perfect { .. } => [
+                k::PERFECT_JOIN_SUM,
+                k::PERFECT_JOIN_COUNT,
+                k::PERFECT_JOIN_WRITE,
+            ],
+        }
+    }
+}
+
+/// A device set of `u32` keys (key-only table) for semi-joins.
+pub struct KeySet {
+    t: Table,
+}
+
+impl KeySet {
+    /// Builds a linear-probing set of `keys` (repeated keys are stored once), sized by `opts`.
+    pub fn build(gpu: &Gpu, keys: &DeviceColumn<u32>, opts: TableOptions) -> Result<KeySet> {
+        let capacity = opts.capacity_for(keys.len())?;
+        let mut s = KeySet {
+            t: Table::new(gpu, TableLayout::Linear { capacity }, 1)?,
+        };
+        s.insert_where(gpu, keys, Predicate::between(0, u32::MAX))?;
+        Ok(s)
+    }
+
+    /// An empty perfect-hash set for keys `min ..= max`.
+    pub fn perfect(gpu: &Gpu, min: u32, max: u32) -> Result<KeySet> {
+        Ok(KeySet {
+            t: Table::new(gpu, join_perfect_layout(min, max)?, 1)?,
+        })
+    }
+
+    /// Inserts the keys that satisfy `pred`; errors as for [`HashTable::insert`] (repeated keys
+    /// are fine in a set).
+    pub fn insert_where(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<u32>,
+        pred: Predicate<u32>,
+    ) -> Result<()> {
+        let spec = match self.t.layout {
+            TableLayout::Linear { .. } => k::HASH_SET_BUILD,
+            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD,
+        };
+        self.t.insert(gpu, spec, keys, Payloads::None, pred)
+    }
+
+    /// The table's layout.
+    pub fn layout(&self) -> TableLayout {
+        self.t.layout
+    }
+}
+
+/// The result of [`join`]: one entry per (probe row, matching build row), ordered by probe
+/// row; the matches of one probe row come in table order.
+#[derive(Debug)]
+pub struct JoinPairs {
+    /// Index of the probe row.
+    pub probe_rows: DeviceColumn<u32>,
+    /// Payload of the matching build row (its row index when built without payloads).
+    pub payloads: DeviceColumn<u32>,
+}
+
+/// `SELECT probe.row, build.payload FROM probe, build WHERE probe.key = build.key`: two passes
+/// (count the matches per tile, scan, then write), so the output is exact and ordered.
+pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Result<JoinPairs> {
+    let n = probe_keys.len();
+    let [_, count_spec, write_spec] = table.specs();
+    let (ta, tb, distinct) = table.probe_args();
+    if n == 0 {
+        return Ok(JoinPairs {
+            probe_rows: gpu.zeros(0)?,
+            payloads: gpu.zeros(0)?,
+        });
+    }
+    let tiles = count_spec.tiles(n as u64) as usize;
+    let mut tile_counts = gpu.zeros::<u32>(tiles)?;
+    let mut total = Scratch::zeroed(gpu, 1, None)?;
+    let n32 = n as u32;
+    launch!(
+        gpu,
+        count_spec,
+        tile_grid(&count_spec, n, 0)?,
+        [
+            &probe_keys.buf,
+            &n32,
+            &table.t.words,
+            &ta,
+            &tb,
+            &distinct,
+            &mut tile_counts.buf,
+            &mut total.words
+        ]
+    )?;
+    let matches = total.read(gpu, 0)? as usize;
+    if matches > MAX_COLUMN_LEN {
+        return Err(Error::invalid(format!(
+            "join: {matches} result rows exceed the column limit of {MAX_COLUMN_LEN}"
+        )));
+    }
+    let mut offsets = gpu.zeros::<u32>(tiles)?;
+    exclusive_scan_into(gpu, &tile_counts, &mut offsets, None)?;
+    let mut probe_rows = gpu.zeros::<u32>(matches)?;
+    let mut payloads = gpu.zeros::<u32>(matches)?;
+    if matches > 0 {
+        launch!(
+            gpu,
+            write_spec,
+            tile_grid(&write_spec, n, 0)?,
+            [
+                &probe_keys.buf,
+                &n32,
+                &table.t.words,
+                &ta,
+                &tb,
+                &distinct,
+                &offsets.buf,
+                &mut probe_rows.buf,
+                &mut payloads.buf
+            ]
+        )?;
+    }
+    Ok(JoinPairs {
+        probe_rows,
+        payloads,
+    })
+}
+
+/// Result of the probe-and-aggregate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct JoinSum {
+    /// `SUM(A.v + B.v)` over all matches, exact modulo 2^64.
+    pub sum: u64,
+    /// Number of matches.
+    pub count: u64,
+}
+
+/// The thesis' Q4, `SELECT SUM(A.v + B.v) FROM A, B WHERE A.k = B.k`, fused into the probe:
+/// `A` is the probe side `(keys, values)`, `B` the table (key, payload). Reusable output so that
+/// repeated queries allocate nothing.
+pub struct JoinAggregate {
+    out: CudaSlice<u64>,
+}
+
+impl JoinAggregate {
+    /// Allocates the output.
+    pub fn new(gpu: &Gpu) -> Result<JoinAggregate> {
+        Ok(JoinAggregate {
+            out: gpu
+                .stream()
+                .alloc_zeros::<u64>(2)
+                .map_err(Error::driver("allocating the join sum", 16))?,
+        })
+    }
+
+    /// Queues the query; [`JoinAggregate::finish`] waits for it.
+    pub fn launch(
+        &mut self,
+        gpu: &Gpu,
+        table: &HashTable,
+        keys: &DeviceColumn<u32>,
+        values: &DeviceColumn<u32>,
+    ) -> Result<()> {
+        let n = keys.len();
+        check_same_len("join_sum", "probe values", values.len(), n)?;
+        gpu.stream()
+            .memset_zeros(&mut self.out)
+            .map_err(Error::driver("zeroing the join sum", 16))?;
+        if n == 0 {
+            return Ok(());
+        }
+        let [spec, ..] = table.specs();
+        let (ta, tb, distinct) = table.probe_args();
+        let n32 = n as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, n, 0)?,
+            [
+                &keys.buf,
+                &values.buf,
+                &n32,
+                &table.t.words,
+                &ta,
+                &tb,
+                &distinct,
+                &mut self.out
+            ]
+        )
+    }
+
+    /// Waits for the last query and returns its result.
+    pub fn finish(&self, gpu: &Gpu) -> Result<JoinSum> {
+        let mut v = [0u64; 2];
+        gpu.stream()
+            .memcpy_dtoh(&self.out, &mut v[..])
+            .map_err(Error::driver("reading the join sum", 16))?;
+        gpu.synchronize()?;
+        Ok(JoinSum {
+            sum: v[0],
+            count: v[1],
+        })
+    }
+}
+
+/// `SELECT SUM(A.v + B.v), COUNT(*) FROM A, B WHERE A.k = B.k` with `A = (keys, values)` and
+/// `B` the table.
+pub fn join_sum(
+    gpu: &Gpu,
+    table: &HashTable,
+    keys: &DeviceColumn<u32>,
+    values: &DeviceColumn<u32>,
+) -> Result<JoinSum> {
+    let mut q = JoinAggregate::new(gpu)?;
+    q.launch(gpu, table, keys, values)?;
+    q.finish(gpu)
+}
+
+/// The indices of the probe rows whose key is in `set`, in row order (`WHERE key IN set`).
+pub fn semi_join(
+    gpu: &Gpu,
+    set: &KeySet,
+    probe_keys: &DeviceColumn<u32>,
+) -> Result<DeviceColumn<u32>> {
+    let n = probe_keys.len();
+    let spec = match set.t.layout {
+        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN,
+        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN,
+    };
+    let mut out = gpu.zeros::<u32>(n)?;
+    if n == 0 {
+        return Ok(out);
+    }
+    let mut st = Scratch::zeroed(gpu, state_words(spec.tiles(n as u64)) as usize, None)?;
+    let (ta, tb) = set.t.layout.args();
+    let n32 = n as u32;
+    launch!(
+        gpu,
+        spec,
+        tile_grid(&spec, n, 0)?,
+        [
+            &probe_keys.buf,
+            &n32,
+            &set.t.words,
+            &ta,
+            &tb,
+            &mut out.buf,
+            &mut st.words
+        ]
+    )?;
+    let count = Scratch::count(Some(&st), gpu)?;
+    out.set_len(count);
+    Ok(out)
+}
+
+/// Reads an L2-resident buffer repeatedly with the L2 probe kernel: returns (bytes read,
+/// milliseconds) per launch for the benchmark's cache model.
+pub(crate) fn l2_read_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64)> {
+    let spec = k::JOIN_L2_READ;
+    let grid = 4 * gpu.sm_count() as usize;
+    let chunk = grid * spec.threads as usize * 4;
+    let n = (bytes / 4).div_ceil(chunk) * chunk;
+    let rounds = 64u32;
+    let data = gpu.zeros::<u32>(n)?;
+    let mut sum = gpu.zeros::<u64>(1)?;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (spec.threads, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let n32 = n as u32;
+    let t = gpu
+        .time(3, reps, || {
+            launch!(gpu, spec, cfg, [&data.buf, &n32, &rounds, &mut sum.buf])
+        })?
+        .median_ms();
+    Ok((n as f64 * 4.0 * rounds as f64, t))
+}
