@@ -717,3 +717,69 @@ pub mod testing {
         (BLOCK_SORT_64X3, true),
     ];
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_alternate_ranges_and_equality() {
+        let s = [10u32, 20, 30];
+        let b = |k| bucket_of(k, s.len(), |i| s[i]);
+        assert_eq!(
+            [b(0), b(9), b(10), b(11), b(20), b(25), b(30), b(31)],
+            [0, 0, 1, 2, 3, 4, 5, 6]
+        );
+        assert_eq!(b(u32::MAX), 6);
+        assert_eq!(bucket_of(5, 0, |_| 0), 0, "no splitters: one bucket");
+        let top = [u32::MAX];
+        assert_eq!(bucket_of(u32::MAX, 1, |i| top[i]), 1);
+    }
+
+    #[test]
+    fn segment_sizing() {
+        assert_eq!(Segment::splitters_for(BUCKET_CAPACITY as u32 + 1), 2);
+        assert_eq!(Segment::splitters_for(u32::MAX), MAX_SPLITTERS);
+        let s = Segment {
+            len: 1 << 30,
+            splitters: MAX_SPLITTERS,
+            ..Default::default()
+        };
+        assert_eq!(
+            s.samples(),
+            SORT_TILE as u32,
+            "p log p = 256 * 8 fills one tile"
+        );
+        assert_eq!(s.buckets(), 511);
+        let s = Segment {
+            len: 5000,
+            splitters: 2,
+            ..Default::default()
+        };
+        assert_eq!(s.samples(), 3 * 2);
+        assert_eq!(
+            s.to_words(),
+            [0, 5000, 0, 0, 0, 0, 0, 2],
+            "word order is the struct's"
+        );
+    }
+
+    #[test]
+    fn sample_positions_stay_in_range_and_spread() {
+        let len = 10_007;
+        let mut hist = [0u32; 10];
+        for i in 0..20_000 {
+            let p = sample_position(1, 3, i, len);
+            assert!(p < len);
+            hist[(p as usize * 10) / len as usize] += 1;
+        }
+        assert!(hist.iter().all(|&h| (1500..2500).contains(&h)), "{hist:?}");
+    }
+
+    #[test]
+    fn duplicate_words_order_by_key_then_side() {
+        assert!(duplicate_word(3, true) < duplicate_word(4, false));
+        assert!(duplicate_word(3, false) < duplicate_word(3, true));
+        assert!(duplicate_word(u32::MAX, true) < NO_DUPLICATE);
+    }
+}

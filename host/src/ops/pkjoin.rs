@@ -1,1 +1,595 @@
-//! Primary-key join by sample sort.
+//! Primary-key join by sample sort (seed 002): `A JOIN B ON A.key = B.key` for tables whose
+//! keys are unique on each side, through a stable sample sort of both key columns together and
+//! an adjacent-match pass. The kernels, one per step, are in `tessera_kernels::ops::pkjoin`
+//! (read its module documentation for the algorithm); this module drives the levels of the
+//! sort from the host.
+//!
+//! Design decisions:
+//! * **Recursion instead of a `p x p` count matrix.** The seed sizes its buckets to a block and
+//!   counts every (bucket, block) pair, which is quadratic (it stopped at 10^6 rows). Here a
+//!   level splits each segment into at most 511 buckets (255 splitters plus their equality
+//!   buckets), so the split counts are at most a quarter of the items; buckets larger than a
+//!   block's capacity ([`BUCKET_CAPACITY`] = 4096) are split again at the next level (at 10^8
+//!   rows per side: two levels), the rest are sorted by one block each.
+//! * **Equality buckets** hold the keys equal to a splitter: already sorted, never split again.
+//!   Every other bucket is strictly smaller than its segment, so skewed and all-equal keys
+//!   finish (in one level for all-equal keys).
+//! * **Duplicates**: a key that appears twice on one side is not a primary key; the join
+//!   returns [`Error::InvalidArgument`] naming the smallest such key and the side (A first),
+//!   exactly as [`crate::cpu::pk_join`] does. The hash join handles duplicate keys.
+//! * Payloads are gathered at the end by row (the sort carries `(key, row)` pairs), so any
+//!   4-byte payload type works and the sort moves 8 bytes per row.
+use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, LaunchConfig};
+use tessera_kernels::ops::pkjoin::{self as k, BUCKET_CAPACITY, SORT_TILE, Segment};
+use tessera_kernels::ops::select::state_words;
+use tessera_kernels::radix::RadixKey;
+use tessera_kernels::spec::KernelSpec;
+
+use super::launch;
+use super::scan::exclusive_scan_into;
+use crate::cpu::PkJoinRows;
+use crate::error::{Error, Result};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
+
+/// Key types of the primary-key join (their radix bits order them; see
+/// [`tessera_kernels::radix`]).
+pub trait PkKey: DeviceItem + RadixKey<Bits = u32> {
+    /// Level 1 tile sort for this key type.
+    const SORT_INPUT: KernelSpec;
+    /// Join kernel for this key type.
+    const JOIN: KernelSpec;
+}
+impl PkKey for u32 {
+    const SORT_INPUT: KernelSpec = k::PK_SORT_INPUT_U32;
+    const JOIN: KernelSpec = k::PK_JOIN_U32;
+}
+impl PkKey for i32 {
+    const SORT_INPUT: KernelSpec = k::PK_SORT_INPUT_I32;
+    const JOIN: KernelSpec = k::PK_JOIN_I32;
+}
+
+/// Payload types of the primary-key join: any 4-byte item (the kernels move its bits).
+pub trait PkPayload: DeviceItem {}
+impl PkPayload for u32 {}
+impl PkPayload for i32 {}
+impl PkPayload for f32 {}
+
+/// The joined rows on the device: one per key present in both inputs, ascending by key.
+#[derive(Debug)]
+pub struct PkJoinResult<K: PkKey, A: PkPayload, B: PkPayload> {
+    /// The matching keys, ascending.
+    pub keys: DeviceColumn<K>,
+    /// A's payload of each key.
+    pub a: DeviceColumn<A>,
+    /// B's payload of each key.
+    pub b: DeviceColumn<B>,
+}
+
+impl<K: PkKey, A: PkPayload, B: PkPayload> PkJoinResult<K, A, B> {
+    /// Number of joined rows.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether no key matched.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// Copies the rows to the host.
+    pub fn to_rows(&self, gpu: &Gpu) -> Result<PkJoinRows<K, A, B>> {
+        Ok(PkJoinRows {
+            keys: self.keys.to_vec(gpu)?,
+            a: self.a.to_vec(gpu)?,
+            b: self.b.to_vec(gpu)?,
+        })
+    }
+}
+
+/// The error for a duplicate primary key (shared with the CPU implementation, so both report
+/// the same problem the same way).
+pub(crate) fn pk_duplicate_error(key: impl std::fmt::Debug, side_b: bool) -> Error {
+    let side = if side_b { "b_keys" } else { "a_keys" };
+    Error::invalid(format!(
+        "pk_join: key {key:?} appears more than once in {side}; primary keys must be unique \
+         (the hash join handles duplicate keys)"
+    ))
+}
+
+/// Checks the column lengths of a primary-key join and returns `na + nb`.
+pub(crate) fn check_pk_inputs(na: usize, a_vals: usize, nb: usize, b_vals: usize) -> Result<usize> {
+    super::check_same_len("pk_join", "a_vals", a_vals, na)?;
+    super::check_same_len("pk_join", "b_vals", b_vals, nb)?;
+    let n = na + nb;
+    if n > MAX_COLUMN_LEN {
+        return Err(Error::invalid(format!(
+            "pk_join: {na} + {nb} keys exceed the limit of {MAX_COLUMN_LEN} rows in both inputs \
+             together (rows are numbered with 32 bits)"
+        )));
+    }
+    Ok(n)
+}
+
+/// `SELECT key, A.val, B.val FROM A JOIN B USING (key)` for primary keys (unique per side),
+/// ascending by key. See the module documentation for the algorithm and [`PkJoin`] to reuse
+/// buffers across calls.
+pub fn pk_join<K: PkKey, A: PkPayload, B: PkPayload>(
+    gpu: &Gpu,
+    a_keys: &DeviceColumn<K>,
+    a_vals: &DeviceColumn<A>,
+    b_keys: &DeviceColumn<K>,
+    b_vals: &DeviceColumn<B>,
+) -> Result<PkJoinResult<K, A, B>> {
+    PkJoin::new().run(gpu, a_keys, a_vals, b_keys, b_vals, None)
+}
+
+/// The steps of the join whose GPU time [`PkJoin::run`] can report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum PkStep {
+    /// Block-wise radix sort of the tiles (every level).
+    SortTiles,
+    /// Sampling and splitter selection.
+    Splitters,
+    /// Binary-search partitioning with split counts, their prefix sum and the bucket bounds
+    /// (including the host's look at the bucket sizes).
+    Partition,
+    /// Scatter into bucket order.
+    Scatter,
+    /// Sorting the buckets that fit a block.
+    BucketSort,
+    /// Adjacent-match join and payload gather.
+    Join,
+}
+
+impl PkStep {
+    /// Every step, in pipeline order.
+    pub const ALL: [PkStep; 6] = [
+        PkStep::SortTiles,
+        PkStep::Splitters,
+        PkStep::Partition,
+        PkStep::Scatter,
+        PkStep::BucketSort,
+        PkStep::Join,
+    ];
+
+    /// Short name.
+    pub fn name(self) -> &'static str {
+        match self {
+            PkStep::SortTiles => "sort tiles",
+            PkStep::Splitters => "splitters",
+            PkStep::Partition => "partition + scan",
+            PkStep::Scatter => "scatter",
+            PkStep::BucketSort => "bucket sort",
+            PkStep::Join => "join",
+        }
+    }
+}
+
+/// GPU time per step of one join (CUDA events between the steps) and the sort's shape.
+#[derive(Clone, Debug, Default)]
+pub struct PkJoinSteps {
+    /// Milliseconds per step, in [`PkStep::ALL`] order.
+    pub ms: [f64; 6],
+    /// Sample-sort levels that ran.
+    pub levels: u32,
+    /// Buckets sorted by one block each.
+    pub small_buckets: usize,
+}
+
+/// Records events between the steps when asked to.
+struct StepClock<'a> {
+    gpu: &'a Gpu,
+    marks: Vec<(Option<PkStep>, CudaEvent)>,
+}
+
+impl<'a> StepClock<'a> {
+    fn start(gpu: &'a Gpu) -> Result<Self> {
+        let mut c = StepClock {
+            gpu,
+            marks: Vec::new(),
+        };
+        c.record(None)?;
+        Ok(c)
+    }
+
+    fn record(&mut self, step: Option<PkStep>) -> Result<()> {
+        let ev = self
+            .gpu
+            .context()
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(Error::driver("creating a timing event", 0))?;
+        ev.record(self.gpu.stream())
+            .map_err(Error::driver("recording an event", 0))?;
+        self.marks.push((step, ev));
+        Ok(())
+    }
+
+    fn finish(self, steps: &mut PkJoinSteps) -> Result<()> {
+        for w in self.marks.windows(2) {
+            let ms = w[0]
+                .1
+                .elapsed_ms(&w[1].1)
+                .map_err(Error::driver("reading an event", 0))? as f64;
+            if let Some(step) = w[1].0 {
+                let i = PkStep::ALL.iter().position(|&s| s == step).expect("listed");
+                steps.ms[i] += ms;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn mark(clock: &mut Option<StepClock>, step: PkStep) -> Result<()> {
+    match clock {
+        Some(c) => c.record(Some(step)),
+        None => Ok(()),
+    }
+}
+
+/// The sort's working arrays: `(key bits, row)` pairs twice (tile-sorted and bucket order).
+struct Pairs {
+    keys: DeviceColumn<u32>,
+    rows: DeviceColumn<u32>,
+}
+
+impl Pairs {
+    fn new(gpu: &Gpu, n: usize) -> Result<Pairs> {
+        Ok(Pairs {
+            keys: gpu.zeros(n)?,
+            rows: gpu.zeros(n)?,
+        })
+    }
+}
+
+/// A primary-key join whose working buffers are kept between calls (for repeated joins of
+/// similar size, such as benchmarks).
+#[derive(Default)]
+pub struct PkJoin {
+    bufs: Option<[Pairs; 2]>,
+    counts: Option<(DeviceColumn<u32>, DeviceColumn<u32>)>,
+    scan_state: Option<Scratch>,
+    join_state: Option<Scratch>,
+}
+
+fn blocks(spec: &KernelSpec, blocks: usize) -> Result<LaunchConfig> {
+    if blocks == 0 || blocks > i32::MAX as usize {
+        return Err(Error::invalid(format!(
+            "{} cannot launch {blocks} blocks",
+            spec.name
+        )));
+    }
+    Ok(LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (spec.threads, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+impl PkJoin {
+    /// A join with no buffers yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// [`pk_join`], reusing this value's buffers; with `steps`, also the GPU time per step
+    /// (which adds an event per kernel).
+    pub fn run<K: PkKey, A: PkPayload, B: PkPayload>(
+        &mut self,
+        gpu: &Gpu,
+        a_keys: &DeviceColumn<K>,
+        a_vals: &DeviceColumn<A>,
+        b_keys: &DeviceColumn<K>,
+        b_vals: &DeviceColumn<B>,
+        steps: Option<&mut PkJoinSteps>,
+    ) -> Result<PkJoinResult<K, A, B>> {
+        let (na, nb) = (a_keys.len(), b_keys.len());
+        let n = check_pk_inputs(na, a_vals.len(), nb, b_vals.len())?;
+        let cap = na.min(nb);
+        let mut out = PkJoinResult {
+            keys: gpu.zeros::<K>(cap)?,
+            a: gpu.zeros::<A>(cap)?,
+            b: gpu.zeros::<B>(cap)?,
+        };
+        if n == 0 {
+            return Ok(out);
+        }
+        if self.bufs.as_ref().is_none_or(|b| b[0].keys.len() < n) {
+            self.bufs = None; // free before allocating the larger ones
+            self.bufs = Some([Pairs::new(gpu, n)?, Pairs::new(gpu, n)?]);
+        }
+        let mut clock = match steps {
+            Some(_) => Some(StepClock::start(gpu)?),
+            None => None,
+        };
+        let mut shape = PkJoinSteps::default();
+        let [sorted, tiles] = self.bufs.as_mut().expect("allocated");
+        let (na32, n32) = (na as u32, n as u32);
+
+        // Level 1's tile sort reads the inputs; one tile is already the whole sort.
+        let first = if n <= SORT_TILE {
+            &mut *sorted
+        } else {
+            &mut *tiles
+        };
+        launch!(
+            gpu,
+            K::SORT_INPUT,
+            tile_grid(&K::SORT_INPUT, n, 0)?,
+            [
+                &a_keys.buf,
+                &na32,
+                &b_keys.buf,
+                &n32,
+                &mut first.keys.buf,
+                &mut first.rows.buf
+            ]
+        )?;
+        mark(&mut clock, PkStep::SortTiles)?;
+
+        if n > SORT_TILE {
+            let mut segments = vec![(0u32, n32)];
+            let mut small: Vec<u32> = Vec::new();
+            while !segments.is_empty() {
+                if shape.levels >= k::MAX_LEVELS {
+                    return Err(Error::invalid(format!(
+                        "pk_join: the sample sort did not finish in {} levels",
+                        k::MAX_LEVELS
+                    )));
+                }
+                segments = self.level(gpu, shape.levels, &segments, &mut small, &mut clock)?;
+                shape.levels += 1;
+            }
+            if !small.is_empty() {
+                let list = gpu.upload(&small)?;
+                let spec = k::PK_BUCKET_SORT;
+                let [sorted, _] = self.bufs.as_mut().expect("allocated");
+                launch!(
+                    gpu,
+                    spec,
+                    blocks(&spec, small.len() / 2)?,
+                    [&mut sorted.keys.buf, &mut sorted.rows.buf, &list.buf]
+                )?;
+                shape.small_buckets = small.len() / 2;
+            }
+            mark(&mut clock, PkStep::BucketSort)?;
+        }
+
+        // The adjacent-match join over the sorted pairs.
+        let spec = K::JOIN;
+        let tiles_n = spec.tiles(n as u64);
+        let state = Scratch::zeroed(gpu, state_words(tiles_n) as usize, self.join_state.take())?;
+        let mut error = gpu.upload(&[k::NO_DUPLICATE])?;
+        let [sorted, _] = self.bufs.as_mut().expect("allocated");
+        let mut state = state;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, n, 0)?,
+            [
+                &sorted.keys.buf,
+                &sorted.rows.buf,
+                &n32,
+                &na32,
+                &a_vals.buf,
+                &b_vals.buf,
+                &mut out.keys.buf,
+                &mut out.a.buf,
+                &mut out.b.buf,
+                &mut state.words,
+                &mut error.buf
+            ]
+        )?;
+        mark(&mut clock, PkStep::Join)?;
+        let count = Scratch::count(Some(&state), gpu)?;
+        self.join_state = Some(state);
+        let word = error.to_vec(gpu)?[0];
+        if word != k::NO_DUPLICATE {
+            return Err(pk_duplicate_error(
+                K::from_bits((word >> 1) as u32),
+                word & 1 == 1,
+            ));
+        }
+        if let (Some(c), Some(s)) = (clock, steps) {
+            c.finish(&mut shape)?;
+            *s = shape;
+        }
+        out.keys.set_len(count);
+        out.a.set_len(count);
+        out.b.set_len(count);
+        Ok(out)
+    }
+
+    /// One level of the sample sort over `segments` (tile-sorted in the tile buffer at level
+    /// 0, in the sorted buffer after): splitters, partition, scan, scatter into the sorted
+    /// buffer. Buckets that fit a block are added to `small` as `(start, len)`; the larger
+    /// ones are returned as the next level's segments.
+    fn level(
+        &mut self,
+        gpu: &Gpu,
+        level: u32,
+        segments: &[(u32, u32)],
+        small: &mut Vec<u32>,
+        clock: &mut Option<StepClock>,
+    ) -> Result<Vec<(u32, u32)>> {
+        let mut segs = Vec::with_capacity(segments.len());
+        let (mut tiles, mut counts, mut items, mut slots) = (0u64, 0u64, 0u64, 0u64);
+        for &(start, len) in segments {
+            let s = Segment {
+                start,
+                len,
+                first_tile: tiles as u32,
+                tiles: len.div_ceil(SORT_TILE as u32),
+                count_base: counts as u32,
+                items_before: items as u32,
+                bucket_base: slots as u32,
+                splitters: Segment::splitters_for(len),
+            };
+            tiles += s.tiles as u64;
+            counts += s.buckets() as u64 * s.tiles as u64;
+            items += len as u64;
+            slots += s.buckets() as u64;
+            segs.push(s);
+        }
+        let words: Vec<u32> = segs.iter().flat_map(|s| s.to_words()).collect();
+        let seg_dev = gpu.upload(&words)?;
+        let nsegs = segs.len() as u32;
+        let [sorted, tile_buf] = self.bufs.as_mut().expect("allocated");
+        if level > 0 {
+            let spec = k::PK_SORT_SEGMENTS;
+            launch!(
+                gpu,
+                spec,
+                blocks(&spec, tiles as usize)?,
+                [
+                    &sorted.keys.buf,
+                    &sorted.rows.buf,
+                    &seg_dev.buf,
+                    &nsegs,
+                    &mut tile_buf.keys.buf,
+                    &mut tile_buf.rows.buf
+                ]
+            )?;
+            mark(clock, PkStep::SortTiles)?;
+        }
+
+        let mut splitters = gpu.zeros::<u32>(segs.len() * k::SPLITTER_WORDS)?;
+        let spec = k::PK_SPLITTERS;
+        launch!(
+            gpu,
+            spec,
+            blocks(&spec, segs.len())?,
+            [&tile_buf.keys.buf, &seg_dev.buf, &level, &mut splitters.buf]
+        )?;
+        mark(clock, PkStep::Splitters)?;
+
+        let counts = counts as usize;
+        if self.counts.as_ref().is_none_or(|c| c.0.capacity() < counts) {
+            self.counts = None;
+            self.counts = Some((gpu.zeros(counts)?, gpu.zeros(counts)?));
+        }
+        let (cnt, scanned) = self.counts.as_mut().expect("allocated");
+        cnt.set_len(counts);
+        scanned.set_len(counts);
+        let spec = k::PK_PARTITION;
+        launch!(
+            gpu,
+            spec,
+            blocks(&spec, tiles as usize)?,
+            [
+                &tile_buf.keys.buf,
+                &seg_dev.buf,
+                &nsegs,
+                &splitters.buf,
+                &mut cnt.buf
+            ]
+        )?;
+        self.scan_state = Some(exclusive_scan_into(
+            gpu,
+            cnt,
+            scanned,
+            self.scan_state.take(),
+        )?);
+        let mut bounds = gpu.zeros::<u32>(slots as usize)?;
+        let spec = k::PK_BUCKET_BOUNDS;
+        let slots32 = slots as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, slots as usize, 0)?,
+            [
+                &scanned.buf,
+                &seg_dev.buf,
+                &nsegs,
+                &slots32,
+                &mut bounds.buf
+            ]
+        )?;
+        mark(clock, PkStep::Partition)?;
+
+        let spec = k::PK_SCATTER;
+        launch!(
+            gpu,
+            spec,
+            blocks(&spec, tiles as usize)?,
+            [
+                &tile_buf.keys.buf,
+                &tile_buf.rows.buf,
+                &seg_dev.buf,
+                &nsegs,
+                &splitters.buf,
+                &scanned.buf,
+                &mut sorted.keys.buf,
+                &mut sorted.rows.buf
+            ]
+        )?;
+        mark(clock, PkStep::Scatter)?;
+
+        // Bucket sizes decide the next level (one small download per level).
+        let bounds = bounds.to_vec(gpu)?;
+        let mut next = Vec::new();
+        for s in &segs {
+            let base = s.bucket_base as usize;
+            let nb = s.buckets() as usize;
+            for j in 0..nb {
+                let start = bounds[base + j];
+                let end = if j + 1 < nb {
+                    bounds[base + j + 1]
+                } else {
+                    s.start + s.len
+                };
+                let len = end - start;
+                // Odd buckets hold one key value: already sorted (the scatter is stable).
+                if j % 2 == 1 || len <= 1 {
+                    continue;
+                }
+                if len as usize <= BUCKET_CAPACITY {
+                    small.extend_from_slice(&[start, len]);
+                } else {
+                    next.push((start, len));
+                }
+            }
+        }
+        Ok(next)
+    }
+}
+
+/// Sorts each tile of `(keys, vals)` with the block-sort test kernel `spec` by bits
+/// `begin .. end`; returns the sorted keys and values (values only for kernels that carry
+/// them). For the tests of the block-wise radix sort.
+#[doc(hidden)]
+pub fn pk_block_sort_tiles(
+    gpu: &Gpu,
+    spec: KernelSpec,
+    keys: &[u32],
+    vals: &[u32],
+    begin: u32,
+    end: u32,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    super::check_same_len("pk_block_sort_tiles", "vals", vals.len(), keys.len())?;
+    let (dk, dv) = (gpu.upload(keys)?, gpu.upload(vals)?);
+    let mut ok = gpu.zeros::<u32>(keys.len())?;
+    let mut ov = gpu.zeros::<u32>(keys.len())?;
+    if !keys.is_empty() {
+        let n32 = keys.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, keys.len(), 0)?,
+            [
+                &dk.buf,
+                &dv.buf,
+                &n32,
+                &begin,
+                &end,
+                &mut ok.buf,
+                &mut ov.buf
+            ]
+        )?;
+    }
+    Ok((ok.to_vec(gpu)?, ov.to_vec(gpu)?))
+}
+
+/// The block-sort test kernels (spec, carries values).
+#[doc(hidden)]
+pub const PK_BLOCK_SORT_KERNELS: [(KernelSpec, bool); 4] = k::testing::ALL;
