@@ -19,6 +19,9 @@ use super::{Predicate, check_same_len, launch, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
 
+/// Items per tile of the probe kernels (one block per tile).
+pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.tile() as usize;
+
 /// Where a table puts its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableLayout {

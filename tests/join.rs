@@ -1,0 +1,493 @@
+//! Hash join on the GPU against the CPU join (and, at small sizes, a plain `HashMap` oracle).
+mod common;
+use std::collections::HashMap;
+
+use common::*;
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use rand_distr::{Distribution, Zipf};
+use tessera::cpu::{self, CpuHashTable};
+use tessera::ops::{
+    self, HashTable, JOIN_TILE, JoinSum, KeySet, Predicate, TableLayout, TableOptions,
+};
+
+/// Probe-side sizes: empty, one, around the probe tile, larger than a million.
+fn probe_sizes() -> Vec<usize> {
+    capped(&[
+        0,
+        1,
+        JOIN_TILE - 1,
+        JOIN_TILE,
+        JOIN_TILE + 1,
+        3 * JOIN_TILE + 7,
+        (1 << 20) + 3,
+    ])
+}
+
+/// `m` distinct random keys below `EMPTY_KEY`.
+fn distinct_keys(m: usize, seed: u64) -> Vec<u32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut set = std::collections::HashSet::with_capacity(m);
+    while set.len() < m {
+        set.insert(rng.random_range(0..u32::MAX));
+    }
+    let mut v: Vec<u32> = set.into_iter().collect();
+    v.sort_unstable();
+    v.shuffle(&mut rng);
+    v
+}
+
+fn random_u32(n: usize, seed: u64) -> Vec<u32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n).map(|_| rng.random()).collect()
+}
+
+/// The naive oracle: every (probe row, payload) pair, sorted.
+fn oracle_pairs(build: &[u32], payloads: &[u32], probe: &[u32]) -> Vec<(u32, u32)> {
+    let mut m: HashMap<u32, Vec<u32>> = HashMap::new();
+    for (&k, &p) in build.iter().zip(payloads) {
+        m.entry(k).or_default().push(p);
+    }
+    let mut out = Vec::new();
+    for (i, k) in probe.iter().enumerate() {
+        for &p in m.get(k).map(|v| v.as_slice()).unwrap_or(&[]) {
+            out.push((i as u32, p));
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+fn sorted_pairs(rows: Vec<u32>, payloads: Vec<u32>) -> Vec<(u32, u32)> {
+    let mut v: Vec<(u32, u32)> = rows.into_iter().zip(payloads).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Builds both tables, runs `join_sum` and `join` on both sides and compares; returns the sum.
+fn check(
+    gpu: &tessera::Gpu,
+    build: &[u32],
+    payloads: &[u32],
+    probe: &[u32],
+    values: &[u32],
+    layout: TableLayout,
+    what: &str,
+) -> JoinSum {
+    let (dk, dp) = (gpu.upload(build).unwrap(), gpu.upload(payloads).unwrap());
+    let (table, ctable) = match layout {
+        TableLayout::Linear { capacity } => {
+            let opts = TableOptions {
+                capacity: Some(capacity as usize),
+                ..TableOptions::default()
+            };
+            (
+                HashTable::build(gpu, &dk, Some(&dp), opts).unwrap(),
+                CpuHashTable::build(build, Some(payloads), opts).unwrap(),
+            )
+        }
+        TableLayout::Perfect { min, max } => {
+            let mut t = HashTable::perfect(gpu, min, max).unwrap();
+            t.insert(gpu, &dk, Some(&dp)).unwrap();
+            (
+                t,
+                CpuHashTable::perfect(build, Some(payloads), min, max).unwrap(),
+            )
+        }
+    };
+    assert_eq!(table.len(), build.len(), "{what}: rows");
+    assert_eq!(
+        table.has_duplicates(),
+        ctable.has_duplicates(),
+        "{what}: duplicates"
+    );
+    let (dq, dv) = (gpu.upload(probe).unwrap(), gpu.upload(values).unwrap());
+    let got = ops::join_sum(gpu, &table, &dq, &dv).unwrap();
+    let expected = cpu::join_sum(&ctable, probe, values).unwrap();
+    assert_eq!(got, expected, "{what}: join_sum");
+
+    let pairs = ops::join(gpu, &table, &dq).unwrap();
+    let rows = pairs.probe_rows.to_vec(gpu).unwrap();
+    let pays = pairs.payloads.to_vec(gpu).unwrap();
+    assert_eq!(rows.len() as u64, expected.count, "{what}: pair count");
+    assert!(
+        rows.windows(2).all(|w| w[0] <= w[1]),
+        "{what}: pairs ordered by probe row"
+    );
+    let (crows, cpays) = cpu::join(&ctable, probe);
+    assert_eq!(crows, rows, "{what}: probe rows");
+    assert_eq!(
+        sorted_pairs(rows, pays),
+        sorted_pairs(crows, cpays),
+        "{what}: pairs"
+    );
+    got
+}
+
+fn linear(rows: usize) -> TableLayout {
+    TableLayout::Linear {
+        capacity: (2 * rows + 1) as u32,
+    }
+}
+
+#[test]
+fn q4_random_keys_all_sizes() {
+    let Some(gpu) = gpu("q4_random_keys_all_sizes") else {
+        return;
+    };
+    for (i, n) in probe_sizes().into_iter().enumerate() {
+        let m = (n / 3).max(1);
+        let build = distinct_keys(m, 10 + i as u64);
+        let payloads = random_u32(m, 20 + i as u64);
+        // Half the probes hit a build key, half are random (mostly misses).
+        let mut rng = StdRng::seed_from_u64(30 + i as u64);
+        let probe: Vec<u32> = (0..n)
+            .map(|_| {
+                if rng.random::<bool>() {
+                    build[rng.random_range(0..m)]
+                } else {
+                    rng.random_range(0..u32::MAX)
+                }
+            })
+            .collect();
+        let values = random_u32(n, 40 + i as u64);
+        let s = check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            linear(m),
+            &format!("n={n}"),
+        );
+        if n <= 5000 {
+            let o = oracle_pairs(&build, &payloads, &probe);
+            assert_eq!(s.count, o.len() as u64, "n={n}: oracle count");
+        }
+    }
+}
+
+#[test]
+fn no_match_and_all_match() {
+    let Some(gpu) = gpu("no_match_and_all_match") else {
+        return;
+    };
+    for n in capped(&[1, JOIN_TILE + 1, 100_003]) {
+        let m = 1000.min(n);
+        // Even build keys, odd probe keys: nothing matches.
+        let build: Vec<u32> = (0..m as u32).map(|k| 2 * k).collect();
+        let payloads = random_u32(m, 1);
+        let probe: Vec<u32> = (0..n as u32).map(|i| 2 * (i % 5000) + 1).collect();
+        let values = random_u32(n, 2);
+        let s = check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            linear(m),
+            "no match",
+        );
+        assert_eq!(s, JoinSum { sum: 0, count: 0 });
+        // Every probe key is a build key.
+        let probe: Vec<u32> = (0..n).map(|i| build[(i * 7) % m]).collect();
+        let s = check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            linear(m),
+            "all match",
+        );
+        assert_eq!(s.count, n as u64);
+    }
+}
+
+#[test]
+fn duplicate_build_keys_give_all_matches() {
+    let Some(gpu) = gpu("duplicate_build_keys_give_all_matches") else {
+        return;
+    };
+    for n in capped(&[1, 1000, JOIN_TILE + 1, 200_001]) {
+        let mut rng = StdRng::seed_from_u64(n as u64);
+        // Build keys 0..100 each repeated 1 to 4 times (a few hundred rows).
+        let mut build = Vec::new();
+        for k in 0..100u32 {
+            for _ in 0..rng.random_range(1..=4) {
+                build.push(k * 977);
+            }
+        }
+        build.shuffle(&mut rng);
+        let payloads = random_u32(build.len(), 3);
+        let probe: Vec<u32> = (0..n).map(|_| rng.random_range(0..120u32) * 977).collect();
+        let values = random_u32(n, 4);
+        let s = check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            linear(build.len()),
+            "dups",
+        );
+        let o = oracle_pairs(&build, &payloads, &probe);
+        assert_eq!(
+            s.count,
+            o.len() as u64,
+            "n={n}: one result per matching build row"
+        );
+        let osum = o
+            .iter()
+            .map(|&(r, p)| values[r as usize] as u64 + p as u64)
+            .fold(0u64, u64::wrapping_add);
+        assert_eq!(s.sum, osum, "n={n}: oracle sum");
+    }
+    // All build keys equal: every probe of that key meets every build row.
+    let build = vec![42u32; 300];
+    let payloads: Vec<u32> = (0..300).collect();
+    let probe = vec![42u32, 7, 42];
+    let s = check(
+        gpu,
+        &build,
+        &payloads,
+        &probe,
+        &[1, 2, 3],
+        linear(300),
+        "all equal",
+    );
+    assert_eq!(s.count, 600);
+}
+
+#[test]
+fn zipf_probe_keys() {
+    let Some(gpu) = gpu("zipf_probe_keys") else {
+        return;
+    };
+    for (i, n) in capped(&[JOIN_TILE - 1, 500_000, (1 << 20) + 3])
+        .into_iter()
+        .enumerate()
+    {
+        let m = 10_000;
+        let build = distinct_keys(m, 50 + i as u64);
+        let payloads = random_u32(m, 60);
+        let mut rng = StdRng::seed_from_u64(70 + i as u64);
+        let z = Zipf::new(m as f64 * 1.5, 1.1).unwrap();
+        // Zipf ranks beyond m are misses.
+        let probe: Vec<u32> = (0..n)
+            .map(|_| {
+                let r = z.sample(&mut rng) as usize - 1;
+                if r < m { build[r] } else { r as u32 }
+            })
+            .collect();
+        let values = random_u32(n, 80);
+        check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            linear(m),
+            &format!("zipf n={n}"),
+        );
+    }
+}
+
+#[test]
+fn perfect_hash_tables() {
+    let Some(gpu) = gpu("perfect_hash_tables") else {
+        return;
+    };
+    // Dense keys with gaps, like d_datekey: every third key of 19920101..=19981231 present.
+    let (min, max) = (19_920_101u32, 19_981_231u32);
+    let build: Vec<u32> = (min..=max).step_by(3).collect();
+    let payloads: Vec<u32> = build.iter().map(|d| d / 10_000).collect();
+    for (i, n) in probe_sizes().into_iter().enumerate() {
+        let mut rng = StdRng::seed_from_u64(90 + i as u64);
+        // Keys around the range: some below, some above, most inside.
+        let probe: Vec<u32> = (0..n)
+            .map(|_| rng.random_range(min - 100..max + 100))
+            .collect();
+        let values = random_u32(n, 91);
+        let layout = TableLayout::Perfect { min, max };
+        check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            layout,
+            &format!("perfect n={n}"),
+        );
+    }
+    // Keys 1..=N (part, supplier, customer), including max = N exactly.
+    let build: Vec<u32> = (1..=5000).rev().collect();
+    let payloads = random_u32(5000, 92);
+    let probe: Vec<u32> = (0..20_000).map(|i| i % 5003).collect();
+    let values = random_u32(20_000, 93);
+    let layout = TableLayout::Perfect { min: 1, max: 5000 };
+    let s = check(
+        gpu,
+        &build,
+        &payloads,
+        &probe,
+        &values,
+        layout,
+        "perfect 1..=N",
+    );
+    assert_eq!(
+        s.count,
+        (0..20_000u32)
+            .filter(|i| (1..=5000).contains(&(i % 5003)))
+            .count() as u64
+    );
+}
+
+#[test]
+fn build_errors() {
+    let Some(gpu) = gpu("build_errors") else {
+        return;
+    };
+    let err = |r: tessera::Result<()>| r.unwrap_err().to_string();
+    // The sentinel key.
+    let keys = gpu.upload(&[1u32, u32::MAX, 3]).unwrap();
+    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("reserved"), "{e}");
+    let ce = CpuHashTable::build(&[1, u32::MAX, 3], None, TableOptions::default()).err();
+    assert!(ce.unwrap().to_string().contains("reserved"));
+    let e = KeySet::build(gpu, &keys, TableOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("reserved"), "{e}");
+    // Too full: 10 rows never fit in 10 slots; two inserts of 6 neither.
+    let ten = gpu.upload(&(0..10u32).collect::<Vec<_>>()).unwrap();
+    let mut t = HashTable::with_capacity(gpu, 10).unwrap();
+    assert!(err(t.insert(gpu, &ten, None)).contains("too full"));
+    let six = gpu.upload(&(0..6u32).collect::<Vec<_>>()).unwrap();
+    let mut t = HashTable::with_capacity(gpu, 10).unwrap();
+    t.insert(gpu, &six, None).unwrap();
+    assert!(err(t.insert(gpu, &six, None)).contains("too full"));
+    // A selective insert is checked after the build.
+    let mut t = HashTable::with_capacity(gpu, 4).unwrap();
+    let e = err(t.insert_where(gpu, &ten, None, Predicate::lt(5)));
+    assert!(e.contains("too full"), "{e}");
+    let mut t = HashTable::with_capacity(gpu, 4).unwrap();
+    t.insert_where(gpu, &ten, None, Predicate::lt(3)).unwrap();
+    assert_eq!(t.len(), 3);
+    for fill in [0.0, 0.95, f64::NAN] {
+        let o = TableOptions {
+            fill,
+            capacity: None,
+        };
+        assert!(HashTable::build(gpu, &ten, None, o).is_err(), "fill {fill}");
+        assert!(
+            CpuHashTable::build(&[1, 2], None, o).is_err(),
+            "fill {fill}"
+        );
+    }
+    assert!(HashTable::with_capacity(gpu, 0).is_err());
+    // Perfect tables: key outside the range, repeated key, bad range.
+    let mut p = HashTable::perfect(gpu, 1, 5).unwrap();
+    assert!(err(p.insert(gpu, &six, None)).contains("outside"));
+    let mut p = HashTable::perfect(gpu, 0, 9).unwrap();
+    let dup = gpu.upload(&[1u32, 2, 1]).unwrap();
+    assert!(err(p.insert(gpu, &dup, None)).contains("twice"));
+    assert!(CpuHashTable::perfect(&[1, 2, 1], None, 0, 9).is_err());
+    assert!(HashTable::perfect(gpu, 5, 4).is_err());
+    assert!(HashTable::perfect(gpu, 0, u32::MAX).is_err());
+    // Length mismatch.
+    let pay = gpu.upload(&[1u32]).unwrap();
+    assert!(HashTable::build(gpu, &six, Some(&pay), TableOptions::default()).is_err());
+    let t = HashTable::build(gpu, &six, None, TableOptions::default()).unwrap();
+    assert!(ops::join_sum(gpu, &t, &six, &pay).is_err());
+}
+
+#[test]
+fn row_payloads_give_row_pairs_and_selective_build() {
+    let Some(gpu) = gpu("row_payloads_give_row_pairs_and_selective_build") else {
+        return;
+    };
+    for n in capped(&[1, JOIN_TILE + 1, 300_007]) {
+        let m = (n / 2).max(1);
+        let build: Vec<u32> = (0..m).map(|i| (i as u32 * 7) % 1009 + 1).collect(); // repeats
+        let probe: Vec<u32> = (0..n).map(|i| (i as u32 * 13) % 1200).collect();
+        let rows: Vec<u32> = (0..m as u32).collect();
+        let dk = gpu.upload(&build).unwrap();
+        let dq = gpu.upload(&probe).unwrap();
+        // Only build keys < 500 go in.
+        let pred = Predicate::lt(500u32);
+        let mut t = HashTable::with_capacity(gpu, 2 * m + 1).unwrap();
+        t.insert_where(gpu, &dk, None, pred).unwrap();
+        let layout = t.layout();
+        let c = CpuHashTable::build_where(&build, None, layout, pred).unwrap();
+        assert_eq!(t.len(), c.len());
+        let pairs = ops::join(gpu, &t, &dq).unwrap();
+        let got = sorted_pairs(
+            pairs.probe_rows.to_vec(gpu).unwrap(),
+            pairs.payloads.to_vec(gpu).unwrap(),
+        );
+        let (cr, cp) = cpu::join(&c, &probe);
+        assert_eq!(got, sorted_pairs(cr, cp), "n={n}");
+        if n <= 5000 {
+            let kept: Vec<usize> = (0..m).filter(|&i| build[i] < 500).collect();
+            let kb: Vec<u32> = kept.iter().map(|&i| build[i]).collect();
+            let kr: Vec<u32> = kept.iter().map(|&i| rows[i]).collect();
+            assert_eq!(got, oracle_pairs(&kb, &kr, &probe), "n={n}: oracle");
+        }
+    }
+}
+
+#[test]
+fn semi_join_with_key_sets() {
+    let Some(gpu) = gpu("semi_join_with_key_sets") else {
+        return;
+    };
+    for (i, n) in probe_sizes().into_iter().enumerate() {
+        let set_keys: Vec<u32> = (0..3000u32)
+            .map(|k| k * 3 % 7001)
+            .chain([5, 5, 5])
+            .collect();
+        let mut rng = StdRng::seed_from_u64(100 + i as u64);
+        let probe: Vec<u32> = (0..n).map(|_| rng.random_range(0..8000)).collect();
+        let expected = cpu::semi_join(&set_keys, &probe).unwrap();
+        let ds = gpu.upload(&set_keys).unwrap();
+        let dq = gpu.upload(&probe).unwrap();
+        let set = KeySet::build(gpu, &ds, TableOptions::default()).unwrap();
+        let got = ops::semi_join(gpu, &set, &dq).unwrap().to_vec(gpu).unwrap();
+        assert_eq!(got, expected, "hash set n={n}");
+        let mut pset = KeySet::perfect(gpu, 0, 7000).unwrap();
+        pset.insert_where(gpu, &ds, Predicate::between(0, u32::MAX))
+            .unwrap();
+        let got = ops::semi_join(gpu, &pset, &dq)
+            .unwrap()
+            .to_vec(gpu)
+            .unwrap();
+        assert_eq!(got, expected, "perfect set n={n}");
+    }
+}
+
+#[test]
+fn cpu_join_matches_oracle() {
+    // Runs without a GPU: the CPU join against the naive oracle.
+    let build = distinct_keys(5000, 7);
+    let payloads = random_u32(5000, 8);
+    let mut rng = StdRng::seed_from_u64(9);
+    let probe: Vec<u32> = (0..20_000)
+        .map(|_| {
+            if rng.random::<bool>() {
+                build[rng.random_range(0..5000)]
+            } else {
+                rng.random()
+            }
+        })
+        .collect();
+    let t = CpuHashTable::build(&build, Some(&payloads), TableOptions::default()).unwrap();
+    let (r, p) = cpu::join(&t, &probe);
+    assert_eq!(sorted_pairs(r, p), oracle_pairs(&build, &payloads, &probe));
+    let dup: Vec<u32> = build.iter().chain(&build[..100]).copied().collect();
+    let dp = random_u32(dup.len(), 10);
+    let t = CpuHashTable::build(&dup, Some(&dp), TableOptions::default()).unwrap();
+    assert!(t.has_duplicates());
+    let (r, p) = cpu::join(&t, &probe);
+    assert_eq!(sorted_pairs(r, p), oracle_pairs(&dup, &dp, &probe));
+}
