@@ -170,7 +170,7 @@ mod tests {
         let a = DateAttrs::of_day(first_day());
         assert_eq!(
             (a.datekey, a.weekday_name(), a.daynuminweek),
-            (19920101, "Thursday", 5)
+            (19920101, "Wednesday", 4)
         );
         assert_eq!(a.long_name(), "January 1, 1992");
         let last = DateAttrs::of_day(first_day() + DATE_ROWS as i64 - 1);

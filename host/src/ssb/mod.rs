@@ -18,6 +18,7 @@ pub mod format;
 pub mod generator;
 pub mod query;
 mod rng;
+pub mod tbl;
 
 pub use data::{Customer, Date, Lineorder, Meta, Part, SsbData, Supplier};
 pub use dict::{Dict, Dicts, dicts};
