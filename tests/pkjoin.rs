@@ -400,3 +400,19 @@ fn bad_input() {
         .unwrap();
     assert_eq!(r.keys, [1, 2, 3]);
 }
+
+/// The seed's experiment and beyond (`--ignored pkjoin_benchmark --nocapture`): prints the
+/// table of `tessera_host::bench::pkjoin::measure`.
+#[test]
+#[ignore]
+fn pkjoin_benchmark() {
+    let Some(gpu) = gpu("pkjoin_benchmark") else {
+        return;
+    };
+    let reps = std::env::var("TESSERA_BENCH_REPS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let records = tessera::bench::pkjoin::measure(gpu, reps).unwrap();
+    tessera::bench::print_table(&records);
+}
