@@ -493,3 +493,40 @@ fn gen_lineorder(
     bar.finish_and_clear();
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn same_data_on_any_thread_count_and_other_data_for_another_seed() {
+        // SF 0.05: 75,000 orders in 5 chunks.
+        let with_threads = |n: usize| {
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap()
+                .install(|| generate(&GenConfig::new(0.05)).unwrap())
+        };
+        let one = with_threads(1);
+        assert_eq!(one, with_threads(3));
+        assert_eq!(one, with_threads(8));
+        let other = generate(&GenConfig {
+            seed: 7,
+            ..GenConfig::new(0.05)
+        })
+        .unwrap();
+        assert_ne!(other.lineorder, one.lineorder);
+        assert_ne!(other.part, one.part);
+        assert_eq!(other.date, one.date);
+    }
+
+    #[test]
+    fn dbgen_formulas() {
+        // dbgen's first lineorder row at SF 1: part 155190 costs 1245.19.
+        assert_eq!(retail_price(155_190), 124_519);
+        assert_eq!(6 * retail_price(155_190) / 10, 74_711);
+        let keys: Vec<i32> = (1..=10).map(order_key).collect();
+        assert_eq!(keys, [1, 2, 3, 4, 5, 6, 7, 32, 33, 34]);
+    }
+}
