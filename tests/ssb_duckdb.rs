@@ -1,0 +1,102 @@
+//! Cross-check with an independent SQL engine: SF 0.1 written as dbgen `.tbl` files, the
+//! specification's 13 queries run in DuckDB (`tests/ssb_duckdb.py`, the `duckdb` module from
+//! PyPI), and tessera's CPU engine must give identical results, on the generated data and on
+//! the same data loaded back from the `.tbl` files.
+//!
+//! Without python3 or its duckdb module the test prints a SKIPPED line; with
+//! `TESSERA_REQUIRE_DUCKDB=1` (set in CI) it fails instead.
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use tessera::ssb::{GenConfig, Query, cpu, generate, tbl};
+
+fn script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ssb_duckdb.py")
+}
+
+/// Whether DuckDB can run here; `Err` says why not.
+fn duckdb_available() -> Result<(), String> {
+    match Command::new("python3")
+        .args(["-c", "import duckdb"])
+        .output()
+    {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "python3 has no duckdb module ({})",
+            String::from_utf8_lossy(&o.stderr)
+                .lines()
+                .last()
+                .unwrap_or("")
+        )),
+        Err(e) => Err(format!("python3 cannot run: {e}")),
+    }
+}
+
+/// DuckDB's result lines per query name.
+fn duckdb_results(tbl_dir: &Path) -> HashMap<String, Vec<String>> {
+    let out = Command::new("python3")
+        .arg(script())
+        .arg(tbl_dir)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        out.status.success(),
+        "{} failed: {}",
+        script().display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut results: HashMap<String, Vec<String>> = HashMap::new();
+    let mut current = None;
+    for line in String::from_utf8(out.stdout).expect("UTF-8").lines() {
+        if let Some(q) = line.strip_prefix("== ") {
+            current = Some(q.to_string());
+            results.insert(q.to_string(), Vec::new());
+        } else {
+            let q = current.as_ref().expect("a query header first");
+            results.get_mut(q).expect("inserted").push(line.to_string());
+        }
+    }
+    results
+}
+
+#[test]
+fn cpu_engine_agrees_with_duckdb_at_sf_0_1_directly_and_through_tbl_files() {
+    if let Err(why) = duckdb_available() {
+        if std::env::var("TESSERA_REQUIRE_DUCKDB").is_ok_and(|v| v == "1") {
+            panic!("TESSERA_REQUIRE_DUCKDB=1 but {why}");
+        }
+        eprintln!("SKIPPED (no DuckDB): ssb_duckdb: {why}");
+        return;
+    }
+    let data = generate(&GenConfig::new(0.1)).unwrap();
+    let dir = std::env::temp_dir().join(format!("tessera-ssb-duckdb-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    tbl::write_tbl_dir(&data, &dir, false).unwrap();
+    let duck = duckdb_results(&dir);
+    let loaded = tbl::load_tbl_dir(&dir, false).unwrap();
+    assert!(
+        loaded.tables() == data.tables(),
+        "the .tbl round trip changed columns"
+    );
+    let mut rows = 0;
+    for q in Query::ALL {
+        let expected = &duck[q.name()];
+        let direct = cpu::run(&data, q).to_lines();
+        assert_eq!(&direct, expected, "{q}: tessera (generated data) vs DuckDB");
+        let via_tbl = cpu::run(&loaded, q).to_lines();
+        assert_eq!(&via_tbl, expected, "{q}: tessera (loaded .tbl) vs DuckDB");
+        rows += expected.len();
+    }
+    // Every flight found rows (a cross-check of empty results would prove little).
+    for flight in ["q1.", "q2.", "q3.", "q4."] {
+        let n: usize = duck
+            .iter()
+            .filter(|(q, _)| q.starts_with(flight))
+            .map(|(_, r)| r.len())
+            .sum();
+        assert!(n > 0, "flight {flight}x returned no rows");
+    }
+    eprintln!("ssb_duckdb: 13 queries, {rows} rows identical in DuckDB and tessera");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
