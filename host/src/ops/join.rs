@@ -136,24 +136,34 @@ impl Table {
                 layout.slots()
             )));
         }
-        let mut words = gpu
+        let words = gpu
             .stream()
             .alloc_zeros::<u32>(n)
             .map_err(Error::driver("allocating a hash table", n * 4))?;
-        let (n32, empty) = (n as u32, EMPTY_KEY);
-        launch!(
-            gpu,
-            k::JOIN_FILL,
-            tile_grid(&k::JOIN_FILL, n, 0)?,
-            [&mut words, &n32, &empty]
-        )?;
-        Ok(Table {
+        let mut t = Table {
             words,
             layout,
             rows: 0,
             duplicates: false,
             state: None,
-        })
+        };
+        t.clear(gpu)?;
+        Ok(t)
+    }
+
+    /// Sets every word to [`EMPTY_KEY`].
+    fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        let n = self.words.len();
+        let (n32, empty) = (n as u32, EMPTY_KEY);
+        launch!(
+            gpu,
+            k::JOIN_FILL,
+            tile_grid(&k::JOIN_FILL, n, 0)?,
+            [&mut self.words, &n32, &empty]
+        )?;
+        self.rows = 0;
+        self.duplicates = false;
+        Ok(())
     }
 
     /// Launches `spec` (a build kernel of this table's layout) on `keys` and checks the report.
@@ -376,6 +386,11 @@ impl HashTable {
             ));
         }
         Ok(())
+    }
+
+    /// Empties the table (keeps its slots).
+    pub fn clear(&mut self, gpu: &Gpu) -> Result<()> {
+        self.t.clear(gpu)
     }
 
     /// Rows inserted.
