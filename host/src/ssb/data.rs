@@ -263,16 +263,16 @@ impl SsbData {
                         cols[0].0
                     )));
                 }
-                if let Some(dict) = d.for_column(name) {
-                    if let Some(bad) = col.iter().position(|&c| dict.get(c).is_none()) {
-                        return Err(Error::Data(format!(
-                            "table {table}: column {name} row {bad} holds {}, not a code of \
-                             the {} dictionary ({} values)",
-                            col[bad],
-                            dict.name(),
-                            dict.len()
-                        )));
-                    }
+                if let Some(dict) = d.for_column(name)
+                    && let Some(bad) = col.iter().position(|&c| dict.get(c).is_none())
+                {
+                    return Err(Error::Data(format!(
+                        "table {table}: column {name} row {bad} holds {}, not a code of the {} \
+                         dictionary ({} values)",
+                        col[bad],
+                        dict.name(),
+                        dict.len()
+                    )));
                 }
             }
         }
