@@ -113,6 +113,9 @@ fn check<
     b_vals: &[B],
     what: &str,
 ) {
+    if std::env::var_os("TESSERA_PK_VERBOSE").is_some() {
+        eprintln!("checking {what}");
+    }
     let expected = cpu::pk_join(a_keys, a_vals, b_keys, b_vals);
     let (ak, av) = (gpu.upload(a_keys).unwrap(), gpu.upload(a_vals).unwrap());
     let (bk, bv) = (gpu.upload(b_keys).unwrap(), gpu.upload(b_vals).unwrap());
