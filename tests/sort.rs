@@ -10,6 +10,21 @@ use tessera::ops::{self, Order, RadixPartition, RadixSort};
 const TILE32: usize = 256 * 16;
 const TILE64: usize = 256 * 12;
 
+/// Panics naming the first position where `got` and `want` differ.
+fn same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    if let Some(i) = (0..got.len()).find(|&i| got[i] != want[i]) {
+        let lo = i.saturating_sub(2);
+        let hi = (i + 3).min(got.len());
+        panic!(
+            "{what}: first difference at {i} of {}: got {:?}, want {:?}",
+            got.len(),
+            &got[lo..hi],
+            &want[lo..hi]
+        );
+    }
+}
+
 fn sizes() -> Vec<usize> {
     common::capped(&[
         0,

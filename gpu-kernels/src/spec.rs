@@ -25,9 +25,27 @@ impl KernelSpec {
 }
 
 /// Defines a kernel: its [`KernelSpec`] constant on every target and, on nvptx, the exported
-/// entry point with `NT` and `IPT` in scope as constants.
+/// entry point with `NT` and `IPT` in scope as constants. `MIN_BLOCKS = m` asks ptxas to fit
+/// the registers to `m` resident blocks of `NT` threads per SM (CUDA's `__launch_bounds__`,
+/// applied to the PTX by the link step, see `tessera-ptx-build`).
 #[macro_export]
 macro_rules! kernel {
+    (
+        $(#[$meta:meta])*
+        $spec:ident = $name:ident [NT = $nt:literal, IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]
+        ($($arg:ident : $ty:ty),* $(,)?) $body:block
+    ) => {
+        #[cfg(target_arch = "nvptx64")]
+        const _: () = {
+            #[used]
+            #[unsafe(export_name = concat!("__tessera_bounds_", stringify!($name)))]
+            static BOUNDS: u64 = (($nt as u64) << 32) | $mb as u64;
+        };
+        $crate::kernel! {
+            $(#[$meta])*
+            $spec = $name[NT = $nt, IPT = $ipt]($($arg: $ty),*) $body
+        }
+    };
     (
         $(#[$meta:meta])*
         $spec:ident = $name:ident [NT = $nt:literal, IPT = $ipt:literal]

@@ -23,6 +23,19 @@ pub const fn warp_striped_offset<const IPT: usize>(t: usize, k: usize) -> usize 
     (t / 32) * 32 * IPT + k * 32 + t % 32
 }
 
+/// How many of thread `t`'s items are among the first `n` of the tile in the warp-striped
+/// arrangement (they are its first ones): one small number to test instead of `IPT` offsets.
+#[inline(always)]
+pub const fn warp_striped_count<const IPT: usize>(t: usize, n: usize) -> usize {
+    let first = (t / 32) * 32 * IPT + t % 32;
+    if n <= first {
+        0
+    } else {
+        let c = (n - first).div_ceil(32);
+        if c < IPT { c } else { IPT }
+    }
+}
+
 /// Loads the `n` valid items at `tile` (all `NT * IPT` when `n` is at least that) warp-striped;
 /// items past `n` are `fill`.
 ///
@@ -35,12 +48,12 @@ pub unsafe fn block_load_warp_striped<T: Copy, const NT: usize, const IPT: usize
     fill: T,
 ) -> [T; IPT] {
     let t = thread_idx();
-    let full = n >= NT * IPT;
+    let mine = warp_striped_count::<IPT>(t, n) as u32;
+    let first = tile.wrapping_add(warp_striped_offset::<IPT>(t, 0));
     core::array::from_fn(|k| {
-        let o = warp_striped_offset::<IPT>(t, k);
-        if full || o < n {
-            // SAFETY: o < min(n, NT * IPT).
-            unsafe { load_vector::<T, 1>(tile.add(o))[0] }
+        if (k as u32) < mine {
+            // SAFETY: item k of this thread is among the n valid ones.
+            unsafe { load_vector::<T, 1>(first.add(k * 32))[0] }
         } else {
             fill
         }
@@ -58,11 +71,12 @@ pub struct RadixRankShared {
 
 /// Phase one: ranks each warp's keys among the warp's keys with the same digit, in tile order,
 /// and returns the thread's digit totals over the whole tile (digit `t * DPT + j` in `[j]`,
-/// zero past `BINS`). `digits[k]` is in `0..BINS` or [`NO_DIGIT`]. `in_warp` receives the
-/// ranks within the warp; pass it to [`block_radix_rank_finish`].
+/// zero past `BINS`). `digit(k)` is item `k`'s digit, in `0..BINS` or [`NO_DIGIT`]; it is
+/// called again rather than stored, since registers bound the callers' occupancy. `in_warp` receives the
+/// ranks within the warp; pass them to [`block_radix_rank_finish`].
 #[inline(always)]
 pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, const DPT: usize>(
-    digits: &[u32; IPT],
+    digit: impl Fn(usize) -> u32,
     in_warp: &mut [u32; IPT],
     sh: RadixRankShared,
 ) -> [u32; DPT] {
@@ -78,8 +92,8 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
     sync_threads();
     let base = warp_id() * BINS;
     let (lane, below) = (lane_id(), lanemask_lt());
-    for k in 0..IPT {
-        let d = digits[k];
+    for (k, r) in in_warp.iter_mut().enumerate() {
+        let d = digit(k);
         let peers = match_any(d);
         let leader = 31 - peers.leading_zeros();
         let mut first = 0;
@@ -87,7 +101,7 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
             // SAFETY: d < BINS; the warp's own counters, updated atomically across rounds.
             first = unsafe { u32::atomic_add(sh.counters.ptr(base + d as usize), popc(peers)) };
         }
-        in_warp[k] = shfl_idx(first, leader) + popc(peers & below);
+        *r = shfl_idx(first, leader) + popc(peers & below);
     }
     sync_threads();
     // Per digit: exclusive prefix over the warps (in place) and the tile total.
@@ -109,8 +123,9 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
 }
 
 /// Phase two: scans the digit totals into the tile's digit starts (returned, in the thread's
-/// digit arrangement) and gives every valid item its position in the tile sorted by digit
-/// (stable); positions of [`NO_DIGIT`] items are unspecified.
+/// digit arrangement) and turns `ranks` (the in-warp ranks of phase one) into every valid
+/// item's position in the tile sorted by digit (stable); positions of [`NO_DIGIT`] items are
+/// unspecified.
 #[inline(always)]
 pub fn block_radix_rank_finish<
     const NT: usize,
@@ -118,11 +133,11 @@ pub fn block_radix_rank_finish<
     const BINS: usize,
     const DPT: usize,
 >(
-    digits: &[u32; IPT],
-    in_warp: &[u32; IPT],
+    digit: impl Fn(usize) -> u32,
+    ranks: &mut [u32; IPT],
     totals: &[u32; DPT],
     sh: RadixRankShared,
-) -> ([u32; IPT], [u32; DPT]) {
+) -> [u32; DPT] {
     let t = thread_idx();
     let warps = NT / 32;
     let mut starts = [0u32; DPT];
@@ -141,14 +156,12 @@ pub fn block_radix_rank_finish<
     }
     sync_threads();
     let base = warp_id() * BINS;
-    let ranks = core::array::from_fn(|k| {
-        let d = digits[k];
-        if d == NO_DIGIT {
-            0
-        } else {
+    for (k, r) in ranks.iter_mut().enumerate() {
+        let d = digit(k);
+        if d != NO_DIGIT {
             // SAFETY: d < BINS; read-only after the barrier.
-            unsafe { sh.counters.read(base + d as usize) + in_warp[k] }
+            *r += unsafe { sh.counters.read(base + d as usize) };
         }
-    });
-    (ranks, starts)
+    }
+    starts
 }

@@ -138,8 +138,11 @@ mod device {
     pub struct PassShared<B> {
         /// Ranking counters and scan partials.
         pub rank: RadixRankShared,
-        /// Key (then value) exchange, `NT * IPT` items.
-        pub exchange: Shared<B>,
+        /// Keys in digit order, `NT * IPT` items.
+        pub keys: Shared<B>,
+        /// Values in digit order, `NT * IPT` items (unused without values). It shares its
+        /// memory with the ranking counters, which are dead once the keys are ranked.
+        pub vals: Shared<u32>,
         /// Per digit: output position of the tile's run of that digit, minus its tile start.
         pub base: Shared<u32>,
         /// Tile id broadcast.
@@ -163,6 +166,10 @@ mod device {
     /// keys (and values when `VALUES`) from `*_in` to `*_out`, stably ordered by the digit when
     /// `STABLE` (tiles in order through the look-back), else grouped by digit with the order of
     /// tiles left to the scheduler.
+    ///
+    /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
+    /// digits are recomputed from the keys, ranks overwrite the in-warp ranks, and values are
+    /// loaded only once the keys are out.
     ///
     /// # Safety
     /// Inputs and outputs hold `n` items; the state was prepared as [`RadixState`] says; one
@@ -207,45 +214,35 @@ mod device {
             mode & MODE_LAST != 0,
             mode & MODE_DESC != 0,
         );
-        // SAFETY: the tile lies within the inputs. Values are loaded now so that their latency
-        // overlaps the ranking.
-        let raw = unsafe {
+        // SAFETY: the tile lies within the input.
+        let mut bits = unsafe {
             block_load_warp_striped::<K::Bits, NT, IPT>(
                 keys_in.add(start),
                 valid,
                 K::Bits::default(),
             )
         };
-        let vals = if VALUES {
-            // SAFETY: as above.
-            unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) }
-        } else {
-            [0; IPT]
-        };
-        let bits: [K::Bits; IPT] = core::array::from_fn(|k| {
-            if first {
-                K::ordered(raw[k], desc)
-            } else {
-                raw[k]
-            }
-        });
-        let digits: [u32; IPT] = core::array::from_fn(|k| {
-            if warp_striped_offset::<IPT>(t, k) < valid {
+        if first {
+            bits = bits.map(|r| K::ordered(r, desc));
+        }
+        let mine = warp_striped_count::<IPT>(t, valid) as u32;
+        let digit = |k: usize| {
+            if (k as u32) < mine {
                 bits[k].digit(shift, R)
             } else {
                 NO_DIGIT
             }
-        });
+        };
 
-        let mut in_warp = [0u32; IPT];
-        let totals = block_radix_count::<NT, IPT, BINS, DPT>(&digits, &mut in_warp, sh.rank);
+        let mut ranks = [0u32; IPT];
+        let totals = block_radix_count::<NT, IPT, BINS, DPT>(digit, &mut ranks, sh.rank);
         let status = st.words.cast::<S>().wrapping_add(st.status);
         if STABLE {
             // SAFETY: this pass's status words, BINS per tile.
             unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
         }
-        let (ranks, starts) =
-            block_radix_rank_finish::<NT, IPT, BINS, DPT>(&digits, &in_warp, &totals, sh.rank);
+        let starts =
+            block_radix_rank_finish::<NT, IPT, BINS, DPT>(digit, &mut ranks, &totals, sh.rank);
         let offsets = st.words.wrapping_add(st.offsets);
         let before: [u32; DPT] = if STABLE {
             // SAFETY: published above.
@@ -278,46 +275,55 @@ mod device {
             }
         }
         for k in 0..IPT {
-            if digits[k] != NO_DIGIT {
+            if digit(k) != NO_DIGIT {
                 // SAFETY: ranks of valid items are distinct positions below NT * IPT.
-                unsafe { sh.exchange.write(ranks[k] as usize, bits[k]) };
+                unsafe { sh.keys.write(ranks[k] as usize, bits[k]) };
             }
         }
         sync_threads();
-        let mut out_digit = [0u32; IPT];
-        for (k, od) in out_digit.iter_mut().enumerate() {
-            let i = k * NT + t;
-            if i < valid {
-                // SAFETY: written before the barrier; base holds every digit of the tile.
+        // Position i of the sorted tile: its key's digit says where the run goes.
+        let dest = |i: usize| {
+            // SAFETY: written before the barrier; base holds every digit of the tile.
+            unsafe {
+                let b = sh.keys.read(i);
+                (
+                    b,
+                    sh.base
+                        .read(b.digit(shift, R) as usize)
+                        .wrapping_add(i as u32) as usize,
+                )
+            }
+        };
+        let (t32, valid32) = (t as u32, valid as u32);
+        for k in 0..IPT {
+            let i = k as u32 * NT as u32 + t32;
+            if i < valid32 {
+                let (b, o) = dest(i as usize);
+                // SAFETY: o < n: base + i is the item's place in the output.
                 unsafe {
-                    let b = sh.exchange.read(i);
-                    let d = b.digit(shift, R);
-                    *od = d;
-                    let o = sh.base.read(d as usize).wrapping_add(i as u32) as usize;
                     keys_out
                         .add(o)
-                        .write(if last { K::unordered(b, desc) } else { b });
-                }
+                        .write(if last { K::unordered(b, desc) } else { b })
+                };
             }
         }
         if VALUES {
-            let ex = sh.exchange.cast::<u32>();
-            sync_threads(); // keys read back
+            // SAFETY: as for the keys.
+            let vals =
+                unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) };
             for k in 0..IPT {
-                if digits[k] != NO_DIGIT {
+                if (k as u32) < mine {
                     // SAFETY: as for the keys.
-                    unsafe { ex.write(ranks[k] as usize, vals[k]) };
+                    unsafe { sh.vals.write(ranks[k] as usize, vals[k]) };
                 }
             }
             sync_threads();
-            for (k, &d) in out_digit.iter().enumerate() {
-                let i = k * NT + t;
-                if i < valid {
+            for k in 0..IPT {
+                let i = k as u32 * NT as u32 + t32;
+                if i < valid32 {
+                    let (_, o) = dest(i as usize);
                     // SAFETY: as for the keys.
-                    unsafe {
-                        let o = sh.base.read(d as usize).wrapping_add(i as u32) as usize;
-                        vals_out.add(o).write(ex.read(i));
-                    }
+                    unsafe { vals_out.add(o).write(sh.vals.read(i as usize)) };
                 }
             }
         }
@@ -348,10 +354,10 @@ histogram_kernel! {
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
 /// values or not, stable or not.
 macro_rules! pass_kernel {
-    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal);)*) => {$(
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal);)*) => {$(
         crate::kernel! {
             /// One radix pass (see [`radix_pass`]).
-            $spec = $name[NT = 256, IPT = $ipt](
+            $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
                 keys_in: *const <$k as crate::radix::RadixKey>::Bits,
                 keys_out: *mut <$k as crate::radix::RadixKey>::Bits,
                 vals_in: *const u32,
@@ -367,12 +373,16 @@ macro_rules! pass_kernel {
                 const BINS: usize = 1 << $r;
                 const DPT: usize = BINS.div_ceil(NT);
                 type B = <$k as crate::radix::RadixKey>::Bits;
+                const COUNTERS: usize = NT / 32 * BINS;
+                const UNION: usize = if $v && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
+                let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
                 let sh = PassShared {
                     rank: crate::block::RadixRankShared {
-                        counters: crate::shared_array!(rank_counters: [u32; NT / 32 * BINS]),
+                        counters,
                         scan: crate::shared_array!(rank_scan: [u32; crate::block::Tile::<u32, NT, DPT>::SCAN_WORDS]),
                     },
-                    exchange: crate::shared_array!(exchange: [B; NT * IPT]),
+                    keys: crate::shared_array!(sorted_keys: [B; NT * IPT]),
+                    vals: counters,
                     base: crate::shared_array!(digit_base: [u32; BINS]),
                     slot: crate::shared_array!(tile_slot: [u32; 1]),
                 };
@@ -394,22 +404,22 @@ macro_rules! pass_kernel {
 }
 
 pass_kernel! {
-    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true);
-    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true);
-    SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true);
-    SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true);
-    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true);
-    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true);
+    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
 }
 
 /// Defines the partition pass kernels for 1..=10 radix bits (8 items per thread above 8 bits,
@@ -418,9 +428,9 @@ pass_kernel! {
 macro_rules! partition_kernels {
     ($($r:literal, $ipt:literal: $a:ident = $an:ident, $b:ident = $bn:ident, $c:ident = $cn:ident;)*) => {
         pass_kernel! {$(
-            $a = $an(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = true);
-            $b = $bn(u32, u64, IPT = $ipt, R = $r, VALUES = true, STABLE = true);
-            $c = $cn(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = false);
+            $a = $an(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+            $b = $bn(u32, u64, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+            $c = $cn(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = false, MIN_BLOCKS = 3);
         )*}
         /// Partition pass kernels by radix bits (index `bits - 1`): stable with 32-bit status,
         /// stable with 64-bit status, unstable.
@@ -439,4 +449,29 @@ partition_kernels! {
     8, 16: PART_R8_S32 = partition_r8_s32, PART_R8_S64 = partition_r8_s64, PART_R8_U = partition_r8_unstable;
     9, 8: PART_R9_S32 = partition_r9_s32, PART_R9_S64 = partition_r9_s64, PART_R9_U = partition_r9_unstable;
     10, 8: PART_R10_S32 = partition_r10_s32, PART_R10_S64 = partition_r10_s64, PART_R10_U = partition_r10_unstable;
+}
+
+/// Tile shapes for `tessera bench sort`'s sweep of the `u32` key + value pass: items per
+/// thread and resident blocks per SM (which sets the register budget).
+pub mod sweep {
+    use super::*;
+
+    pass_kernel! {
+        SORT_KV_IPT8_B4 = sort_kv_sweep_ipt8_b4(u32, u32, IPT = 8, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
+        SORT_KV_IPT12_B3 = sort_kv_sweep_ipt12_b3(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+        SORT_KV_IPT12_B4 = sort_kv_sweep_ipt12_b4(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
+        SORT_KV_IPT16_B2 = sort_kv_sweep_ipt16_b2(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+        SORT_KV_IPT20_B2 = sort_kv_sweep_ipt20_b2(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+        SORT_KV_IPT20_B3 = sort_kv_sweep_ipt20_b3(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    }
+
+    /// The sweep's kernels.
+    pub const ALL: [crate::spec::KernelSpec; 6] = [
+        SORT_KV_IPT8_B4,
+        SORT_KV_IPT12_B3,
+        SORT_KV_IPT12_B4,
+        SORT_KV_IPT16_B2,
+        SORT_KV_IPT20_B2,
+        SORT_KV_IPT20_B3,
+    ];
 }

@@ -199,6 +199,7 @@ pub struct RadixSort<K: SortKey> {
     temp_vals: Option<DeviceColumn<u32>>,
     work: Option<RadixWork>,
     passes_run: usize,
+    pass_override: Option<KernelSpec>,
 }
 
 impl<K: SortKey> RadixSort<K> {
@@ -213,7 +214,14 @@ impl<K: SortKey> RadixSort<K> {
             },
             work: None,
             passes_run: 0,
+            pass_override: None,
         })
+    }
+
+    /// Uses `spec` (a key + value pass kernel of `K` with 32-bit status, such as the tile
+    /// sweep's) for key + value sorts below 2^30 items: for the benchmark.
+    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec) {
+        self.pass_override = Some(spec);
     }
 
     /// Radix passes the last sort ran (after skipping trivial ones).
@@ -281,7 +289,10 @@ impl<K: SortKey> RadixSort<K> {
             (_, false) => None,
         };
         let s64 = usize::from(n as u64 > k::STATUS32_MAX_ITEMS);
-        let spec = K::PASS[usize::from(with_values)][s64];
+        let spec = match self.pass_override {
+            Some(o) if with_values && s64 == 0 => o,
+            _ => K::PASS[usize::from(with_values)][s64],
+        };
         let bits = k::SORT_BITS;
         let layout = RadixState {
             passes: (<K::Bits as RadixBits>::BITS / bits) as usize,

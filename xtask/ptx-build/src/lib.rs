@@ -12,6 +12,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod bounds;
 mod link;
 
 pub use link::run_as_linker_if_requested;

@@ -149,6 +149,12 @@ fn link(args: &[String]) -> Result<(), BuildError> {
             output.as_os_str(),
         ],
     )?;
+    let ptx = std::fs::read_to_string(&output)
+        .map_err(|e| BuildError(format!("reading {}: {e}", output.display())))?;
+    let ptx = crate::bounds::apply(&ptx)
+        .map_err(|e| BuildError(format!("launch bounds in {}: {e}", output.display())))?;
+    std::fs::write(&output, ptx)
+        .map_err(|e| BuildError(format!("writing {}: {e}", output.display())))?;
     let _ = std::fs::remove_dir_all(&work);
     Ok(())
 }
