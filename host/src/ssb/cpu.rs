@@ -54,7 +54,7 @@ impl KeyMap {
             return KeyMap::Hashed(HashMap::new());
         };
         let span = (i64::from(max) - i64::from(min) + 1) as usize;
-        if span <= 4 * keys.len() + 4096 {
+        if span <= 4 * keys.len() + 4096 && span < 1 << 31 {
             let mut slots = vec![-1; span];
             for (&k, &p) in keys.iter().zip(payload) {
                 slots[(k - min) as usize] = p;
@@ -69,9 +69,11 @@ impl KeyMap {
     #[inline]
     fn get(&self, key: i32) -> i32 {
         match self {
-            KeyMap::Dense { min, slots } => usize::try_from(i64::from(key) - i64::from(*min))
-                .ok()
-                .and_then(|i| slots.get(i).copied())
+            // Keys below `min` wrap to offsets of 2^31 and more: out of range, as the span
+            // is smaller.
+            KeyMap::Dense { min, slots } => slots
+                .get(key.wrapping_sub(*min) as u32 as usize)
+                .copied()
                 .unwrap_or(-1),
             KeyMap::Hashed(m) => m.get(&key).copied().unwrap_or(-1),
         }
