@@ -3,15 +3,17 @@
 //! hash tables from 8 KB to 1 GB at 50% fill, next to the cache-aware model of §3.6.3; the build
 //! times; the CPU join on a smaller probe table; and the primary-key join figures.
 //!
-//! The model (§3.6.3), with `P` probe tuples, `H` table bytes, `C = 32` bytes per probe (the
-//! sector an 8-byte slot lies in: L2 and DRAM move 32-byte sectors), `B_r` the DRAM read
-//! bandwidth and `B_L2` the L2 read bandwidth, both measured in this run:
-//! * `H <= S_L1` (256 KB, an SM's L1): `max(8P / B_r, P * 128 / B_L1)`. The L1 serves one
-//!   128-byte line per cycle to a scattered warp access, so each probe costs a whole line;
-//!   `B_L1 = SMs * 128 B * clock`.
-//! * `S_L1 < H <= S_L2` (the device's L2 size): `max(8P / B_r, (1 - pi_1) * P * C / B_L2)` with
-//!   `pi_1 = S_L1 / H` the chance that the access hits L1.
-//! * `H > S_L2`: `8P / B_r + (1 - pi_2) * P * C / B_r` with `pi_2 = S_L2 / H`.
+//! The model is §3.6.3's, with its constant `C` = the cache line a probe touches, 128 bytes on
+//! NVIDIA GPUs ("every random access to memory ends up reading an entire cache line"; "the
+//! granularity of reads from global memory is 128B on GPU"). `P` probe tuples, `H` table bytes,
+//! `B_r` the DRAM read bandwidth and `B_L2` the L2 read bandwidth, both measured in this run,
+//! `B_L1 = SMs * 128 B * clock`, `S_L1` = 256 KB (an SM's L1), `S_L2` from the device:
+//! * `H <= S_L1` (level K = L1): `max(8P / B_r, P * C / B_L1)`.
+//! * `S_L1 < H <= S_L2` (K = L2): `max(8P / B_r, (1 - pi_1) * P * C / B_L2)`, `pi_1 = S_L1 / H`.
+//! * `H > S_L2`: `8P / B_r + (1 - pi_2) * P * C / B_r`, `pi_2 = S_L2 / H`.
+//!
+//! On the H100 the L2 and DRAM regimes track this with `C = 128` (a scattered 32-byte sector
+//! costs an L2 request slot like a full line), not with `C = 32`.
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -58,10 +60,8 @@ pub struct JoinArgs {
 /// The constants of the cache model, as used in this run.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct CacheModel {
-    /// Bytes moved per probe from L2 or DRAM (one sector).
-    pub sector_bytes: f64,
-    /// Bytes the L1 spends per scattered probe (one line).
-    pub l1_line_bytes: f64,
+    /// Bytes per probe at every level (`C`, one cache line).
+    pub line_bytes: f64,
     /// L1 size per SM (bytes).
     pub l1_bytes: f64,
     /// L2 size (bytes), from the device.
@@ -79,22 +79,22 @@ impl CacheModel {
     pub fn probe_ms(&self, p: f64, h: f64) -> f64 {
         let stream = 8.0 * p / self.read_gbps;
         let ns = if h <= self.l1_bytes {
-            stream.max(p * self.l1_line_bytes / self.l1_gbps)
+            stream.max(p * self.line_bytes / self.l1_gbps)
         } else if h <= self.l2_bytes {
             let pi1 = self.l1_bytes / h;
-            stream.max((1.0 - pi1) * p * self.sector_bytes / self.l2_gbps)
+            stream.max((1.0 - pi1) * p * self.line_bytes / self.l2_gbps)
         } else {
             let pi2 = self.l2_bytes / h;
-            stream + (1.0 - pi2) * p * self.sector_bytes / self.read_gbps
+            stream + (1.0 - pi2) * p * self.line_bytes / self.read_gbps
         };
         ns / 1e6
     }
 
     /// Model time (ms) of building a table of `h` bytes from `rows` rows: clear the slots, read
-    /// the build side, and one sector per insert that misses L2.
+    /// the build side, and one line per insert that misses L2.
     pub fn build_ms(&self, bw: &Bandwidth, rows: f64, h: f64) -> f64 {
         let miss = 1.0 - (self.l2_bytes / h).min(1.0);
-        bw.model_ms(8.0 * rows, h) + miss * rows * self.sector_bytes / self.read_gbps / 1e6
+        bw.model_ms(8.0 * rows, h) + miss * rows * self.line_bytes / self.read_gbps / 1e6
     }
 }
 
@@ -187,8 +187,7 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
     let sms = gpu.sm_count() as f64;
     let clock_khz = attribute(gpu, Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
     let model = CacheModel {
-        sector_bytes: 32.0,
-        l1_line_bytes: 128.0,
+        line_bytes: 128.0,
         l1_bytes: 256.0 * 1024.0,
         l2_bytes: attribute(gpu, Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)? as f64,
         l1_gbps: sms * 128.0 * clock_khz * 1e3 / 1e9,
@@ -350,15 +349,16 @@ pub fn print_report(r: &JoinReport) {
         r.bandwidth.read_gbps, r.bandwidth.copy_gbps, m.l2_gbps
     );
     println!(
-        "model constants: C = {} B per probe (sector), L1 line {} B, S_L1 = {} KB per SM, \
-         S_L2 = {:.1} MB, B_L1 = {:.0} GB/s (SMs x 128 B x clock)",
-        m.sector_bytes,
-        m.l1_line_bytes,
+        "model constants: C = {} B per probe (cache line), S_L1 = {} KB per SM, S_L2 = {:.1} MB, \
+         B_L1 = {:.0} GB/s (SMs x 128 B x clock)",
+        m.line_bytes,
         m.l1_bytes / 1024.0,
         m.l2_bytes / (1 << 20) as f64,
         m.l1_gbps
     );
-    print_table(&r.records);
+    let mut records = r.records.clone();
+    records.sort_by(|a, b| a.experiment.cmp(&b.experiment)); // stable: sweep order kept
+    print_table(&records);
     let probe: Vec<&Record> = r
         .records
         .iter()
