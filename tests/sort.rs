@@ -77,10 +77,15 @@ fn sort_pairs_u32_matches_cpu() {
             for order in [Order::Ascending, Order::Descending] {
                 let (gk, gv) = ops::sort_pairs(gpu, &dk, &dv, order).unwrap();
                 let (ck, cv) = cpu::sort_pairs(&keys, Some(&vals), order).unwrap();
-                assert!(gk.to_vec(gpu).unwrap() == ck, "keys n={n} {dist} {order:?}");
-                assert!(
-                    gv.to_vec(gpu).unwrap() == cv,
-                    "values n={n} {dist} {order:?}"
+                same(
+                    &gk.to_vec(gpu).unwrap(),
+                    &ck,
+                    &format!("keys n={n} {dist} {order:?}"),
+                );
+                same(
+                    &gv.to_vec(gpu).unwrap(),
+                    &cv,
+                    &format!("values n={n} {dist} {order:?}"),
                 );
             }
         }
@@ -160,10 +165,8 @@ fn sort_pairs_u64_and_f32_are_stable() {
         )
         .unwrap();
         let (ck, cv) = cpu::sort_pairs(&w, Some(&vals), Order::Descending).unwrap();
-        assert!(
-            gk.to_vec(gpu).unwrap() == ck && gv.to_vec(gpu).unwrap() == cv,
-            "u64 n={n}"
-        );
+        same(&gk.to_vec(gpu).unwrap(), &ck, &format!("u64 keys n={n}"));
+        same(&gv.to_vec(gpu).unwrap(), &cv, &format!("u64 values n={n}"));
         let f: Vec<f32> = (0..n)
             .map(|_| rng.random_range(-4..4) as f32 * 0.5)
             .collect();
@@ -175,10 +178,8 @@ fn sort_pairs_u64_and_f32_are_stable() {
         )
         .unwrap();
         let (ck, cv) = cpu::sort_pairs(&f, Some(&vals), Order::Ascending).unwrap();
-        assert!(
-            gk.to_vec(gpu).unwrap() == ck && gv.to_vec(gpu).unwrap() == cv,
-            "f32 n={n}"
-        );
+        same(&gk.to_vec(gpu).unwrap(), &ck, &format!("f32 keys n={n}"));
+        same(&gv.to_vec(gpu).unwrap(), &cv, &format!("f32 values n={n}"));
     }
 }
 
@@ -228,13 +229,15 @@ fn partition_matches_cpu() {
                 let want_off: Vec<u64> = want.offsets.iter().map(|&o| o as u64).collect();
                 let stable = ops::radix_partition(gpu, &dk, &dv, start, bits, true).unwrap();
                 assert_eq!(stable.offsets, want_off, "offsets n={n} {dist} bits={bits}");
-                assert!(
-                    stable.keys.to_vec(gpu).unwrap() == want.keys,
-                    "stable keys n={n} {dist} bits={bits}"
+                same(
+                    &stable.keys.to_vec(gpu).unwrap(),
+                    &want.keys,
+                    &format!("stable keys n={n} {dist} bits={bits}"),
                 );
-                assert!(
-                    stable.values.to_vec(gpu).unwrap() == want.values,
-                    "stable values n={n} {dist} bits={bits}"
+                same(
+                    &stable.values.to_vec(gpu).unwrap(),
+                    &want.values,
+                    &format!("stable values n={n} {dist} bits={bits}"),
                 );
 
                 // Unstable: same partitions, same pairs in each, any order within one.

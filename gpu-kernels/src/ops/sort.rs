@@ -454,6 +454,7 @@ partition_kernels! {
 /// Tile shapes for `tessera bench sort`'s sweep of the `u32` key + value pass: items per
 /// thread and resident blocks per SM (which sets the register budget).
 pub mod sweep {
+    #[cfg(target_arch = "nvptx64")]
     use super::*;
 
     pass_kernel! {

@@ -132,6 +132,29 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
         Order::Ascending,
         "tessera u32 keys",
     )?);
+    // Tile sweep of the u32 key + value pass.
+    {
+        let dk = gpu.upload(&keys)?;
+        let dv = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
+        let (mut ko, mut vo) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+        let mut sorter = RadixSort::<u32>::new(gpu, n, true)?;
+        for spec in tessera_kernels::ops::sort::sweep::ALL {
+            sorter.set_pass_kernel(spec);
+            let t = gpu
+                .time(WARMUP, reps, || {
+                    sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
+                })?
+                .median_ms();
+            rec.push(Record::new(
+                "radix_sort_tiles",
+                spec.name,
+                format!("IPT={}", spec.items_per_thread),
+                n as u64,
+                t,
+                sort_model(&bw, nf, 4.0, 4.0, sorter.passes_run()),
+            ));
+        }
+    }
     if !args.quick {
         rec.push(time_sort(
             gpu,

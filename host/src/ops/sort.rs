@@ -80,6 +80,7 @@ impl RadixWork {
     }
 
     /// Counts the digits of all passes (queued).
+    #[allow(clippy::too_many_arguments)]
     fn histogram<K: SortKey>(
         &mut self,
         gpu: &Gpu,
@@ -325,7 +326,7 @@ impl<K: SortKey> RadixSort<K> {
             let mode = (if i == 0 { k::MODE_FIRST } else { 0 })
                 | (if i == last { k::MODE_LAST } else { 0 })
                 | (if desc { k::MODE_DESC } else { 0 });
-            let to_out = (last - i) % 2 == 0;
+            let to_out = (last - i).is_multiple_of(2);
             let shift = p as u32 * bits;
             // Bits and keys share a representation: passes move raw words.
             let (ki, ko): (&CudaSlice<K>, &mut CudaSlice<K>) = match (i, to_out) {

@@ -55,10 +55,10 @@ pub fn apply(ptx: &str) -> Result<String, String> {
                 .find(|b| b.0 == name.trim())
                 .map(|b| (b.1, b.2));
         }
-        if line.starts_with(')') {
-            if let Some((nt, min)) = pending.take() {
-                out.push_str(&format!(".maxntid {nt}, 1, 1\n.minnctapersm {min}\n"));
-            }
+        if line.starts_with(')')
+            && let Some((nt, min)) = pending.take()
+        {
+            out.push_str(&format!(".maxntid {nt}, 1, 1\n.minnctapersm {min}\n"));
         }
     }
     Ok(out)
