@@ -281,30 +281,22 @@ mod device {
             }
         }
         sync_threads();
-        // Position i of the sorted tile: its key's digit says where the run goes.
-        let dest = |i: usize| {
-            // SAFETY: written before the barrier; base holds every digit of the tile.
-            unsafe {
-                let b = sh.keys.read(i);
-                (
-                    b,
-                    sh.base
-                        .read(b.digit(shift, R) as usize)
-                        .wrapping_add(i as u32) as usize,
-                )
-            }
-        };
+        // Position i of the sorted tile goes to its digit's base plus i; the values follow
+        // their keys to the same places.
         let (t32, valid32) = (t as u32, valid as u32);
-        for k in 0..IPT {
+        let mut dest = [0u32; IPT];
+        for (k, o) in dest.iter_mut().enumerate() {
             let i = k as u32 * NT as u32 + t32;
             if i < valid32 {
-                let (b, o) = dest(i as usize);
-                // SAFETY: o < n: base + i is the item's place in the output.
+                // SAFETY: written before the barrier; base holds every digit of the tile;
+                // base + i < n is the item's place in the output.
                 unsafe {
+                    let b = sh.keys.read(i as usize);
+                    *o = sh.base.read(b.digit(shift, R) as usize).wrapping_add(i);
                     keys_out
-                        .add(o)
-                        .write(if last { K::unordered(b, desc) } else { b })
-                };
+                        .add(*o as usize)
+                        .write(if last { K::unordered(b, desc) } else { b });
+                }
             }
         }
         if VALUES {
@@ -318,12 +310,11 @@ mod device {
                 }
             }
             sync_threads();
-            for k in 0..IPT {
+            for (k, &o) in dest.iter().enumerate() {
                 let i = k as u32 * NT as u32 + t32;
                 if i < valid32 {
-                    let (_, o) = dest(i as usize);
                     // SAFETY: as for the keys.
-                    unsafe { vals_out.add(o).write(sh.vals.read(i as usize)) };
+                    unsafe { vals_out.add(o as usize).write(sh.vals.read(i as usize)) };
                 }
             }
         }
@@ -406,20 +397,20 @@ macro_rules! pass_kernel {
 pass_kernel! {
     SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
 }
 
 /// Defines the partition pass kernels for 1..=10 radix bits (8 items per thread above 8 bits,
@@ -461,13 +452,15 @@ pub mod sweep {
         SORT_KV_IPT8_B4 = sort_kv_sweep_ipt8_b4(u32, u32, IPT = 8, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
         SORT_KV_IPT12_B3 = sort_kv_sweep_ipt12_b3(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT12_B4 = sort_kv_sweep_ipt12_b4(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
+        SORT_KV_IPT16_B3 = sort_kv_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT16_B2 = sort_kv_sweep_ipt16_b2(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B2 = sort_kv_sweep_ipt20_b2(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B3 = sort_kv_sweep_ipt20_b3(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
     }
 
     /// The sweep's kernels.
-    pub const ALL: [crate::spec::KernelSpec; 6] = [
+    pub const ALL: [crate::spec::KernelSpec; 7] = [
+        SORT_KV_IPT16_B3,
         SORT_KV_IPT8_B4,
         SORT_KV_IPT12_B3,
         SORT_KV_IPT12_B4,
