@@ -28,6 +28,7 @@ pub mod ops;
 pub mod predicate;
 pub mod radix;
 pub mod spec;
+pub mod ssb;
 
 #[cfg(target_arch = "nvptx64")]
 #[panic_handler]

@@ -1,0 +1,74 @@
+//! The Star Schema Benchmark as fused tile-based kernels (thesis §3.7).
+//!
+//! A query is a few dimension builds ([`build`]: one kernel per joined dimension, a selective
+//! build into a perfect-hash table of `u16` payloads plus a bitmap of qualifying keys) and
+//! one probe kernel over lineorder ([`queries`]: one per query flight, the queries of a flight
+//! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
+//! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
+//! its group table, is amortized over many tiles; each reads like its SQL: load the first key
+//! column, probe, load the next column only where rows survive ([`crate::block::block_load_sel`]
+//! skips the sectors of dropped rows), probe, ..., and add the aggregate to a shared-memory
+//! group table that is flushed to global memory once per block.
+pub mod plan;
+
+#[cfg(target_arch = "nvptx64")]
+mod aggregate;
+pub mod build;
+pub mod queries;
+#[cfg(target_arch = "nvptx64")]
+mod tables;
+
+#[cfg(target_arch = "nvptx64")]
+pub use aggregate::GroupTable;
+#[cfg(target_arch = "nvptx64")]
+pub use tables::{BitFilter, ColPred, DenseMap};
+
+/// Calls `f(start, valid)` for every tile of `NT * IPT` rows of `n` that this block owns
+/// (tiles `block, block + grid, ...`). `f` must be called uniformly by the block, as it is.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn for_each_tile<const NT: usize, const IPT: usize>(n: usize, mut f: impl FnMut(usize, usize)) {
+    let tiles = n.div_ceil(NT * IPT);
+    let mut tile = crate::arch::block_idx();
+    while tile < tiles {
+        let start = tile * NT * IPT;
+        f(start, (n - start).min(NT * IPT));
+        tile += crate::arch::grid_dim();
+    }
+}
+
+/// The tile of `col` at `start` (`valid` rows).
+///
+/// # Safety
+/// `col` holds at least `start + valid` rows and is 16-byte aligned.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load<const NT: usize, const IPT: usize>(
+    col: *const i32,
+    start: usize,
+    valid: usize,
+) -> [i32; IPT] {
+    let mut v = [0i32; IPT];
+    // SAFETY: forwarded.
+    unsafe { crate::block::block_load::<i32, NT, IPT>(col.add(start), valid, &mut v) };
+    v
+}
+
+/// The flagged rows of the tile of `col` at `start` (others read as 0; sectors without a
+/// flagged row are not read).
+///
+/// # Safety
+/// As for [`load`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn load_sel<const NT: usize, const IPT: usize>(
+    col: *const i32,
+    start: usize,
+    valid: usize,
+    flags: &[bool; IPT],
+) -> [i32; IPT] {
+    let mut v = [0i32; IPT];
+    // SAFETY: forwarded.
+    unsafe { crate::block::block_load_sel::<i32, NT, IPT>(col.add(start), valid, flags, &mut v) };
+    v
+}

@@ -1,0 +1,216 @@
+//! The plan of one SSB query as the kernels read it: a small array of `u32` words in device
+//! memory, written by the host before the builds (table placement, predicates) and completed
+//! by the dimension builds (the range of each dimension's group values). Target-independent,
+//! so the host writes and decodes the same layout with the same arithmetic.
+//!
+//! Group index: every dimension contributes one value per qualifying row (its group column,
+//! or 0 when the query only filters on it); the group of a row is the mixed-radix number of
+//! `value - group_min` over the four dimensions, date most significant. The builds find each
+//! range from the data, so the group table has as many slots as the qualifying value ranges
+//! span (q2.1: 7 years x 40 brands), not the product of the dictionaries.
+
+/// Dimension indices.
+pub const DATE: usize = 0;
+/// The part dimension.
+pub const PART: usize = 1;
+/// The supplier dimension.
+pub const SUPPLIER: usize = 2;
+/// The customer dimension.
+pub const CUSTOMER: usize = 3;
+/// Number of dimensions.
+pub const DIMS: usize = 4;
+
+/// Predicate columns a dimension build evaluates (unused ones are [`pred::ANY`]).
+pub const PRED_COLS: usize = 4;
+
+/// Words of one dimension's section; its fields are in [`dim`].
+pub const DIM_WORDS: usize = 8 + 3 * PRED_COLS;
+
+/// Offsets within a dimension's section (`d * DIM_WORDS + ...`).
+pub mod dim {
+    /// Offset of the dimension's payload slots in the payload buffer (`u16` units).
+    pub const PAYLOAD: usize = 0;
+    /// Smallest key: key `k` has slot `k - KEY_MIN`.
+    pub const KEY_MIN: usize = 1;
+    /// Slots (key span; 0 when the dimension is not joined).
+    pub const LEN: usize = 2;
+    /// Offset of the dimension's qualifying-key bitmap in the bitmap buffer (words).
+    pub const BITS: usize = 3;
+    /// Smallest group value of a qualifying row (host: `u32::MAX`, the build lowers it).
+    pub const GROUP_MIN: usize = 4;
+    /// Largest group value of a qualifying row (host: 0, the build raises it).
+    pub const GROUP_MAX: usize = 5;
+    /// Whether the build reads a group column (else every qualifying row has value 0).
+    pub const HAS_GROUP: usize = 6;
+    /// `PRED_COLS` predicates of three words each: kind, a, b (see [`super::pred`]).
+    pub const PREDS: usize = 8;
+}
+
+/// Fact-table section (flight 1): three predicates of three words, then the date mode.
+pub const FACT: usize = DIMS * DIM_WORDS;
+/// Offsets within the fact section.
+pub mod fact {
+    /// lo_orderdate range (flight 1 without a join).
+    pub const ORDERDATE: usize = 0;
+    /// lo_discount.
+    pub const DISCOUNT: usize = 3;
+    /// lo_quantity.
+    pub const QUANTITY: usize = 6;
+    /// 1: flight 1 joins the date table instead of testing the lo_orderdate range.
+    pub const DATE_JOIN: usize = 9;
+}
+
+/// Status words the kernels set (see [`status`]).
+pub const STATUS: usize = FACT + 10;
+/// Status word offsets.
+pub mod status {
+    /// The qualifying group values span more than [`super::GLOBAL_GROUPS`] groups.
+    pub const GROUPS_OVERFLOW: usize = 0;
+    /// A dimension key lay outside its table's range, or a group value did not fit a slot.
+    pub const BAD_DIMENSION: usize = 1;
+}
+/// Words of a plan.
+pub const WORDS: usize = STATUS + 2;
+
+/// Group slots a block aggregates in shared memory; larger group tables use global atomics.
+pub const SMEM_GROUPS: usize = 2048;
+/// Group slots of the global table (the largest SSB query, q3.2-q3.4 over all cities and
+/// years, needs 250 x 250 x 7 = 437,500).
+pub const GLOBAL_GROUPS: usize = 1 << 19;
+/// Bitmap words the probe kernels stage in shared memory (131,072 keys: supplier at SF 65);
+/// larger bitmaps are read from global memory.
+pub const FILTER_WORDS: usize = 4096;
+/// Largest payload a `u16` slot holds (slots store `value + 1`, 0 means "no qualifying row").
+pub const MAX_PAYLOAD: u32 = u16::MAX as u32 - 1;
+
+/// Predicate kinds of the plan's three-word predicates `(kind, a, b)`.
+pub mod pred {
+    /// No restriction.
+    pub const ANY: u32 = 0;
+    /// `a <= v <= b`.
+    pub const BETWEEN: u32 = 1;
+    /// `v == a || v == b`.
+    pub const EITHER: u32 = 2;
+
+    /// Whether `v` satisfies the predicate `(kind, a, b)` (unknown kinds never match).
+    #[inline(always)]
+    pub fn matches(kind: u32, a: i32, b: i32, v: i32) -> bool {
+        match kind {
+            ANY => true,
+            BETWEEN => a <= v && v <= b,
+            EITHER => v == a || v == b,
+            _ => false,
+        }
+    }
+}
+
+/// The shape of a query's group table, derived from the plan's group ranges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupLayout {
+    /// Smallest value per dimension.
+    pub min: [u32; DIMS],
+    /// Values per dimension (1 for a dimension without a group column or qualifying row).
+    pub ext: [u32; DIMS],
+    /// Weight of each dimension in the index (0 when the table is larger than
+    /// [`GLOBAL_GROUPS`]).
+    pub stride: [u32; DIMS],
+    /// Number of slots.
+    pub total: u64,
+}
+
+impl GroupLayout {
+    /// The layout from the plan's words (`word(i)` reads word `i`).
+    #[inline(always)]
+    pub fn from_plan(word: impl Fn(usize) -> u32) -> GroupLayout {
+        let mut min = [0u32; DIMS];
+        let mut ext = [1u32; DIMS];
+        let mut total = 1u64;
+        for d in 0..DIMS {
+            let lo = word(d * DIM_WORDS + dim::GROUP_MIN);
+            let hi = word(d * DIM_WORDS + dim::GROUP_MAX);
+            if lo <= hi {
+                min[d] = lo;
+                ext[d] = hi - lo + 1;
+            }
+            total *= ext[d] as u64;
+        }
+        let mut stride = [0u32; DIMS];
+        if total <= GLOBAL_GROUPS as u64 {
+            let mut s = 1u32;
+            for d in (0..DIMS).rev() {
+                stride[d] = s;
+                s *= ext[d];
+            }
+        }
+        GroupLayout {
+            min,
+            ext,
+            stride,
+            total,
+        }
+    }
+
+    /// Slot of the row whose dimensions have values `v` (each within its range).
+    #[inline(always)]
+    pub fn index(&self, v: [u32; DIMS]) -> u32 {
+        let mut i = 0;
+        for d in 0..DIMS {
+            i += v[d].wrapping_sub(self.min[d]) * self.stride[d];
+        }
+        i
+    }
+
+    /// The dimension values of slot `i` (inverse of [`GroupLayout::index`]).
+    pub fn decode(&self, i: u32) -> [u32; DIMS] {
+        core::array::from_fn(|d| self.min[d] + i / self.stride[d] % self.ext[d])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(ranges: [(u32, u32); DIMS]) -> [u32; WORDS] {
+        let mut w = [0u32; WORDS];
+        for (d, (lo, hi)) in ranges.into_iter().enumerate() {
+            w[d * DIM_WORDS + dim::GROUP_MIN] = lo;
+            w[d * DIM_WORDS + dim::GROUP_MAX] = hi;
+        }
+        w
+    }
+
+    #[test]
+    fn index_and_decode_are_inverse() {
+        // q2.1-like: years 1992..1998, 40 brands from 80, supplier filter only, no customer.
+        let w = plan([(1992, 1998), (80, 119), (0, 0), (0, 0)]);
+        let g = GroupLayout::from_plan(|i| w[i]);
+        assert_eq!(g.total, 7 * 40);
+        let mut seen = [false; 280];
+        for y in 1992..=1998 {
+            for b in 80..120 {
+                let i = g.index([y, b, 0, 0]);
+                assert!(!seen[i as usize]);
+                seen[i as usize] = true;
+                assert_eq!(g.decode(i), [y, b, 0, 0]);
+            }
+        }
+    }
+
+    #[test]
+    fn empty_ranges_count_as_one_and_oversized_tables_have_no_strides() {
+        let w = plan([(u32::MAX, 0), (0, 0), (5, 4), (0, 0)]);
+        assert_eq!(GroupLayout::from_plan(|i| w[i]).total, 1);
+        let w = plan([(0, 999), (0, 999), (0, 999), (0, 0)]);
+        let g = GroupLayout::from_plan(|i| w[i]);
+        assert!(g.total > GLOBAL_GROUPS as u64);
+        assert_eq!(g.stride, [0; DIMS]);
+    }
+
+    #[test]
+    fn predicates() {
+        assert!(pred::matches(pred::ANY, 0, 0, 7));
+        assert!(pred::matches(pred::BETWEEN, 1, 3, 3) && !pred::matches(pred::BETWEEN, 1, 3, 4));
+        assert!(pred::matches(pred::EITHER, 1, 5, 5) && !pred::matches(pred::EITHER, 1, 5, 3));
+        assert!(!pred::matches(9, 0, 0, 0));
+    }
+}

@@ -1,0 +1,346 @@
+//! The probe kernels, one per query flight (the flight's queries differ only in their plan).
+//! Each walks its block's tiles of lineorder and reads like the SQL: the first key column in
+//! full, then every further column only where rows survive, a lookup per joined dimension
+//! (the smallest table first: supplier's bitmap in shared memory), and the aggregate added
+//! to the block's group table.
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use crate::arch::{Atomic, Shared, thread_idx};
+    use crate::block::*;
+    use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
+    use crate::ssb::tables::word;
+    use crate::ssb::{BitFilter, ColPred, DenseMap, GroupTable, for_each_tile, load, load_sel};
+
+    /// Shared memory of a probe kernel.
+    #[derive(Clone, Copy)]
+    pub struct ProbeShared {
+        /// The first dimension's bitmap, when it fits.
+        pub filter: Shared<u32>,
+        /// Group sums.
+        pub sums: Shared<u64>,
+        /// Group counts.
+        pub counts: Shared<u32>,
+    }
+
+    /// Where a probe kernel's results go: the plan (status words) and the global group table.
+    #[derive(Clone, Copy)]
+    pub struct Out {
+        /// The query's plan.
+        pub plan: *mut u32,
+        /// Global sums, [`plan::GLOBAL_GROUPS`] slots.
+        pub sums: *mut u64,
+        /// Global counts, [`plan::GLOBAL_GROUPS`] slots.
+        pub counts: *mut u32,
+    }
+
+    /// Flight 1: `SUM(lo_extendedprice * lo_discount)` where lo_orderdate is in the plan's
+    /// range (or joins the qualifying dates), and lo_discount, lo_quantity qualify.
+    ///
+    /// # Safety
+    /// The columns hold `n` rows; `payload` holds the built date table when the plan joins it;
+    /// `out` is a plan and zeroed group tables.
+    #[inline(always)]
+    pub unsafe fn flight1<const NT: usize, const IPT: usize>(
+        lo_orderdate: *const i32,
+        lo_discount: *const i32,
+        lo_quantity: *const i32,
+        lo_extendedprice: *const i32,
+        n: usize,
+        payload: *mut u16,
+        out: Out,
+        temp: [Shared<u64>; 2],
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let plan = out.plan;
+            let orderdate = ColPred::at(plan, plan::FACT + fact::ORDERDATE);
+            let discount = ColPred::at(plan, plan::FACT + fact::DISCOUNT);
+            let quantity = ColPred::at(plan, plan::FACT + fact::QUANTITY);
+            let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
+            let date = DenseMap::of(plan, DATE, payload);
+            let (mut sum, mut count) = (0u64, 0u64);
+            for_each_tile::<NT, IPT>(n, |start, valid| {
+                let d = load::<NT, IPT>(lo_orderdate, start, valid);
+                let mut flags = [false; IPT];
+                if date_join {
+                    block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |_| true);
+                    let mut year = [0u32; IPT];
+                    block_lookup::<i32, DenseMap, NT, IPT>(&d, &mut flags, date, &mut year);
+                } else {
+                    block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |v| {
+                        orderdate.matches(v)
+                    });
+                }
+                let disc = load_sel::<NT, IPT>(lo_discount, start, valid, &flags);
+                block_pred::<i32, NT, IPT>(&disc, valid, &mut flags, Combine::And, |v| {
+                    discount.matches(v)
+                });
+                let qty = load_sel::<NT, IPT>(lo_quantity, start, valid, &flags);
+                block_pred::<i32, NT, IPT>(&qty, valid, &mut flags, Combine::And, |v| {
+                    quantity.matches(v)
+                });
+                let price = load_sel::<NT, IPT>(lo_extendedprice, start, valid, &flags);
+                for k in 0..IPT {
+                    if flags[k] {
+                        sum = sum.wrapping_add((price[k] as i64 * disc[k] as i64) as u64);
+                        count += 1;
+                    }
+                }
+            });
+            let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
+            let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
+            if thread_idx() == 0 && count != 0 {
+                u64::atomic_add(out.sums, sum);
+                u32::atomic_add(out.counts, count as u32);
+            }
+        }
+    }
+
+    /// Flight 2: `SUM(lo_revenue)` by d_year, p_brand1 over the qualifying suppliers and parts.
+    ///
+    /// # Safety
+    /// The columns hold `n` rows; the plan's tables are built; `out` holds zeroed tables.
+    #[inline(always)]
+    pub unsafe fn flight2<const NT: usize, const IPT: usize>(
+        lo_suppkey: *const i32,
+        lo_partkey: *const i32,
+        lo_orderdate: *const i32,
+        lo_revenue: *const i32,
+        n: usize,
+        payload: *mut u16,
+        bits: *mut u32,
+        out: Out,
+        sh: ProbeShared,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let plan = out.plan;
+            let Some(groups) =
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+            else {
+                return;
+            };
+            let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
+            let part = DenseMap::of(plan, PART, payload);
+            let date = DenseMap::of(plan, DATE, payload);
+            for_each_tile::<NT, IPT>(n, |start, valid| {
+                let mut group = [0u32; IPT];
+                let mut v = [0u32; IPT];
+                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                let mut flags = [false; IPT];
+                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier);
+                let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
+                groups.fold(&mut group, PART, &v);
+                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                groups.fold(&mut group, DATE, &v);
+                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+            });
+            groups.flush::<NT>();
+        }
+    }
+
+    /// Flight 3: `SUM(lo_revenue)` by customer and supplier nation or city and d_year.
+    ///
+    /// # Safety
+    /// As for [`flight2`].
+    #[inline(always)]
+    pub unsafe fn flight3<const NT: usize, const IPT: usize>(
+        lo_suppkey: *const i32,
+        lo_custkey: *const i32,
+        lo_orderdate: *const i32,
+        lo_revenue: *const i32,
+        n: usize,
+        payload: *mut u16,
+        bits: *mut u32,
+        out: Out,
+        sh: ProbeShared,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let plan = out.plan;
+            let Some(groups) =
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+            else {
+                return;
+            };
+            let supplier_bits = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
+            let supplier = DenseMap::of(plan, SUPPLIER, payload);
+            let customer = DenseMap::of(plan, CUSTOMER, payload);
+            let date = DenseMap::of(plan, DATE, payload);
+            for_each_tile::<NT, IPT>(n, |start, valid| {
+                let mut group = [0u32; IPT];
+                let mut v = [0u32; IPT];
+                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                let mut flags = [false; IPT];
+                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                if groups.grouped(SUPPLIER) {
+                    block_lookup::<i32, DenseMap, NT, IPT>(&suppkey, &mut flags, supplier, &mut v);
+                    groups.fold(&mut group, SUPPLIER, &v);
+                }
+                let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
+                groups.fold(&mut group, CUSTOMER, &v);
+                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                groups.fold(&mut group, DATE, &v);
+                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+            });
+            groups.flush::<NT>();
+        }
+    }
+
+    /// Flight 4: `SUM(lo_revenue - lo_supplycost)` by year and customer nation, supplier
+    /// nation and category, or supplier city and brand.
+    ///
+    /// # Safety
+    /// As for [`flight2`].
+    #[inline(always)]
+    pub unsafe fn flight4<const NT: usize, const IPT: usize>(
+        lo_suppkey: *const i32,
+        lo_partkey: *const i32,
+        lo_custkey: *const i32,
+        lo_orderdate: *const i32,
+        lo_revenue: *const i32,
+        lo_supplycost: *const i32,
+        n: usize,
+        payload: *mut u16,
+        bits: *mut u32,
+        out: Out,
+        sh: ProbeShared,
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let plan = out.plan;
+            let Some(groups) =
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+            else {
+                return;
+            };
+            let supplier_bits = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
+            let supplier = DenseMap::of(plan, SUPPLIER, payload);
+            let part = DenseMap::of(plan, PART, payload);
+            let customer = DenseMap::of(plan, CUSTOMER, payload);
+            let date = DenseMap::of(plan, DATE, payload);
+            for_each_tile::<NT, IPT>(n, |start, valid| {
+                let mut group = [0u32; IPT];
+                let mut v = [0u32; IPT];
+                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                let mut flags = [false; IPT];
+                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                if groups.grouped(SUPPLIER) {
+                    block_lookup::<i32, DenseMap, NT, IPT>(&suppkey, &mut flags, supplier, &mut v);
+                    groups.fold(&mut group, SUPPLIER, &v);
+                }
+                let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
+                groups.fold(&mut group, PART, &v);
+                let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
+                groups.fold(&mut group, CUSTOMER, &v);
+                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                groups.fold(&mut group, DATE, &v);
+                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                let supplycost = load_sel::<NT, IPT>(lo_supplycost, start, valid, &flags);
+                groups.add(&flags, &group, |k| {
+                    (revenue[k] as i64 - supplycost[k] as i64) as u64
+                });
+            });
+            groups.flush::<NT>();
+        }
+    }
+}
+
+/// Declares a probe kernel's shared memory at the top of an entry point.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! probe_shared {
+    () => {
+        ProbeShared {
+            filter: crate::shared_array!(ssb_filter: [u32; crate::ssb::plan::FILTER_WORDS]),
+            sums: crate::shared_array!(ssb_sums: [u64; crate::ssb::plan::SMEM_GROUPS]),
+            counts: crate::shared_array!(ssb_counts: [u32; crate::ssb::plan::SMEM_GROUPS]),
+        }
+    };
+}
+
+crate::kernel! {
+    /// Flight 1: `(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice, n, payload, plan,
+    /// sums, counts)`; persistent (any grid).
+    SSB_FLIGHT1 = ssb_flight1[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+        lo_orderdate: *const i32, lo_discount: *const i32, lo_quantity: *const i32,
+        lo_extendedprice: *const i32, n: u32, payload: *mut u16, plan: *mut u32,
+        sums: *mut u64, counts: *mut u32
+    ) {
+        let temp = [
+            crate::shared_array!(ssb_sum_temp: [u64; NT / 32 + 1]),
+            crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
+        ];
+        // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
+        // zeroed group tables.
+        unsafe {
+            flight1::<NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
+                n as usize, payload, Out { plan, sums, counts }, temp)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 2: `(lo_suppkey, lo_partkey, lo_orderdate, lo_revenue, n, payload, bits, plan,
+    /// sums, counts)`; persistent.
+    SSB_FLIGHT2 = ssb_flight2[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+        lo_suppkey: *const i32, lo_partkey: *const i32, lo_orderdate: *const i32,
+        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,
+        sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 1, with the built supplier bitmap.
+        unsafe {
+            flight2::<NT, IPT>(lo_suppkey, lo_partkey, lo_orderdate, lo_revenue, n as usize,
+                payload, bits, Out { plan, sums, counts }, sh)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 3: `(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n, payload, bits, plan,
+    /// sums, counts)`; persistent.
+    SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 8, MIN_BLOCKS = 3](
+        lo_suppkey: *const i32, lo_custkey: *const i32, lo_orderdate: *const i32,
+        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,
+        sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 2.
+        unsafe {
+            flight3::<NT, IPT>(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n as usize,
+                payload, bits, Out { plan, sums, counts }, sh)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 4: `(lo_suppkey, lo_partkey, lo_custkey, lo_orderdate, lo_revenue,
+    /// lo_supplycost, n, payload, bits, plan, sums, counts)`; persistent.
+    SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 4, MIN_BLOCKS = 4](
+        lo_suppkey: *const i32, lo_partkey: *const i32, lo_custkey: *const i32,
+        lo_orderdate: *const i32, lo_revenue: *const i32, lo_supplycost: *const i32, n: u32,
+        payload: *mut u16, bits: *mut u32, plan: *mut u32, sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 2.
+        unsafe {
+            flight4::<NT, IPT>(lo_suppkey, lo_partkey, lo_custkey, lo_orderdate, lo_revenue,
+                lo_supplycost, n as usize, payload, bits, Out { plan, sums, counts }, sh)
+        }
+    }
+}
