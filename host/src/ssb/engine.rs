@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::cpu::CpuEngine;
 use super::data::SsbData;
 use super::query::{Query, QueryResult};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Something that runs SSB queries over one data set. An engine owns whatever it prepared
 /// (for a GPU engine: the columns uploaded once, resident on the device), so `run` measures
@@ -47,6 +47,5 @@ pub fn engine(device: Device, data: &SsbData) -> Result<Box<dyn Engine + '_>> {
 /// (uploading `data`'s columns once). The GPU engine replaces this body; everything else
 /// (CLI, cross-checks, timing tables) already goes through it.
 pub fn gpu_engine(data: &SsbData) -> Result<Box<dyn Engine + '_>> {
-    let _ = data;
-    Err(Error::invalid("the GPU SSB engine is not built yet"))
+    Ok(Box::new(super::gpu::GpuEngine::open(data)?))
 }

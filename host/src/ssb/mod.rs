@@ -16,6 +16,7 @@ pub mod dict;
 pub mod engine;
 pub mod format;
 pub mod generator;
+pub mod gpu;
 pub mod query;
 mod rng;
 pub mod tbl;

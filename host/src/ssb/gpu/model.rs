@@ -1,0 +1,167 @@
+//! The bytes-touched model of a query on the GPU engine, computed from the data.
+//!
+//! The thesis models q1.1 and q2.1 by the cache lines each lineorder column read touches: the
+//! first column in full, every later one only where rows still qualify (`min(4|L|/C, |L|σ)`
+//! per column, §3.7.3). Here the touched units are counted exactly, row by row, following the
+//! probe kernel's own order of columns and tests, for two unit sizes: 32-byte sectors (what
+//! [`crate::ops`]' selective loads skip, and the model the engine is held to) and the thesis'
+//! 128-byte lines. The dimension builds add their column reads and table writes; the hash
+//! tables themselves are assumed to stay in L2 (the largest, part at SF 20, is 2 MB).
+use rayon::prelude::*;
+use tessera_kernels::ssb::plan as P;
+
+use super::{FactCol, Flight, dim_columns, dim_preds};
+use crate::ssb::data::SsbData;
+use crate::ssb::query::{Pred, Query};
+
+/// Bytes a query moves.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct QueryModel {
+    /// Bytes read, counting 32-byte sectors of lineorder columns.
+    pub read_bytes: f64,
+    /// Bytes written (dimension tables, bitmaps, the group table's clearing).
+    pub written_bytes: f64,
+    /// Bytes read counting 128-byte lines instead (the thesis' C = 128).
+    pub line_read_bytes: f64,
+    /// Lineorder rows that reach the aggregate.
+    pub qualifying_rows: u64,
+}
+
+/// Rows per sector and per line of a 4-byte column.
+const SECTOR: usize = 8;
+const LINE: usize = 32;
+
+/// Which keys of a dimension qualify, indexed by `key - min`.
+struct Qualifies {
+    min: i64,
+    ok: Vec<bool>,
+}
+
+impl Qualifies {
+    fn new(data: &SsbData, q: Query, d: usize) -> Qualifies {
+        let p = q.params();
+        let cols = dim_columns(data, d);
+        let preds = dim_preds(&p, d);
+        let keys = cols[0];
+        let min = keys.iter().copied().min().unwrap_or(0) as i64;
+        let max = keys.iter().copied().max().unwrap_or(-1) as i64;
+        let mut ok = vec![false; (max - min + 1).max(0) as usize];
+        for i in 0..keys.len() {
+            if preds
+                .iter()
+                .enumerate()
+                .all(|(c, pr)| pr.matches(cols[c + 1][i]))
+            {
+                ok[(keys[i] as i64 - min) as usize] = true;
+            }
+        }
+        Qualifies { min, ok }
+    }
+
+    fn test(&self, key: i32) -> bool {
+        let s = key as i64 - self.min;
+        s >= 0 && (s as usize) < self.ok.len() && self.ok[s as usize]
+    }
+}
+
+/// The model of query `q` over `data`.
+pub fn model(data: &SsbData, q: Query) -> QueryModel {
+    let p = q.params();
+    let flight = Flight::of(q);
+    let dim = |d| Qualifies::new(data, q, d);
+    type Test<'a> = Box<dyn Fn(i32) -> bool + Sync + 'a>;
+    let pred = |pr: Pred| -> Test { Box::new(move |v| pr.matches(v)) };
+    let qual = |d: usize| -> Test {
+        let t = dim(d);
+        Box::new(move |k| t.test(k))
+    };
+    let none = || -> Test { Box::new(|_| true) };
+    // The kernel's steps: a column and the test applied once it is loaded.
+    let steps: Vec<(FactCol, Test)> = match flight {
+        Flight::One => {
+            let date: Test = match p.orderdate_range(&data.date) {
+                Some((lo, hi)) => Box::new(move |v| lo <= v && v <= hi),
+                None => qual(P::DATE),
+            };
+            vec![
+                (FactCol::OrderDate, date),
+                (FactCol::Discount, pred(p.lo_discount)),
+                (FactCol::Quantity, pred(p.lo_quantity)),
+                (FactCol::ExtendedPrice, none()),
+            ]
+        }
+        Flight::Two => vec![
+            (FactCol::SuppKey, qual(P::SUPPLIER)),
+            (FactCol::PartKey, qual(P::PART)),
+            (FactCol::OrderDate, qual(P::DATE)),
+            (FactCol::Revenue, none()),
+        ],
+        Flight::Three => vec![
+            (FactCol::SuppKey, qual(P::SUPPLIER)),
+            (FactCol::CustKey, qual(P::CUSTOMER)),
+            (FactCol::OrderDate, qual(P::DATE)),
+            (FactCol::Revenue, none()),
+        ],
+        Flight::Four => vec![
+            (FactCol::SuppKey, qual(P::SUPPLIER)),
+            (FactCol::PartKey, qual(P::PART)),
+            (FactCol::CustKey, qual(P::CUSTOMER)),
+            (FactCol::OrderDate, qual(P::DATE)),
+            (FactCol::Revenue, none()),
+            (FactCol::SupplyCost, none()),
+        ],
+    };
+    let cols: Vec<&[i32]> = steps.iter().map(|(c, _)| c.of(data)).collect();
+    let n = data.lineorder.len();
+    // Per line of 32 rows: the sectors and the line each column touches.
+    let (sectors, lines, rows) = (0..n.div_ceil(LINE))
+        .into_par_iter()
+        .map(|l| {
+            let (lo, hi) = (l * LINE, ((l + 1) * LINE).min(n));
+            let mut alive = [true; LINE];
+            let mut sectors = 0u64;
+            let mut lines = 0u64;
+            for (j, (_, test)) in steps.iter().enumerate() {
+                let mut any_line = false;
+                for s in (lo..hi).step_by(SECTOR) {
+                    let e = (s + SECTOR).min(hi);
+                    if (s..e).any(|i| alive[i - lo]) {
+                        sectors += 1;
+                        any_line = true;
+                    }
+                }
+                lines += any_line as u64;
+                for i in lo..hi {
+                    alive[i - lo] = alive[i - lo] && test(cols[j][i]);
+                }
+            }
+            let rows = alive[..hi - lo].iter().filter(|&&a| a).count() as u64;
+            (sectors, lines, rows)
+        })
+        .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
+    // Builds: read the key, the restricted columns and the group column of each joined
+    // dimension, write its payload slots (2 bytes) and bitmap; the group table is cleared.
+    let (mut build_read, mut build_written) = (0f64, 0f64);
+    let joined: Vec<usize> = match flight {
+        Flight::One if p.orderdate_range(&data.date).is_some() => vec![],
+        Flight::One => vec![P::DATE],
+        Flight::Two => vec![P::DATE, P::PART, P::SUPPLIER],
+        Flight::Three => vec![P::DATE, P::SUPPLIER, P::CUSTOMER],
+        Flight::Four => vec![P::DATE, P::PART, P::SUPPLIER, P::CUSTOMER],
+    };
+    for d in joined {
+        let cols = dim_columns(data, d);
+        let rows = cols[0].len() as f64;
+        let restricted = dim_preds(&p, d).iter().filter(|pr| !pr.is_any()).count();
+        build_read += rows * 4.0 * (2 + restricted) as f64;
+        let span = Qualifies::new(data, q, d).ok.len() as f64;
+        build_written += span * 2.0 + span / 8.0;
+    }
+    build_written += (P::GLOBAL_GROUPS * 12) as f64;
+    QueryModel {
+        read_bytes: sectors as f64 * 32.0 + build_read,
+        written_bytes: build_written,
+        line_read_bytes: lines as f64 * 128.0 + build_read,
+        qualifying_rows: rows,
+    }
+}
