@@ -481,14 +481,18 @@ crate::kernel! {
             // Sorted sample r is item r / NT of thread r % NT: park them in the exchange tile.
             block_store_striped::<u32, NT, IPT>(sh.exchange.ptr(0), SORT_TILE, &items);
             sync_threads();
+            // Pick j is sample (j + 1) * samples / p. Every thread writes one (those past the
+            // last splitter repeat it) and the tests below are selects, not branches: with a
+            // branch on `t < splitters` around the barrier, LLVM duplicated the barrier into
+            // both arms, and one warp at two `bar.sync` sites (`.aligned` in PTX) never left
+            // them on the H100.
             let p = seg.splitters as usize + 1;
-            let pick = |j: usize| sh.exchange.read((j + 1) * samples / p);
-            let mine = t < seg.splitters as usize;
-            if mine {
-                picks.write(t, pick(t));
-            }
+            let j = t.min((seg.splitters as usize).saturating_sub(1));
+            picks.write(t, sh.exchange.read((j + 1) * samples / p));
             sync_threads();
-            let distinct = [(mine && (t == 0 || picks.read(t) != picks.read(t - 1))) as u32];
+            let mine = t < seg.splitters as usize;
+            let new_value = (t == 0) | (picks.read(t) != picks.read(t.saturating_sub(1)));
+            let distinct = [(mine & new_value) as u32];
             let mut rank = [0u32];
             let count = block_exclusive_sum::<u32, u32, NT, 1>(&distinct, &mut rank, sh.scan);
             let out = splitters.add(s * SPLITTER_WORDS);

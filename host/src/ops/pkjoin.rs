@@ -220,6 +220,23 @@ impl<'a> StepClock<'a> {
     }
 }
 
+fn tracing() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TESSERA_PK_TRACE").is_some())
+}
+
+/// With `TESSERA_PK_TRACE` set, waits for each kernel and names it on stderr (to find a
+/// kernel that does not finish).
+fn trace(gpu: &Gpu, what: &str) -> Result<()> {
+    if tracing() {
+        eprintln!("pk_join: {what} queued");
+        let t = std::time::Instant::now();
+        gpu.synchronize()?;
+        eprintln!("pk_join: {what} done in {:?}", t.elapsed());
+    }
+    Ok(())
+}
+
 fn mark(clock: &mut Option<StepClock>, step: PkStep) -> Result<()> {
     match clock {
         Some(c) => c.record(Some(step)),
@@ -264,6 +281,99 @@ fn blocks(spec: &KernelSpec, blocks: usize) -> Result<LaunchConfig> {
         block_dim: (spec.threads, 1, 1),
         shared_mem_bytes: 0,
     })
+}
+
+/// One level of the sample sort laid out for its kernels: the segments with their tiles, split
+/// counts and bucket slots numbered across the level in segment order. Pure host logic, so the
+/// level loop can be checked without a GPU (see the tests).
+#[derive(Debug)]
+struct LevelPlan {
+    segs: Vec<Segment>,
+    /// Tiles of all segments (blocks of the tile sort, partition and scatter).
+    tiles: u64,
+    /// Split counts of all segments (`buckets x tiles` each): the scan's length.
+    counts: u64,
+    /// Bucket slots of all segments.
+    slots: u64,
+}
+
+impl LevelPlan {
+    /// Lays out `segments` (`(start, len)`, ascending and disjoint, each longer than a tile).
+    fn new(segments: &[(u32, u32)]) -> LevelPlan {
+        let mut plan = LevelPlan {
+            segs: Vec::with_capacity(segments.len()),
+            tiles: 0,
+            counts: 0,
+            slots: 0,
+        };
+        let mut items = 0u64;
+        for &(start, len) in segments {
+            let s = Segment {
+                start,
+                len,
+                first_tile: plan.tiles as u32,
+                tiles: len.div_ceil(SORT_TILE as u32),
+                count_base: plan.counts as u32,
+                items_before: items as u32,
+                bucket_base: plan.slots as u32,
+                splitters: Segment::splitters_for(len),
+            };
+            plan.tiles += s.tiles as u64;
+            plan.counts += s.buckets() as u64 * s.tiles as u64;
+            plan.slots += s.buckets() as u64;
+            items += len as u64;
+            plan.segs.push(s);
+        }
+        plan
+    }
+
+    /// Splits every segment at its bucket starts `bounds` (one per slot, from the bucket-bounds
+    /// kernel): range buckets that fit a block are appended to `small` as `(start, len)`, the
+    /// larger ones are returned as the next level's segments; equality buckets (odd slots) and
+    /// buckets of at most one item are already sorted. Bounds that do not partition their
+    /// segment are an error rather than a wrapped length, which would become a segment of
+    /// billions of rows.
+    fn split(&self, bounds: &[u32], small: &mut Vec<u32>) -> Result<Vec<(u32, u32)>> {
+        if bounds.len() as u64 != self.slots {
+            return Err(Error::invalid(format!(
+                "pk_join: {} bucket bounds for {} slots",
+                bounds.len(),
+                self.slots
+            )));
+        }
+        let mut next = Vec::new();
+        for s in &self.segs {
+            let base = s.bucket_base as usize;
+            let nb = s.buckets() as usize;
+            let seg_end = s.start + s.len;
+            for j in 0..nb {
+                let start = bounds[base + j];
+                let end = if j + 1 < nb {
+                    bounds[base + j + 1]
+                } else {
+                    seg_end
+                };
+                if start < s.start || end < start || end > seg_end {
+                    return Err(Error::invalid(format!(
+                        "pk_join: bucket {j} of the segment at {} ({} rows) spans {start} .. \
+                         {end}, outside the segment (inconsistent split counts)",
+                        s.start, s.len
+                    )));
+                }
+                let len = end - start;
+                // Odd buckets hold one key value: already sorted (the scatter is stable).
+                if j % 2 == 1 || len <= 1 {
+                    continue;
+                }
+                if len as usize <= BUCKET_CAPACITY {
+                    small.extend_from_slice(&[start, len]);
+                } else {
+                    next.push((start, len));
+                }
+            }
+        }
+        Ok(next)
+    }
 }
 
 impl PkJoin {
@@ -325,6 +435,7 @@ impl PkJoin {
                 &mut first.rows.buf
             ]
         )?;
+        trace(gpu, "sort input")?;
         mark(&mut clock, PkStep::SortTiles)?;
 
         if n > SORT_TILE {
@@ -350,6 +461,7 @@ impl PkJoin {
                     blocks(&spec, small.len() / 2)?,
                     [&mut sorted.keys.buf, &mut sorted.rows.buf, &list.buf]
                 )?;
+                trace(gpu, "bucket sort")?;
                 shape.small_buckets = small.len() / 2;
             }
             mark(&mut clock, PkStep::BucketSort)?;
@@ -380,6 +492,7 @@ impl PkJoin {
                 &mut error.buf
             ]
         )?;
+        trace(gpu, "join")?;
         mark(&mut clock, PkStep::Join)?;
         let count = Scratch::count(Some(&state), gpu)?;
         self.join_state = Some(state);
@@ -412,25 +525,9 @@ impl PkJoin {
         small: &mut Vec<u32>,
         clock: &mut Option<StepClock>,
     ) -> Result<Vec<(u32, u32)>> {
-        let mut segs = Vec::with_capacity(segments.len());
-        let (mut tiles, mut counts, mut items, mut slots) = (0u64, 0u64, 0u64, 0u64);
-        for &(start, len) in segments {
-            let s = Segment {
-                start,
-                len,
-                first_tile: tiles as u32,
-                tiles: len.div_ceil(SORT_TILE as u32),
-                count_base: counts as u32,
-                items_before: items as u32,
-                bucket_base: slots as u32,
-                splitters: Segment::splitters_for(len),
-            };
-            tiles += s.tiles as u64;
-            counts += s.buckets() as u64 * s.tiles as u64;
-            items += len as u64;
-            slots += s.buckets() as u64;
-            segs.push(s);
-        }
+        let plan = LevelPlan::new(segments);
+        let segs = &plan.segs;
+        let (tiles, counts, slots) = (plan.tiles, plan.counts, plan.slots);
         let words: Vec<u32> = segs.iter().flat_map(|s| s.to_words()).collect();
         let seg_dev = gpu.upload(&words)?;
         let nsegs = segs.len() as u32;
@@ -450,6 +547,7 @@ impl PkJoin {
                     &mut tile_buf.rows.buf
                 ]
             )?;
+            trace(gpu, "sort segments")?;
             mark(clock, PkStep::SortTiles)?;
         }
 
@@ -461,6 +559,7 @@ impl PkJoin {
             blocks(&spec, segs.len())?,
             [&tile_buf.keys.buf, &seg_dev.buf, &level, &mut splitters.buf]
         )?;
+        trace(gpu, "splitters")?;
         mark(clock, PkStep::Splitters)?;
 
         let counts = counts as usize;
@@ -484,12 +583,14 @@ impl PkJoin {
                 &mut cnt.buf
             ]
         )?;
+        trace(gpu, "partition")?;
         self.scan_state = Some(exclusive_scan_into(
             gpu,
             cnt,
             scanned,
             self.scan_state.take(),
         )?);
+        trace(gpu, "scan")?;
         let mut bounds = gpu.zeros::<u32>(slots as usize)?;
         let spec = k::PK_BUCKET_BOUNDS;
         let slots32 = slots as u32;
@@ -505,6 +606,7 @@ impl PkJoin {
                 &mut bounds.buf
             ]
         )?;
+        trace(gpu, "bucket bounds")?;
         mark(clock, PkStep::Partition)?;
 
         let spec = k::PK_SCATTER;
@@ -523,34 +625,19 @@ impl PkJoin {
                 &mut sorted.rows.buf
             ]
         )?;
+        trace(gpu, "scatter")?;
         mark(clock, PkStep::Scatter)?;
 
         // Bucket sizes decide the next level (one small download per level).
         let bounds = bounds.to_vec(gpu)?;
-        let mut next = Vec::new();
-        for s in &segs {
-            let base = s.bucket_base as usize;
-            let nb = s.buckets() as usize;
-            for j in 0..nb {
-                let start = bounds[base + j];
-                let end = if j + 1 < nb {
-                    bounds[base + j + 1]
-                } else {
-                    s.start + s.len
-                };
-                let len = end - start;
-                // Odd buckets hold one key value: already sorted (the scatter is stable).
-                if j % 2 == 1 || len <= 1 {
-                    continue;
-                }
-                if len as usize <= BUCKET_CAPACITY {
-                    small.extend_from_slice(&[start, len]);
-                } else {
-                    next.push((start, len));
-                }
-            }
+        if tracing() {
+            eprintln!(
+                "pk_join: level {level} {:?} bounds {:?}",
+                plan,
+                &bounds[..bounds.len().min(40)]
+            );
         }
-        Ok(next)
+        plan.split(&bounds, small)
     }
 }
 
@@ -593,3 +680,212 @@ pub fn pk_block_sort_tiles(
 /// The block-sort test kernels (spec, carries values).
 #[doc(hidden)]
 pub const PK_BLOCK_SORT_KERNELS: [(KernelSpec, bool); 4] = k::testing::ALL;
+
+#[cfg(test)]
+mod tests {
+    //! The level loop on the CPU: a model of each kernel's arithmetic (the same `Segment`,
+    //! `bucket_of` and `sample_position` the kernels use) drives [`LevelPlan`], so the host
+    //! logic of multi-tile joins (bucket bounds, split, termination) is checked without a GPU.
+    use super::*;
+    use k::{bucket_of, sample_position};
+    use rand::seq::SliceRandom;
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+
+    /// Stable sort of `keys[range]` / `rows[range]` by key, tile by tile (the tile sorts).
+    fn sort_tiles(keys: &[u32], rows: &[u32], start: usize, len: usize) -> Vec<(u32, u32)> {
+        let mut out = Vec::with_capacity(len);
+        for t in (start..start + len).step_by(SORT_TILE) {
+            let end = (t + SORT_TILE).min(start + len);
+            let mut tile: Vec<(u32, u32)> = (t..end).map(|i| (keys[i], rows[i])).collect();
+            tile.sort_by_key(|p| p.0);
+            out.extend(tile);
+        }
+        out
+    }
+
+    /// The splitter kernel: sorted samples at hashed positions, equi-spaced picks, repeats
+    /// dropped.
+    fn splitters(level: u32, index: u32, s: &Segment, tile_keys: &[u32]) -> Vec<u32> {
+        let samples = s.samples();
+        let mut sample: Vec<u32> = (0..samples)
+            .map(|i| tile_keys[(s.start + sample_position(level, index, i, s.len)) as usize])
+            .collect();
+        sample.sort_unstable();
+        let p = s.splitters + 1;
+        let mut picks: Vec<u32> = (0..s.splitters)
+            .map(|j| sample[((j + 1) * samples / p) as usize])
+            .collect();
+        picks.dedup();
+        picks
+    }
+
+    /// Sorts `keys` (radix bits) with rows `0..n` through the level loop, modelling each
+    /// kernel on the CPU; returns the sorted pairs and the number of levels.
+    fn model_sort(keys: &[u32]) -> Result<(Vec<(u32, u32)>, u32)> {
+        let n = keys.len();
+        let rows: Vec<u32> = (0..n as u32).collect();
+        let (mut sk, mut sr) = (keys.to_vec(), rows.clone());
+        let mut small = Vec::new();
+        let mut segments = vec![(0u32, n as u32)];
+        let mut level = 0;
+        while !segments.is_empty() {
+            assert!(level < k::MAX_LEVELS, "levels");
+            let plan = LevelPlan::new(&segments);
+            // Tile sort (level 0 reads the input, later levels the sorted buffer).
+            let (mut tk, mut tr) = (sk.clone(), sr.clone());
+            for s in &plan.segs {
+                for (i, (k, r)) in sort_tiles(&sk, &sr, s.start as usize, s.len as usize)
+                    .into_iter()
+                    .enumerate()
+                {
+                    tk[s.start as usize + i] = k;
+                    tr[s.start as usize + i] = r;
+                }
+            }
+            let split: Vec<Vec<u32>> = plan
+                .segs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| splitters(level, i as u32, s, &tk))
+                .collect();
+            let bucket =
+                |si: usize, key: u32| bucket_of(key, split[si].len(), |i| split[si][i]) as usize;
+            // Partition: counts[count_base + bucket * tiles + tile].
+            let mut counts = vec![0u32; plan.counts as usize];
+            for (si, s) in plan.segs.iter().enumerate() {
+                for i in 0..s.len as usize {
+                    let (tile, b) = (i / SORT_TILE, bucket(si, tk[s.start as usize + i]));
+                    assert!(b < s.buckets() as usize);
+                    counts[s.count_base as usize + b * s.tiles as usize + tile] += 1;
+                }
+            }
+            // The device scan (wrapping, as on the GPU).
+            let mut scan = Vec::with_capacity(counts.len());
+            let mut acc = 0u32;
+            for &c in &counts {
+                scan.push(acc);
+                acc = acc.wrapping_add(c);
+            }
+            // Bucket bounds, as the kernel computes them.
+            let mut bounds = vec![0u32; plan.slots as usize];
+            for s in &plan.segs {
+                for j in 0..s.buckets() {
+                    let run = scan[(s.count_base + j * s.tiles) as usize];
+                    bounds[(s.bucket_base + j) as usize] =
+                        s.start.wrapping_sub(s.items_before).wrapping_add(run);
+                }
+            }
+            // Scatter: run start plus rank within the tile's run.
+            for (si, s) in plan.segs.iter().enumerate() {
+                let base = s.start.wrapping_sub(s.items_before);
+                let mut seen = vec![0u32; s.buckets() as usize];
+                for i in 0..s.len as usize {
+                    let tile = i / SORT_TILE;
+                    if i % SORT_TILE == 0 {
+                        seen.fill(0);
+                    }
+                    let p = s.start as usize + i;
+                    let b = bucket(si, tk[p]);
+                    let run = scan[s.count_base as usize + b * s.tiles as usize + tile];
+                    let dest = base.wrapping_add(run).wrapping_add(seen[b]) as usize;
+                    seen[b] += 1;
+                    sk[dest] = tk[p];
+                    sr[dest] = tr[p];
+                }
+            }
+            let before = segments.clone();
+            segments = plan.split(&bounds, &mut small)?;
+            for &(start, len) in &segments {
+                let parent = before
+                    .iter()
+                    .find(|&&(s, l)| s <= start && start + len <= s + l)
+                    .expect("a bucket lies in its segment");
+                assert!(len < parent.1, "buckets shrink: {len} of {parent:?}");
+            }
+            level += 1;
+        }
+        for pair in small.chunks(2) {
+            let (start, len) = (pair[0] as usize, pair[1] as usize);
+            assert!(len <= BUCKET_CAPACITY);
+            let mut b: Vec<(u32, u32)> = (start..start + len).map(|i| (sk[i], sr[i])).collect();
+            b.sort_by_key(|p| p.0);
+            for (i, (k, r)) in b.into_iter().enumerate() {
+                sk[start + i] = k;
+                sr[start + i] = r;
+            }
+        }
+        Ok((sk.into_iter().zip(sr).collect(), level))
+    }
+
+    fn check(keys: &[u32], what: &str) -> u32 {
+        let (got, levels) = model_sort(keys).unwrap_or_else(|e| panic!("{what}: {e}"));
+        let mut want: Vec<(u32, u32)> = keys.iter().copied().zip(0..).collect();
+        want.sort_by_key(|p| p.0); // stable: rows ascend within a key
+        assert!(got == want, "{what}: not the stable sort");
+        levels
+    }
+
+    fn two_subsets(n: usize, seed: u64) -> Vec<u32> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let space = (n as u32 * 5).div_ceil(4);
+        let mut all: Vec<u32> = (0..space).collect();
+        all.shuffle(&mut rng);
+        let mut keys = all[..n].to_vec();
+        all.shuffle(&mut rng);
+        keys.extend_from_slice(&all[..n]);
+        keys
+    }
+
+    #[test]
+    fn two_tiles_of_partial_matches_finish_in_one_level() {
+        // The first multi-tile case of the GPU tests: 2047 keys per side, 4094 rows.
+        let keys = two_subsets(2047, 2047);
+        let plan = LevelPlan::new(&[(0, keys.len() as u32)]);
+        assert_eq!((plan.tiles, plan.counts, plan.slots), (2, 6, 3));
+        assert_eq!(check(&keys, "partial n=2047"), 1);
+    }
+
+    #[test]
+    fn level_loop_sorts_every_shape() {
+        let mut rng = StdRng::seed_from_u64(5);
+        for n in [SORT_TILE + 1, 2 * BUCKET_CAPACITY + 3, 40_000, 300_001] {
+            let uniform: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+            check(&uniform, &format!("uniform n={n}"));
+            check(&two_subsets(n / 2, n as u64), &format!("subsets n={n}"));
+            check(&vec![7; n], &format!("all equal n={n}"));
+            let few: Vec<u32> = (0..n).map(|_| rng.random_range(0..3) * 1000).collect();
+            check(&few, &format!("few distinct n={n}"));
+            let heavy: Vec<u32> = (0..n as u32)
+                .map(|i| if i % 3 == 0 { 5 } else { i })
+                .collect();
+            check(&heavy, &format!("heavy n={n}"));
+            check(
+                &(0..n as u32).rev().collect::<Vec<_>>(),
+                &format!("reverse n={n}"),
+            );
+        }
+    }
+
+    #[test]
+    fn bounds_outside_their_segment_are_an_error() {
+        let plan = LevelPlan::new(&[(0, 5000)]);
+        assert_eq!(plan.segs[0].buckets(), 5);
+        let mut small = Vec::new();
+        let next = plan
+            .split(&[0, 4000, 4000, 4999, 5000], &mut small)
+            .unwrap();
+        assert!(next.is_empty());
+        assert_eq!(
+            small,
+            [0, 4000, 4000, 999],
+            "ranges 0 and 2; equality buckets skipped"
+        );
+        // A bound past the next one would wrap to a segment of ~2^32 rows.
+        let e = plan
+            .split(&[0, 4000, 3000, 4999, 5000], &mut small)
+            .unwrap_err();
+        assert!(e.to_string().contains("outside the segment"), "{e}");
+        let e = plan.split(&[0, 1], &mut small).unwrap_err();
+        assert!(e.to_string().contains("2 bucket bounds for 5 slots"), "{e}");
+    }
+}
