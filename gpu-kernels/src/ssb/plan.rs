@@ -153,9 +153,9 @@ impl GroupLayout {
     /// Slot of the row whose dimensions have values `v` (each within its range).
     #[inline(always)]
     pub fn index(&self, v: [u32; DIMS]) -> u32 {
-        let mut i = 0;
-        for d in 0..DIMS {
-            i += v[d].wrapping_sub(self.min[d]) * self.stride[d];
+        let mut i = 0u32;
+        for ((v, min), stride) in v.iter().zip(self.min).zip(self.stride) {
+            i = i.wrapping_add(v.wrapping_sub(min).wrapping_mul(stride));
         }
         i
     }

@@ -2,10 +2,14 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use super::engine::{Device, engine};
+use super::engine::{Device, Engine, engine};
 use super::generator::{DEFAULT_SEED, GenConfig, generate};
+use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
+use super::query::QueryResult;
 use super::{format, tbl};
+use crate::bench::{Record, measure_bandwidth};
+use crate::runtime::{Gpu, median};
 
 /// `tessera ssb` subcommands.
 #[derive(Clone, Debug, clap::Subcommand)]
@@ -65,6 +69,13 @@ pub enum SsbCmd {
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
+        /// With `--device gpu`: also run coprocessor mode (columns shipped from pinned host
+        /// memory per query) and report it next to its PCIe transfer bound.
+        #[arg(long)]
+        coprocessor: bool,
+        /// Write the timing records as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
     },
 }
 
@@ -99,7 +110,12 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             sf,
             no_results,
             quiet,
+            coprocessor,
+            json,
         } => {
+            if coprocessor && device != Device::Gpu {
+                return Err("--coprocessor needs --device gpu".into());
+            }
             let queries = Query::parse_list(&query)?;
             if !format::exists(&data) {
                 if !gen_if_missing {
@@ -123,39 +139,17 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     .map_or_else(|| "unknown".into(), |s| s.to_string()),
                 t.elapsed().as_secs_f64()
             );
-            let eng = engine(device, &set)?;
-            let mut timings = Vec::new();
-            for q in queries {
-                let (result, _) = eng.run_timed(q)?;
-                let mut ms = Vec::with_capacity(repeat);
-                for _ in 0..repeat {
-                    let (again, t) = eng.run_timed(q)?;
-                    if again != result {
-                        return Err(format!("{q}: repetitions gave different results").into());
-                    }
-                    ms.push(t);
+            let records = match device {
+                Device::Cpu => {
+                    let eng = engine(device, &set)?;
+                    let timed = time_queries(eng.as_ref(), &queries, repeat, !no_results)?;
+                    timing_table(eng.name(), &timed, None)
                 }
-                if !no_results {
-                    println!("\n== {q} ({}) ==\n{result}", eng.name());
-                }
-                ms.sort_by(f64::total_cmp);
-                timings.push((q, result.rows.len(), ms));
-            }
-            println!(
-                "\n{:<6} {:<6} {:>6} {:>11} {:>11} {:>5}",
-                "query", "device", "rows", "median ms", "min ms", "reps"
-            );
-            for (q, rows, ms) in &timings {
-                let (median, min) = match ms.len() {
-                    0 => (f64::NAN, f64::NAN),
-                    n => (ms[n / 2], ms[0]),
-                };
-                println!(
-                    "{:<6} {:<6} {rows:>6} {median:>11.3} {min:>11.3} {:>5}",
-                    q.name(),
-                    eng.name(),
-                    ms.len()
-                );
+                Device::Gpu => gpu_run(&set, &queries, repeat, !no_results, coprocessor)?,
+            };
+            if let Some(path) = json {
+                std::fs::write(&path, serde_json::to_string_pretty(&records)?)?;
+                println!("records written to {}", path.display());
             }
         }
     }
@@ -187,4 +181,169 @@ fn gen_dir(
         println!(".tbl files in {}", dir.display());
     }
     Ok(())
+}
+
+/// One query's result and its timed repetitions (ms).
+struct Timed {
+    query: Query,
+    result: QueryResult,
+    ms: Vec<f64>,
+}
+
+/// Runs every query once untimed, then `repeat` timed times, checking the results repeat.
+fn time_queries(
+    eng: &dyn Engine,
+    queries: &[Query],
+    repeat: usize,
+    print: bool,
+) -> Result<Vec<Timed>, Box<dyn std::error::Error>> {
+    let mut out = Vec::new();
+    for &q in queries {
+        let (result, _) = eng.run_timed(q)?;
+        let mut ms = Vec::with_capacity(repeat);
+        for _ in 0..repeat {
+            let (again, t) = eng.run_timed(q)?;
+            if again != result {
+                return Err(format!("{q}: repetitions gave different results").into());
+            }
+            ms.push(t);
+        }
+        if print {
+            println!("\n== {q} ({}) ==\n{result}", eng.name());
+        }
+        out.push(Timed {
+            query: q,
+            result,
+            ms,
+        });
+    }
+    Ok(out)
+}
+
+fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
+    let (s, n) = xs.fold((0.0, 0usize), |(s, n), x| (s + x.ln(), n + 1));
+    (s / n.max(1) as f64).exp()
+}
+
+/// Prints the timing table (with model columns when `models` gives, per query, the model
+/// time in ms and the thesis' 128-byte-line model time) and returns its records.
+fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) -> Vec<Record> {
+    println!(
+        "\n{:<6} {:<16} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>5}",
+        "query", "device", "rows", "median ms", "min ms", "model ms", "ratio", "lines ms", "reps"
+    );
+    let mut records = Vec::new();
+    for (i, t) in timed.iter().enumerate() {
+        let med = median(&t.ms);
+        let min = t.ms.iter().copied().fold(f64::NAN, f64::min);
+        let (model, lines) = models.map_or((f64::NAN, f64::NAN), |m| m[i]);
+        let show = |x: f64, p: usize| {
+            if x.is_finite() {
+                format!("{x:.p$}")
+            } else {
+                "-".into()
+            }
+        };
+        println!(
+            "{:<6} {:<16} {:>6} {:>10.3} {:>10.3} {:>10} {:>7} {:>10} {:>5}",
+            t.query.name(),
+            device,
+            t.result.rows.len(),
+            med,
+            min,
+            show(model, 3),
+            show(med / model, 2),
+            show(lines, 3),
+            t.ms.len()
+        );
+        records.push(Record::new(
+            "ssb",
+            device,
+            t.query.name(),
+            t.result.rows.len() as u64,
+            med,
+            model,
+        ));
+    }
+    let gm = geomean(timed.iter().map(|t| median(&t.ms)));
+    if models.is_some() {
+        let gr = geomean(records.iter().map(|r| r.ratio));
+        println!("geometric mean: {gm:.3} ms, ratio to model {gr:.2}");
+    } else {
+        println!("geometric mean: {gm:.3} ms");
+    }
+    records
+}
+
+/// `--device gpu`: the resident engine against its bytes-touched model (bandwidth measured
+/// in this run), then optionally coprocessor mode against its PCIe bound.
+fn gpu_run(
+    set: &super::data::SsbData,
+    queries: &[Query],
+    repeat: usize,
+    print: bool,
+    coprocessor: bool,
+) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
+    let gpu = Gpu::new()?;
+    println!("device: {} ({})", gpu.name(), gpu.arch());
+    let eng = GpuEngine::new(&gpu, set)?;
+    let timed = time_queries(&eng, queries, repeat, print)?;
+    let (bw, mut records) = measure_bandwidth(&gpu, &vec![1u32; 1 << 26], 10)?;
+    println!(
+        "\nbandwidth (same run): read {:.0} GB/s, write {:.0} GB/s; model = 32-byte sectors \
+         touched / bandwidth, lines = the thesis' 128-byte lines",
+        bw.read_gbps, bw.write_gbps
+    );
+    let models: Vec<(f64, f64)> = queries
+        .iter()
+        .map(|&q| {
+            let m = model(set, q);
+            (
+                bw.model_ms(m.read_bytes, m.written_bytes),
+                bw.model_ms(m.line_read_bytes, m.written_bytes),
+            )
+        })
+        .collect();
+    records.extend(timing_table(eng.name(), &timed, Some(&models)));
+    if coprocessor {
+        drop(eng);
+        let h2d = h2d_bandwidth(&gpu, 5)?;
+        let co = CoprocessorEngine::new(&gpu, set)?;
+        let co_timed = time_queries(&co, queries, repeat, false)?;
+        println!(
+            "\ncoprocessor mode: columns shipped per query from pinned memory (H2D {h2d:.1} \
+             GB/s, same run); bound = shipped bytes / H2D bandwidth"
+        );
+        println!(
+            "{:<6} {:>10} {:>10} {:>7} {:>10}",
+            "query", "median ms", "bound ms", "ratio", "shipped MB"
+        );
+        for (c, r) in co_timed.iter().zip(&timed) {
+            if c.result != r.result {
+                return Err(format!("{}: coprocessor and resident results differ", c.query).into());
+            }
+            let bytes = co.shipped_bytes(c.query) as f64;
+            let bound = bytes / h2d / 1e6;
+            let med = median(&c.ms);
+            println!(
+                "{:<6} {med:>10.3} {bound:>10.3} {:>7.2} {:>10.1}",
+                c.query.name(),
+                med / bound,
+                bytes / 1e6
+            );
+            records.push(Record::new(
+                "ssb coprocessor",
+                "gpu-coprocessor",
+                c.query.name(),
+                bytes as u64,
+                med,
+                bound,
+            ));
+        }
+        println!(
+            "geometric mean: {:.3} ms",
+            geomean(co_timed.iter().map(|t| median(&t.ms)))
+        );
+    }
+    Ok(records)
 }
