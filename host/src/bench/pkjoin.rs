@@ -10,13 +10,23 @@ use rayon::prelude::*;
 
 use super::{Bandwidth, Record};
 use crate::ops::{self, HashTable, PkJoin, PkJoinSteps, PkStep, TableOptions};
-use crate::runtime::{DeviceColumn, Gpu};
+use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN};
 use crate::{Error, Result};
 
 const EXPERIMENT: &str = "pkjoin";
 /// Device bytes per N (both sides) at the peak: inputs 16, the sort's two pair arrays 32,
 /// split counts about 4, output 12.
 const BYTES_PER_ROW: u64 = 64;
+
+/// Words per slot of the comparison's hash table (key and payload).
+const HASH_WORDS_PER_SLOT: u64 = 2;
+
+/// Whether the hash join's table for `n` build rows (default fill) fits one device column, so
+/// both joins run at every size.
+fn hash_table_fits(n: u64) -> bool {
+    tessera_kernels::hash::capacity_for(n, TableOptions::default().fill)
+        .is_some_and(|slots| slots as u64 * HASH_WORDS_PER_SLOT <= MAX_COLUMN_LEN as u64)
+}
 
 /// A bijection of `0 .. 2^bits` (multiply by an odd constant and xor-shift, three rounds).
 fn mix(mut x: u64, bits: u32, seed: u64) -> u64 {
@@ -107,12 +117,27 @@ pub fn measure(gpu: &Gpu, reps: usize) -> Result<Vec<Record>> {
         .mem_get_info()
         .map_err(Error::driver("querying free memory", 0))?;
     let largest = ((free as u64 * 85 / 100) / BYTES_PER_ROW).min(u32::MAX as u64 / 2);
-    let largest = (largest / 100_000_000 * 100_000_000) as usize;
+    let mut largest = largest / 100_000_000 * 100_000_000;
+    while largest > 0 && !hash_table_fits(largest) {
+        largest -= 100_000_000;
+    }
+    let largest = largest as usize;
     let mut sizes = vec![1_000_000usize, 10_000_000, 100_000_000];
     if largest > 100_000_000 {
         sizes.push(largest);
     }
-    let mut rec = Vec::new();
+    let mut rec: Vec<Record> = Vec::new();
+    // Each record is also printed as it is measured, so a run cut short still shows them.
+    let mut shown = 0;
+    let mut progress = |rec: &[Record]| {
+        for r in &rec[shown..] {
+            eprintln!(
+                "pkjoin: {} | {} | {:.3} ms (model {:.3} ms)",
+                r.implementation, r.param, r.median_ms, r.model_ms
+            );
+        }
+        shown = rec.len();
+    };
     for n in sizes {
         let space = (n as u64 * 5).div_ceil(4);
         let a_keys = permutation_prefix(n, space, 1);
@@ -165,6 +190,7 @@ pub fn measure(gpu: &Gpu, reps: usize) -> Result<Vec<Record>> {
             }
         }
         drop(pk);
+        progress(&rec);
 
         // The hash join on the same data: build on A (with payloads), probe with B.
         let mut hash_matches = 0;
@@ -190,6 +216,7 @@ pub fn measure(gpu: &Gpu, reps: usize) -> Result<Vec<Record>> {
             t,
             bw.model_ms(r, w),
         ));
+        progress(&rec);
     }
     Ok(rec)
 }
@@ -210,6 +237,15 @@ mod tests {
         }
         let full = permutation_prefix(1 << 12, 1 << 12, 3);
         assert_ne!(full, (0..1u32 << 12).collect::<Vec<_>>(), "shuffled");
+    }
+
+    #[test]
+    fn largest_sizes_keep_the_hash_table_in_one_column() {
+        assert!(hash_table_fits(1_000_000_000));
+        assert!(
+            !hash_table_fits(1_100_000_000),
+            "2.2e9 slots x 2 words > 2^32"
+        );
     }
 
     #[test]
