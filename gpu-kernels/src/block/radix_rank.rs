@@ -104,14 +104,18 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
         *r = shfl_idx(first, leader) + popc(peers & below);
     }
     sync_threads();
-    // Per digit: the tile total (the per-warp counts stay in shared memory until phase two).
+    // Per digit: exclusive prefix over the warps (in place) and the tile total.
     core::array::from_fn(|j| {
         let d = t * DPT + j;
         let mut run = 0;
         if d < BINS {
             for w in 0..warps {
-                // SAFETY: in bounds; read-only in this phase.
-                run += unsafe { sh.counters.read(w * BINS + d) };
+                // SAFETY: digit d is owned by this thread alone in this phase.
+                unsafe {
+                    let c = sh.counters.read(w * BINS + d);
+                    sh.counters.write(w * BINS + d, run);
+                    run += c;
+                }
             }
         }
         run
