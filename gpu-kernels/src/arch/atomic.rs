@@ -189,6 +189,8 @@ impl FloatBits for f64 {
 pub unsafe fn atomic_or_u32(p: *mut u32, v: u32) -> u32 {
     let r: u32;
     // SAFETY: the caller passes a valid address.
-    unsafe { asm!("atom.or.b32 {r}, [{p}], {v};", r = out(reg32) r, p = in(reg64) p, v = in(reg32) v, options(nostack)) };
+    unsafe {
+        asm!("atom.or.b32 {r}, [{p}], {v};", r = out(reg32) r, p = in(reg64) p, v = in(reg32) v, options(nostack))
+    };
     r
 }
