@@ -1,15 +1,36 @@
-//! Cross-check with an independent SQL engine: SF 0.1 written as dbgen `.tbl` files, the
-//! specification's 13 queries run in DuckDB (`tests/ssb_duckdb.py`, the `duckdb` module from
-//! PyPI), and tessera's CPU engine must give identical results, on the generated data and on
-//! the same data loaded back from the `.tbl` files.
+//! Cross-check with an independent SQL engine: generated SSB data written as dbgen `.tbl`
+//! files, the specification's 13 queries run in DuckDB (`tests/ssb_duckdb.py`, the `duckdb`
+//! module from PyPI), and tessera's CPU engine must give identical results, on the generated
+//! data and on the same data loaded back from the `.tbl` files.
 //!
-//! Without python3 or its duckdb module the test prints a SKIPPED line; with
-//! `TESSERA_REQUIRE_DUCKDB=1` (set in CI) it fails instead.
+//! Environment:
+//! * `TESSERA_SSB_SF`: the scale factors to check, comma-separated (default `0.1`, what CI
+//!   runs in debug on 2 cores). The acceptance run is
+//!   `TESSERA_SSB_SF=0.1,1 cargo test --release --test ssb_duckdb -- --nocapture`.
+//! * `TESSERA_REQUIRE_DUCKDB=1` (set in CI): fail instead of printing a SKIPPED line when
+//!   python3 or its duckdb module is missing.
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Instant;
 
 use tessera::ssb::{GenConfig, Query, cpu, generate, tbl};
+
+/// The scale factors of `TESSERA_SSB_SF`, or `default` when it is unset.
+fn scale_factors(default: &[f64]) -> Vec<f64> {
+    let Ok(list) = std::env::var("TESSERA_SSB_SF") else {
+        return default.to_vec();
+    };
+    list.split(',')
+        .map(|s| {
+            s.trim()
+                .parse()
+                .ok()
+                .filter(|&sf: &f64| sf > 0.0 && sf.is_finite())
+                .unwrap_or_else(|| panic!("TESSERA_SSB_SF={list:?}: {s:?} is no scale factor"))
+        })
+        .collect()
+}
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ssb_duckdb.py")
@@ -61,7 +82,7 @@ fn duckdb_results(tbl_dir: &Path) -> HashMap<String, Vec<String>> {
 }
 
 #[test]
-fn cpu_engine_agrees_with_duckdb_at_sf_0_1_directly_and_through_tbl_files() {
+fn cpu_engine_agrees_with_duckdb_directly_and_through_tbl_files() {
     if let Err(why) = duckdb_available() {
         if std::env::var("TESSERA_REQUIRE_DUCKDB").is_ok_and(|v| v == "1") {
             panic!("TESSERA_REQUIRE_DUCKDB=1 but {why}");
@@ -69,24 +90,41 @@ fn cpu_engine_agrees_with_duckdb_at_sf_0_1_directly_and_through_tbl_files() {
         eprintln!("SKIPPED (no DuckDB): ssb_duckdb: {why}");
         return;
     }
-    let data = generate(&GenConfig::new(0.1)).unwrap();
-    let dir = std::env::temp_dir().join(format!("tessera-ssb-duckdb-{}", std::process::id()));
+    for sf in scale_factors(&[0.1]) {
+        agrees_at(sf);
+    }
+}
+
+/// The 13 queries at one scale factor: DuckDB on the `.tbl` files against the CPU engine on
+/// the generated data and on the data loaded back.
+fn agrees_at(sf: f64) {
+    let start = Instant::now();
+    let data = generate(&GenConfig::new(sf)).unwrap();
+    let dir =
+        std::env::temp_dir().join(format!("tessera-ssb-duckdb-{}-sf{sf}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     tbl::write_tbl_dir(&data, &dir, false).unwrap();
     let duck = duckdb_results(&dir);
     let loaded = tbl::load_tbl_dir(&dir, false).unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         loaded.tables() == data.tables(),
-        "the .tbl round trip changed columns"
+        "SF {sf}: the .tbl round trip changed columns"
     );
-    let mut rows = 0;
+    let mut rows = Vec::new();
     for q in Query::ALL {
         let expected = &duck[q.name()];
         let direct = cpu::run(&data, q).to_lines();
-        assert_eq!(&direct, expected, "{q}: tessera (generated data) vs DuckDB");
+        assert_eq!(
+            &direct, expected,
+            "SF {sf} {q}: tessera (generated data) vs DuckDB"
+        );
         let via_tbl = cpu::run(&loaded, q).to_lines();
-        assert_eq!(&via_tbl, expected, "{q}: tessera (loaded .tbl) vs DuckDB");
-        rows += expected.len();
+        assert_eq!(
+            &via_tbl, expected,
+            "SF {sf} {q}: tessera (loaded .tbl) vs DuckDB"
+        );
+        rows.push(format!("{q} {}", expected.len()));
     }
     // Every flight found rows (a cross-check of empty results would prove little).
     for flight in ["q1.", "q2.", "q3.", "q4."] {
@@ -95,8 +133,13 @@ fn cpu_engine_agrees_with_duckdb_at_sf_0_1_directly_and_through_tbl_files() {
             .filter(|(q, _)| q.starts_with(flight))
             .map(|(_, r)| r.len())
             .sum();
-        assert!(n > 0, "flight {flight}x returned no rows");
+        assert!(n > 0, "SF {sf}: flight {flight}x returned no rows");
     }
-    eprintln!("ssb_duckdb: 13 queries, {rows} rows identical in DuckDB and tessera");
-    std::fs::remove_dir_all(&dir).unwrap();
+    eprintln!(
+        "ssb_duckdb SF {sf}: {} lineorder rows, 13 queries identical in DuckDB and tessera \
+         (rows per query: {}), {:.1} s",
+        data.lineorder.len(),
+        rows.join(", "),
+        start.elapsed().as_secs_f64()
+    );
 }
