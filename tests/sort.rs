@@ -6,8 +6,9 @@ use rand_distr::{Distribution, Zipf};
 use tessera::cpu;
 use tessera::ops::{self, Order, RadixPartition, RadixSort};
 
-/// Items per tile of the 32-bit and 64-bit key passes.
+/// Items per tile of the 32-bit key-only, 32-bit key + value, and 64-bit key passes.
 const TILE32: usize = 256 * 16;
+const TILE_KV: usize = 256 * 20;
 const TILE64: usize = 256 * 12;
 
 /// Panics naming the first position where `got` and `want` differ.
@@ -36,6 +37,8 @@ fn sizes() -> Vec<usize> {
         TILE32 - 1,
         TILE32,
         TILE32 + 1,
+        TILE_KV - 1,
+        TILE_KV + 1,
         5 * TILE32 + 17,
         (1 << 20) + 3,
         1 << 23,

@@ -104,18 +104,14 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
         *r = shfl_idx(first, leader) + popc(peers & below);
     }
     sync_threads();
-    // Per digit: exclusive prefix over the warps (in place) and the tile total.
+    // Per digit: the tile total (the per-warp counts stay in shared memory until phase two).
     core::array::from_fn(|j| {
         let d = t * DPT + j;
         let mut run = 0;
         if d < BINS {
             for w in 0..warps {
-                // SAFETY: digit d is owned by this thread alone in this phase.
-                unsafe {
-                    let c = sh.counters.read(w * BINS + d);
-                    sh.counters.write(w * BINS + d, run);
-                    run += c;
-                }
+                // SAFETY: in bounds; read-only in this phase.
+                run += unsafe { sh.counters.read(w * BINS + d) };
             }
         }
         run
@@ -142,15 +138,19 @@ pub fn block_radix_rank_finish<
     let warps = NT / 32;
     let mut starts = [0u32; DPT];
     block_exclusive_sum::<u32, u32, NT, DPT>(totals, &mut starts, sh.scan);
+    // Each warp's first position for each digit: the digit's tile start plus the counts of
+    // the warps before it.
     for (j, &s) in starts.iter().enumerate() {
         let d = t * DPT + j;
         if d < BINS {
+            let mut run = s;
             for w in 0..warps {
                 // SAFETY: digit d is owned by this thread alone in this phase.
                 unsafe {
-                    sh.counters
-                        .write(w * BINS + d, sh.counters.read(w * BINS + d) + s)
-                };
+                    let c = sh.counters.read(w * BINS + d);
+                    sh.counters.write(w * BINS + d, run);
+                    run += c;
+                }
             }
         }
     }

@@ -168,8 +168,7 @@ mod device {
     /// tiles left to the scheduler.
     ///
     /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
-    /// digits are recomputed from the keys, ranks overwrite the in-warp ranks, and values are
-    /// loaded only once the keys are out.
+    /// digits are recomputed from the keys and ranks overwrite the in-warp ranks.
     ///
     /// # Safety
     /// Inputs and outputs hold `n` items; the state was prepared as [`RadixState`] says; one
@@ -206,9 +205,59 @@ mod device {
         } else {
             block_idx()
         };
+        let valid = (n - tile * NT * IPT).min(NT * IPT);
+        let io = (keys_in, keys_out, vals_in, vals_out);
+        // Every tile but the last is full: its instance tests no item against the tail.
+        // SAFETY: forwarded.
+        unsafe {
+            if valid == NT * IPT {
+                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, true>(
+                    io, tile, valid, shift, mode, st, sh,
+                )
+            } else {
+                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, false>(
+                    io, tile, valid, shift, mode, st, sh,
+                )
+            }
+        }
+    }
+
+    /// [`radix_pass`] for tile `tile` of `valid` items (`FULL`: all `NT * IPT`).
+    ///
+    /// # Safety
+    /// As for [`radix_pass`].
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    unsafe fn pass_tile<
+        K: RadixKey,
+        S: StatusWord,
+        const NT: usize,
+        const IPT: usize,
+        const R: u32,
+        const BINS: usize,
+        const DPT: usize,
+        const VALUES: bool,
+        const STABLE: bool,
+        const FULL: bool,
+    >(
+        (keys_in, keys_out, vals_in, vals_out): (
+            *const K::Bits,
+            *mut K::Bits,
+            *const u32,
+            *mut u32,
+        ),
+        tile: usize,
+        valid: usize,
+        shift: u32,
+        mode: u32,
+        st: PassState,
+        sh: PassShared<K::Bits>,
+    ) where
+        K::Bits: Default,
+    {
+        let valid = if FULL { NT * IPT } else { valid };
         let t = thread_idx();
         let start = tile * NT * IPT;
-        let valid = (n - start).min(NT * IPT);
         let (first, last, desc) = (
             mode & MODE_FIRST != 0,
             mode & MODE_LAST != 0,
@@ -222,10 +271,21 @@ mod device {
                 K::Bits::default(),
             )
         };
+        // Values are loaded now, so that their latency overlaps the ranking.
+        let vals = if VALUES {
+            // SAFETY: the tile lies within the input.
+            unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) }
+        } else {
+            [0; IPT]
+        };
         if first {
             bits = bits.map(|r| K::ordered(r, desc));
         }
-        let mine = warp_striped_count::<IPT>(t, valid) as u32;
+        let mine = if FULL {
+            IPT as u32
+        } else {
+            warp_striped_count::<IPT>(t, valid) as u32
+        };
         let digit = |k: usize| {
             if (k as u32) < mine {
                 bits[k].digit(shift, R)
@@ -281,36 +341,25 @@ mod device {
             }
         }
         sync_threads();
-        // Position i of the sorted tile: its key's digit says where the run goes.
-        let dest = |i: usize| {
-            // SAFETY: written before the barrier; base holds every digit of the tile.
-            unsafe {
-                let b = sh.keys.read(i);
-                (
-                    b,
-                    sh.base
-                        .read(b.digit(shift, R) as usize)
-                        .wrapping_add(i as u32) as usize,
-                )
-            }
-        };
+        // Position i of the sorted tile goes to its digit's base plus i; the values follow
+        // their keys to the same places.
         let (t32, valid32) = (t as u32, valid as u32);
-        for k in 0..IPT {
+        let mut dest = [0u32; IPT];
+        for (k, o) in dest.iter_mut().enumerate() {
             let i = k as u32 * NT as u32 + t32;
             if i < valid32 {
-                let (b, o) = dest(i as usize);
-                // SAFETY: o < n: base + i is the item's place in the output.
+                // SAFETY: written before the barrier; base holds every digit of the tile;
+                // base + i < n is the item's place in the output.
                 unsafe {
+                    let b = sh.keys.read(i as usize);
+                    *o = sh.base.read(b.digit(shift, R) as usize).wrapping_add(i);
                     keys_out
-                        .add(o)
-                        .write(if last { K::unordered(b, desc) } else { b })
-                };
+                        .add(*o as usize)
+                        .write(if last { K::unordered(b, desc) } else { b });
+                }
             }
         }
         if VALUES {
-            // SAFETY: as for the keys.
-            let vals =
-                unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) };
             for k in 0..IPT {
                 if (k as u32) < mine {
                     // SAFETY: as for the keys.
@@ -318,12 +367,11 @@ mod device {
                 }
             }
             sync_threads();
-            for k in 0..IPT {
+            for (k, &o) in dest.iter().enumerate() {
                 let i = k as u32 * NT as u32 + t32;
                 if i < valid32 {
-                    let (_, o) = dest(i as usize);
                     // SAFETY: as for the keys.
-                    unsafe { vals_out.add(o).write(sh.vals.read(i as usize)) };
+                    unsafe { vals_out.add(o as usize).write(sh.vals.read(i as usize)) };
                 }
             }
         }
@@ -406,20 +454,20 @@ macro_rules! pass_kernel {
 pass_kernel! {
     SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+    SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
 }
 
 /// Defines the partition pass kernels for 1..=10 radix bits (8 items per thread above 8 bits,
@@ -428,9 +476,9 @@ pass_kernel! {
 macro_rules! partition_kernels {
     ($($r:literal, $ipt:literal: $a:ident = $an:ident, $b:ident = $bn:ident, $c:ident = $cn:ident;)*) => {
         pass_kernel! {$(
-            $a = $an(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-            $b = $bn(u32, u64, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-            $c = $cn(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = false, MIN_BLOCKS = 3);
+            $a = $an(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+            $b = $bn(u32, u64, IPT = $ipt, R = $r, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+            $c = $cn(u32, u32, IPT = $ipt, R = $r, VALUES = true, STABLE = false, MIN_BLOCKS = 2);
         )*}
         /// Partition pass kernels by radix bits (index `bits - 1`): stable with 32-bit status,
         /// stable with 64-bit status, unstable.
@@ -461,13 +509,15 @@ pub mod sweep {
         SORT_KV_IPT8_B4 = sort_kv_sweep_ipt8_b4(u32, u32, IPT = 8, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
         SORT_KV_IPT12_B3 = sort_kv_sweep_ipt12_b3(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT12_B4 = sort_kv_sweep_ipt12_b4(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
+        SORT_KV_IPT16_B3 = sort_kv_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT16_B2 = sort_kv_sweep_ipt16_b2(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B2 = sort_kv_sweep_ipt20_b2(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B3 = sort_kv_sweep_ipt20_b3(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
     }
 
     /// The sweep's kernels.
-    pub const ALL: [crate::spec::KernelSpec; 6] = [
+    pub const ALL: [crate::spec::KernelSpec; 7] = [
+        SORT_KV_IPT16_B3,
         SORT_KV_IPT8_B4,
         SORT_KV_IPT12_B3,
         SORT_KV_IPT12_B4,
