@@ -24,6 +24,9 @@ pub trait StatusWord: Copy {
     unsafe fn poll(p: *const Self) -> (u32, u32);
 }
 
+/// Predecessors a look-back reads per round trip.
+const WINDOW: usize = 4;
+
 const AGGREGATE: u32 = 1;
 const PREFIX: u32 = 2;
 
@@ -97,20 +100,31 @@ pub unsafe fn block_digit_lookback<S: StatusWord, const BINS: usize, const DPT: 
         let d = t * DPT + j;
         let mut excl = 0u32;
         if d < BINS && tile > 0 {
-            let mut p = tile;
-            loop {
-                p -= 1;
-                let (flag, count) = loop {
-                    // SAFETY: p < tile, in bounds.
-                    let w = unsafe { S::poll(status.add(p * BINS + d)) };
-                    if w.0 != 0 {
-                        break w;
+            // Predecessors `next - 1 ..= next - WINDOW` are read together: walking back over
+            // tiles that only published their own counts costs one round trip per WINDOW tiles.
+            let mut next = tile;
+            'walk: loop {
+                let words: [(u32, u32); WINDOW] = core::array::from_fn(|k| {
+                    if next > k {
+                        // SAFETY: next - 1 - k < tile, in bounds.
+                        unsafe { S::poll(status.add((next - 1 - k) * BINS + d)) }
+                    } else {
+                        (PREFIX, 0) // before tile 0: an empty prefix
                     }
-                };
-                excl = excl.wrapping_add(count);
-                if flag == PREFIX {
-                    break;
+                });
+                let mut sum = 0u32;
+                for &(flag, count) in &words {
+                    if flag == 0 {
+                        continue 'walk; // not published yet: read the window again
+                    }
+                    sum = sum.wrapping_add(count);
+                    if flag == PREFIX {
+                        excl = excl.wrapping_add(sum);
+                        break 'walk;
+                    }
                 }
+                excl = excl.wrapping_add(sum);
+                next -= WINDOW;
             }
             // SAFETY: in bounds.
             unsafe {
