@@ -4,12 +4,16 @@ distribution, as a JSON object {name: median ms} on stdout. Run by the benchmark
 python3 with torch and a CUDA device are present."""
 import argparse
 import json
+import os
 import sys
 
 try:
     import torch
 except ImportError:
     sys.exit("torch is not installed")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_timing  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--n", type=int, default=1 << 29)
@@ -25,20 +29,7 @@ x2 = torch.rand(args.n, device=dev, generator=g)
 
 
 def median_ms(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(args.reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    m = len(times) // 2
-    return times[m] if len(times) % 2 else (times[m - 1] + times[m]) / 2
+    return torch_timing.median_ms(fn, args.reps)
 
 
 out = {

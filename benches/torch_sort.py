@@ -3,6 +3,7 @@
 from --keys, sorts them as int32 with indices (stable), and prints {name: median ms} as JSON."""
 import argparse
 import json
+import os
 import sys
 
 try:
@@ -10,6 +11,9 @@ try:
     import torch
 except ImportError as e:
     sys.exit(f"{e.name} is not installed")
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import torch_timing  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--keys", required=True)
@@ -22,20 +26,7 @@ keys = torch.from_numpy(np.fromfile(args.keys, dtype=np.int32)).cuda()
 
 
 def median_ms(fn):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(args.reps):
-        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    times.sort()
-    m = len(times) // 2
-    return times[m] if len(times) % 2 else (times[m - 1] + times[m]) / 2
+    return torch_timing.median_ms(fn, args.reps)
 
 
 print(json.dumps({"sort_i32_indices": median_ms(lambda: torch.sort(keys, stable=True))}))
