@@ -58,6 +58,35 @@ fn q3_f32_lt_all_sizes_and_selectivities() {
 }
 
 #[test]
+fn persistent_blocks_keep_order() {
+    let Some(gpu) = gpu("persistent_blocks_keep_order") else {
+        return;
+    };
+    // Beyond 8 blocks per SM the blocks take several tiles each.
+    let mut list = sizes();
+    list.extend(capped(&[300 * TILE + 5, 2000 * TILE - 1]));
+    let mut sel = Selection::<f32>::new(gpu, *list.iter().max().unwrap()).unwrap();
+    for (i, n) in list.into_iter().enumerate() {
+        let data = uniform_f32(n, 100 + i as u64);
+        let d = gpu.upload(&data).unwrap();
+        for s in [0.0f32, 0.3, 1.0] {
+            let p = Predicate::lt(s);
+            sel.launch_persistent(gpu, &d, p).unwrap();
+            let count = sel.finish(gpu).unwrap();
+            let want = cpu::select(&data, p);
+            assert_eq!(count, want.len(), "n={n} s={s}: count");
+            let got = sel.output().to_vec(gpu).unwrap();
+            assert!(
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "n={n} s={s}: items or order"
+            );
+        }
+    }
+}
+
+#[test]
 fn q0_i32_gt_all_sizes_and_selectivities() {
     let Some(gpu) = gpu("q0_i32_gt_all_sizes_and_selectivities") else {
         return;

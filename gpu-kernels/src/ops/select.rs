@@ -141,6 +141,57 @@ mod device {
         }
     }
 
+    /// [`select`] (ordered) with persistent blocks: each block takes tile after tile, and
+    /// loads its next tile before it looks back for the current one, so the look-back's
+    /// latency overlaps memory traffic instead of idling the block. Launch any number of
+    /// blocks (they take tile ids in order, so waiting on earlier tiles cannot deadlock).
+    ///
+    /// # Safety
+    /// As for [`select`], except that the grid may have any size.
+    #[inline(always)]
+    pub unsafe fn select_persistent<
+        T: Copy + Default,
+        const NT: usize,
+        const IPT: usize,
+        const PREDICATED: bool,
+    >(
+        input: *const T,
+        n: usize,
+        p: impl Fn(T) -> bool,
+        out: *mut T,
+        state: *mut u64,
+        sh: SelectShared<T>,
+    ) {
+        let tiles = n.div_ceil(NT * IPT);
+        // SAFETY: forwarded contracts; tile ids below `tiles` address the input.
+        unsafe {
+            let mut tile = select_tile_id::<true>(state, sh);
+            let mut items = [T::default(); IPT];
+            if tile < tiles {
+                let (start, valid) = tile_range::<NT, IPT>(tile, n);
+                block_load::<T, NT, IPT>(input.add(start), valid, &mut items);
+            }
+            sync_threads(); // everyone has read the tile id before the slot is reused
+            while tile < tiles {
+                let (_, valid) = tile_range::<NT, IPT>(tile, n);
+                let mut flags = [false; IPT];
+                block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::Set, &p);
+                let next = select_tile_id::<true>(state, sh);
+                let mut next_items = [T::default(); IPT];
+                if next < tiles {
+                    let (start, valid) = tile_range::<NT, IPT>(next, n);
+                    block_load::<T, NT, IPT>(input.add(start), valid, &mut next_items);
+                }
+                block_select_write::<T, NT, IPT, true, PREDICATED>(
+                    &items, &flags, tile, tiles, out, state, sh,
+                );
+                sync_threads(); // the compaction buffer and slots are reused
+                tile = next;
+                items = next_items;
+            }
+        }
+    }
+
     /// `SELECT y FROM R WHERE px(x) AND py(y)`: `y` is only read where `px(x)` holds.
     ///
     /// # Safety
@@ -225,6 +276,18 @@ select_kernels! {
     SELECT_UNORDERED_F64 = select_unordered_f64: f64, 256 x 8, ordered = false, predicated = false;
 }
 
+crate::kernel! {
+    /// Ordered selection with persistent blocks (see [`select_persistent`]), `f32`.
+    SELECT_PERSISTENT_F32 = select_persistent_f32[NT = 256, IPT = 16](input: *const f32, n: u32, op: u32, a: f32, b: f32, out: *mut f32, state: *mut u64) {
+        let sh = select_shared!(f32, NT, IPT);
+        // SAFETY: the host wrapper launches with zeroed state and buffers of n items.
+        unsafe {
+            select_persistent::<f32, NT, IPT, false>(input, n as usize,
+                |y| crate::predicate::eval(op, y, a, b), out, state, sh)
+        }
+    }
+}
+
 /// The tile-configuration sweep of the thesis' Figure 3-8 (Q0, `i32`, ordered).
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
@@ -245,7 +308,7 @@ pub mod sweep {
         Q0_128X2 = q0_128x2: i32, 128 x 2, ordered = true, predicated = false;
         Q0_128X4 = q0_128x4: i32, 128 x 4, ordered = true, predicated = false;
         Q0_128X8 = q0_128x8: i32, 128 x 8, ordered = true, predicated = false;
-        Q0_128X16 = q0_128x16: i32, 256 x 16, ordered = true, predicated = false;
+        Q0_128X16 = q0_128x16: i32, 128 x 16, ordered = true, predicated = false;
         Q0_256X1 = q0_256x1: i32, 256 x 1, ordered = true, predicated = false;
         Q0_256X2 = q0_256x2: i32, 256 x 2, ordered = true, predicated = false;
         Q0_256X4 = q0_256x4: i32, 256 x 4, ordered = true, predicated = false;

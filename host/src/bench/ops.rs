@@ -111,6 +111,18 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
             ));
         }
         let t = gpu
+            .time(WARMUP, reps, || sel.launch_persistent(gpu, &d1, p))?
+            .median_ms();
+        let k = sel.finish(gpu)? as f64;
+        rec.push(Record::new(
+            "q3_select_f32",
+            "tessera ordered (persistent)",
+            format!("s={s:.1}"),
+            n as u64,
+            t,
+            bw.model_ms(4.0 * nf, 4.0 * k),
+        ));
+        let t = gpu
             .time(WARMUP, reps, || three.launch(gpu, &d1, p))?
             .median_ms();
         let k = (x1.len() as f64) * s as f64;

@@ -249,6 +249,43 @@ impl<T: DeviceItem> Selection<T> {
     }
 }
 
+impl Selection<f32> {
+    /// [`Selection::launch`] (ordered) with the persistent-block kernel: a few blocks per SM
+    /// take tile after tile, loading the next tile before looking back for the current one.
+    /// Finish with [`Selection::finish`].
+    pub fn launch_persistent(
+        &mut self,
+        gpu: &Gpu,
+        input: &DeviceColumn<f32>,
+        pred: Predicate<f32>,
+    ) -> Result<()> {
+        let spec = k::SELECT_PERSISTENT_F32;
+        let n = input.len();
+        self.prepare(gpu, n, &spec)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut cfg = tile_grid(&spec, n, 0)?;
+        cfg.grid_dim.0 = cfg.grid_dim.0.min(gpu.sm_count() * 8);
+        let state = self.state.as_mut().expect("prepared");
+        let (n32, op) = (n as u32, pred.op.code());
+        launch!(
+            gpu,
+            spec,
+            cfg,
+            [
+                &input.buf,
+                &n32,
+                &op,
+                &pred.a,
+                &pred.b,
+                &mut self.out.buf,
+                &mut state.words
+            ]
+        )
+    }
+}
+
 /// `SELECT y FROM input WHERE pred(y)`, in input order.
 pub fn select<T: SelectItem>(
     gpu: &Gpu,
