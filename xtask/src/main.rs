@@ -6,6 +6,7 @@ use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
 
+mod barriers;
 mod ptxas;
 
 #[derive(Parser)]
@@ -18,7 +19,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Build the kernel crate to PTX (target/ptx/<arch>/...); --check also assembles it with
-    /// ptxas and prints registers, spills and shared memory per kernel.
+    /// ptxas and prints registers, spills and shared memory per kernel, and fails on any
+    /// bar.sync under a thread-dependent branch.
     BuildPtx {
         /// sm_80 or sm_90; both when omitted.
         #[arg(long)]
@@ -92,6 +94,7 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
         println!("{arch}: {} ({kernels} kernels)", ptx.display());
         if check {
             ptxas::check(&root, &ptx)?;
+            barriers::check(&ptx)?;
         }
     }
     Ok(())
