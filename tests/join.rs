@@ -8,7 +8,8 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Zipf};
 use tessera::cpu::{self, CpuHashTable};
 use tessera::ops::{
-    self, HashTable, JOIN_TILE, JoinSum, KeySet, Predicate, TableLayout, TableOptions,
+    self, HashTable, JOIN_TILE, JoinAggregate, JoinSum, KeySet, Predicate, ProbePath, TableLayout,
+    TableOptions,
 };
 
 /// Probe-side sizes: empty, one, around the probe tile, larger than a million.
@@ -105,6 +106,18 @@ fn check(
     let got = ops::join_sum(gpu, &table, &dq, &dv).unwrap();
     let expected = cpu::join_sum(&ctable, probe, values).unwrap();
     assert_eq!(got, expected, "{what}: join_sum");
+    // Both probe paths, whichever Auto picked.
+    let fits = table.bytes() <= ops::shared_table_limit(gpu).unwrap();
+    for path in [ProbePath::Global, ProbePath::Shared] {
+        if path == ProbePath::Shared && !fits {
+            continue;
+        }
+        assert_eq!(
+            path_sum(gpu, &table, &dq, &dv, path),
+            expected,
+            "{what}: join_sum {path:?}"
+        );
+    }
 
     let pairs = ops::join(gpu, &table, &dq).unwrap();
     let rows = pairs.probe_rows.to_vec(gpu).unwrap();
@@ -122,6 +135,19 @@ fn check(
         "{what}: pairs"
     );
     got
+}
+
+/// `join_sum` along `path`.
+fn path_sum(
+    gpu: &tessera::Gpu,
+    table: &HashTable,
+    keys: &tessera::DeviceColumn<u32>,
+    values: &tessera::DeviceColumn<u32>,
+    path: ProbePath,
+) -> JoinSum {
+    let mut q = JoinAggregate::with_path(gpu, path).unwrap();
+    q.launch(gpu, table, keys, values).unwrap();
+    q.finish(gpu).unwrap()
 }
 
 fn linear(rows: usize) -> TableLayout {
@@ -257,6 +283,95 @@ fn duplicate_build_keys_give_all_matches() {
         "all equal",
     );
     assert_eq!(s.count, 600);
+}
+
+/// The shared-memory probe at the largest table it takes and the Auto / Global probe one slot
+/// beyond; awkward probe sizes, persistent blocks with several tiles each.
+#[test]
+fn shared_probe_at_its_size_limit() {
+    let Some(gpu) = gpu("shared_probe_at_its_size_limit") else {
+        return;
+    };
+    let limit = ops::shared_table_limit(gpu).unwrap();
+    let at = limit / 8; // slots of the largest table that fits
+    for (i, n) in capped(&[1, JOIN_TILE + 1, 3 * JOIN_TILE - 1, 300_007, 2_000_003])
+        .into_iter()
+        .enumerate()
+    {
+        for capacity in [at, at + 1] {
+            // Fill 0.45 (distinct random keys); half the probes hit.
+            let m = capacity * 9 / 20;
+            let build = distinct_keys(m, 90 + i as u64);
+            let payloads = random_u32(m, 91);
+            let mut rng = StdRng::seed_from_u64(92 + i as u64);
+            let probe: Vec<u32> = (0..n)
+                .map(|_| {
+                    if rng.random::<bool>() {
+                        build[rng.random_range(0..m)]
+                    } else {
+                        rng.random_range(0..u32::MAX)
+                    }
+                })
+                .collect();
+            let values = random_u32(n, 93);
+            let opts = TableOptions {
+                capacity: Some(capacity),
+                ..TableOptions::default()
+            };
+            let (dk, dp) = (gpu.upload(&build).unwrap(), gpu.upload(&payloads).unwrap());
+            let table = HashTable::build(gpu, &dk, Some(&dp), opts).unwrap();
+            assert_eq!(table.bytes(), capacity * 8);
+            let ctable = CpuHashTable::build(&build, Some(&payloads), opts).unwrap();
+            let expected = cpu::join_sum(&ctable, &probe, &values).unwrap();
+            let (dq, dv) = (gpu.upload(&probe).unwrap(), gpu.upload(&values).unwrap());
+            let what = format!("n={n} capacity={capacity} (limit {limit} bytes)");
+            let auto = JoinAggregate::new(gpu).unwrap();
+            let chosen = auto.path_for(gpu, &table, n).unwrap();
+            assert_eq!(
+                ops::join_sum(gpu, &table, &dq, &dv).unwrap(),
+                expected,
+                "{what}: auto"
+            );
+            assert_eq!(
+                path_sum(gpu, &table, &dq, &dv, ProbePath::Global),
+                expected,
+                "{what}"
+            );
+            if capacity == at {
+                assert_eq!(
+                    path_sum(gpu, &table, &dq, &dv, ProbePath::Shared),
+                    expected,
+                    "{what}"
+                );
+            } else {
+                assert_eq!(chosen, ProbePath::Global, "{what}: too large to stage");
+                let mut q = JoinAggregate::with_path(gpu, ProbePath::Shared).unwrap();
+                assert!(
+                    matches!(
+                        q.launch(gpu, &table, &dq, &dv),
+                        Err(tessera::Error::InvalidArgument(_))
+                    ),
+                    "{what}: forcing the shared path must fail"
+                );
+            }
+        }
+    }
+}
+
+/// Auto stages small tables in shared memory for large probes only (the copies must pay).
+#[test]
+fn auto_probe_path_rule() {
+    let Some(gpu) = gpu("auto_probe_path_rule") else {
+        return;
+    };
+    let build: Vec<u32> = (1..=512).collect();
+    let dk = gpu.upload(&build).unwrap();
+    let table = HashTable::build(gpu, &dk, None, TableOptions::default()).unwrap();
+    let q = JoinAggregate::new(gpu).unwrap();
+    assert_eq!(q.path_for(gpu, &table, 1).unwrap(), ProbePath::Global);
+    assert_eq!(q.path_for(gpu, &table, 1 << 28).unwrap(), ProbePath::Shared);
+    let g = JoinAggregate::with_path(gpu, ProbePath::Global).unwrap();
+    assert_eq!(g.path_for(gpu, &table, 1 << 28).unwrap(), ProbePath::Global);
 }
 
 #[test]

@@ -15,7 +15,9 @@ pub use device::*;
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use crate::arch::{Atomic, Shared, block_idx, load_vector, thread_idx};
+    use crate::arch::{
+        Atomic, Shared, block_idx, grid_dim, load_vector, store_vector, sync_threads, thread_idx,
+    };
     use crate::block::*;
     use crate::hash::Slot;
     use crate::ops::select::{SelectShared, block_select_write, select_tile_id};
@@ -64,11 +66,17 @@ mod device {
         }
     }
 
-    /// This block's tile: first row and number of valid rows.
+    /// Tile `tile`: first row and number of valid rows.
+    #[inline(always)]
+    fn tile_at<const NT: usize, const IPT: usize>(tile: usize, n: usize) -> (usize, usize) {
+        let start = tile * NT * IPT;
+        (start, (n - start).min(NT * IPT))
+    }
+
+    /// This block's tile (one block per tile).
     #[inline(always)]
     fn tile<const NT: usize, const IPT: usize>(n: usize) -> (usize, usize) {
-        let start = block_idx() * NT * IPT;
-        (start, (n - start).min(NT * IPT))
+        tile_at::<NT, IPT>(block_idx(), n)
     }
 
     /// Row index of each item of the tile starting at `start`.
@@ -78,7 +86,7 @@ mod device {
         core::array::from_fn(|k| (start + Tile::<u32, NT, IPT>::offset(t, k)) as u32)
     }
 
-    /// Loads the tile's keys and flags its valid rows.
+    /// Loads the block's tile of keys and flags its valid rows.
     ///
     /// # Safety
     /// `keys` holds `n` items and the block's tile starts below `n`.
@@ -87,7 +95,21 @@ mod device {
         keys: *const u32,
         n: usize,
     ) -> (usize, usize, [u32; IPT], [bool; IPT]) {
-        let (start, valid) = tile::<NT, IPT>(n);
+        // SAFETY: forwarded.
+        unsafe { load_keys_at::<NT, IPT>(keys, n, block_idx()) }
+    }
+
+    /// Loads tile `tile` of keys and flags its valid rows.
+    ///
+    /// # Safety
+    /// `keys` holds `n` items and the tile starts below `n`.
+    #[inline(always)]
+    unsafe fn load_keys_at<const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        n: usize,
+        tile: usize,
+    ) -> (usize, usize, [u32; IPT], [bool; IPT]) {
+        let (start, valid) = tile_at::<NT, IPT>(tile, n);
         let mut k = [0u32; IPT];
         // SAFETY: the tile lies within the column.
         unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
@@ -188,8 +210,58 @@ mod device {
         }
     }
 
+    /// This thread's Q4 terms of tile `tile`: `(SUM(A.v + B.v), COUNT(*))` over the matches
+    /// of its probe rows (wrapping u64).
+    ///
+    /// # Safety
+    /// `keys` and `values` hold `n` items, the tile starts below `n`; `table` is built.
+    #[inline(always)]
+    unsafe fn sum_tile<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
+        keys: *const u32,
+        values: *const u32,
+        n: usize,
+        tile: usize,
+        table: T,
+        distinct: bool,
+    ) -> (u64, u64) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let (start, valid, k, flags) = load_keys_at::<NT, IPT>(keys, n, tile);
+            let mut v = [0u32; IPT];
+            block_load::<u32, NT, IPT>(values.add(start), valid, &mut v);
+            let (mut sum, mut count) = (0u64, 0u64);
+            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
+                sum = sum.wrapping_add(v[i] as u64 + b as u64);
+                count += 1;
+            });
+            (sum, count)
+        }
+    }
+
+    /// Adds the block's `(sum, count)` terms to `out[0]` and `out[1]`.
+    ///
+    /// # Safety
+    /// `out` holds 2 words; every thread of the block calls it.
+    #[inline(always)]
+    unsafe fn add_sums<const NT: usize>(
+        (sum, count): (u64, u64),
+        out: *mut u64,
+        temp: [Shared<u64>; 2],
+    ) {
+        let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
+        let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
+        if thread_idx() == 0 {
+            // SAFETY: by contract.
+            unsafe {
+                u64::atomic_add(out, sum);
+                u64::atomic_add(out.add(1), count);
+            }
+        }
+    }
+
     /// Q4: adds `SUM(A.v + B.v)` and `COUNT(*)` over all matches of the probe rows `(keys,
     /// values)` with the table's rows `(key, payload)` to `out[0]` and `out[1]` (wrapping u64).
+    /// One block per tile.
     ///
     /// # Safety
     /// `keys` and `values` hold `n` items; `table` is built; `out` holds 2 words.
@@ -205,20 +277,73 @@ mod device {
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let (start, valid, k, flags) = load_keys::<NT, IPT>(keys, n);
-            let mut v = [0u32; IPT];
-            block_load::<u32, NT, IPT>(values.add(start), valid, &mut v);
-            let (mut sum, mut count) = (0u64, 0u64);
-            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
-                sum = sum.wrapping_add(v[i] as u64 + b as u64);
-                count += 1;
-            });
-            let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
-            let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
-            if thread_idx() == 0 {
-                u64::atomic_add(out, sum);
-                u64::atomic_add(out.add(1), count);
+            let terms = sum_tile::<T, NT, IPT>(keys, values, n, block_idx(), table, distinct);
+            add_sums::<NT>(terms, out, temp);
+        }
+    }
+
+    /// Copies `words` words from global memory to `dst` (16-byte vectors, then the tail) and
+    /// waits for the whole block.
+    ///
+    /// # Safety
+    /// `src` holds `words` words and is 16-byte aligned; `dst` holds `words` words; every
+    /// thread of the block calls it.
+    #[inline(always)]
+    unsafe fn stage<const NT: usize>(src: *const u32, words: usize, dst: Shared<u32>) {
+        let vectors = words / 4;
+        let mut i = thread_idx();
+        while i < vectors {
+            // SAFETY: in bounds; 16-byte aligned on both sides (the dynamic shared buffer is).
+            unsafe {
+                store_vector::<u32, 4>(dst.ptr(4 * i), load_vector::<u32, 4>(src.add(4 * i)))
+            };
+            i += NT;
+        }
+        let t = 4 * vectors + thread_idx();
+        if t < words {
+            // SAFETY: t < words; one writer per word.
+            unsafe { dst.write(t, src.add(t).read()) };
+        }
+        sync_threads();
+    }
+
+    /// Q4 as [`join_sum`], probing a copy of the table in shared memory: each (persistent)
+    /// block copies the table's `words` words from `slots` to `smem` once, then probes the
+    /// tiles `block, block + grid, ...` against that copy (generic loads that resolve to
+    /// shared memory), and reduces once at the end. `table` describes `smem`.
+    ///
+    /// # Safety
+    /// As for [`join_sum`]; `slots` holds the built table's `words` words, 16-byte aligned;
+    /// `smem` is `words` words of this block's shared memory and `table` a view of it.
+    #[inline(always)]
+    pub unsafe fn join_sum_shared<
+        T: DeviceTable<Value = u32>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const u32,
+        values: *const u32,
+        n: usize,
+        slots: *const u32,
+        smem: Shared<u32>,
+        table: T,
+        distinct: bool,
+        out: *mut u64,
+        temp: [Shared<u64>; 2],
+    ) {
+        let (tiles, grid) = (n.div_ceil(NT * IPT), grid_dim());
+        let mut terms = (0u64, 0u64);
+        // SAFETY: forwarded contracts; the probes start after the copy's barrier and nothing
+        // writes the copy afterwards.
+        unsafe {
+            stage::<NT>(slots, smem.len(), smem);
+            let mut tile = block_idx();
+            while tile < tiles {
+                let (s, c) = sum_tile::<T, NT, IPT>(keys, values, n, tile, table, distinct);
+                terms = (terms.0.wrapping_add(s), terms.1 + c);
+                tile += grid;
             }
+            add_sums::<NT>(terms, out, temp);
         }
     }
 
@@ -485,6 +610,40 @@ macro_rules! probe_kernels {
 probe_kernels! {
     HashMap<u32>: HASH_JOIN_SUM = hash_join_sum, HASH_JOIN_COUNT = hash_join_count, HASH_JOIN_WRITE = hash_join_write;
     PerfectMap<u32>: PERFECT_JOIN_SUM = perfect_join_sum, PERFECT_JOIN_COUNT = perfect_join_count, PERFECT_JOIN_WRITE = perfect_join_write;
+}
+
+/// Probe-and-aggregate kernels against a copy of the table in dynamic shared memory
+/// (`words * 4` bytes given at launch), on a persistent grid: `(keys, values, n, slots, ta, tb,
+/// words, distinct, out)`. 1024 threads so that one block per SM (a table of over about 110 KB)
+/// still keeps enough loads of the probe columns in flight.
+macro_rules! probe_shared_kernels {
+    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 1024, IPT = 4, MIN_BLOCKS = 1](
+                keys: *const u32, values: *const u32, n: u32, slots: *const u32, ta: u32,
+                tb: u32, words: u32, distinct: u32, out: *mut u64
+            ) {
+                let temp = [
+                    $crate::shared_array!(join_sum_temp: [u64; NT / 32 + 1]),
+                    $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]),
+                ];
+                // SAFETY: the host launches with `words * 4` bytes of dynamic shared memory, a
+                // built table of `words` words at `slots`, columns of n items and two zeroed
+                // output words.
+                unsafe {
+                    let smem = $crate::arch::dynamic_shared::<u32>(words as usize);
+                    join_sum_shared::<$table, NT, IPT>(keys, values, n as usize, slots, smem,
+                        <$table as TableArgs>::from_args(smem.ptr(0), ta, tb), distinct != 0,
+                        out, temp)
+                }
+            }
+        }
+    )*};
+}
+
+probe_shared_kernels! {
+    HASH_JOIN_SUM_SHARED = hash_join_sum_shared: HashMap<u32>;
+    PERFECT_JOIN_SUM_SHARED = perfect_join_sum_shared: PerfectMap<u32>;
 }
 
 /// Semi-join kernels of the key-only tables: `(keys, n, slots, ta, tb, out, state)`.

@@ -9,7 +9,8 @@
 //! row meets every build row with its key ([`join`] emits one pair, [`join_sum`] adds one term
 //! per match), as SQL's inner join does. Builds detect duplicates; probes of a table without them
 //! stop at the first match.
-use cudarc::driver::CudaSlice;
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
+use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
 use tessera_kernels::ops::join as k;
 use tessera_kernels::ops::select::state_words;
@@ -570,22 +571,140 @@ pub struct JoinSum {
     pub count: u64,
 }
 
+/// Where the fused probe-and-aggregate reads the hash table from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ProbePath {
+    /// [`ProbePath::Shared`] when the table fits in one block's shared memory (at most
+    /// [`shared_table_limit`] bytes) and the probe side is at least as many bytes as all
+    /// blocks' copies of the table together, else [`ProbePath::Global`].
+    #[default]
+    Auto,
+    /// Probes read the table in global memory (served by L1 / L2 as it happens to be
+    /// cached), one block per probe tile.
+    Global,
+    /// Persistent blocks (as many as fit on the GPU at once) each copy the table into their
+    /// shared memory, then probe their share of the tiles against the copy: a small table
+    /// then costs shared-memory accesses instead of L1 misses, and the probe streams its
+    /// columns at the bandwidth roof.
+    Shared,
+}
+
+/// The shared-memory probe kernel of `table`'s layout.
+fn shared_spec(table: &HashTable) -> KernelSpec {
+    match table.t.layout {
+        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED,
+        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED,
+    }
+}
+
+/// Largest hash table, in bytes, that [`ProbePath::Shared`] can stage on `gpu`: the opt-in
+/// shared memory per block less the probe kernel's own (static) shared memory. 227 KB less
+/// 544 bytes on an H100.
+pub fn shared_table_limit(gpu: &Gpu) -> Result<usize> {
+    let optin = gpu
+        .context()
+        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("querying the shared memory per block", 0))?;
+    let f = gpu.function(&k::HASH_JOIN_SUM_SHARED)?;
+    let fixed = f
+        .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        .map_err(Error::driver("querying a kernel's shared memory", 0))?;
+    Ok((optin.max(0) as usize).saturating_sub(fixed.max(0) as usize))
+}
+
+/// The persistent launch of the shared-memory probe of `table` over `n` probe rows: `None`
+/// when the table does not fit.
+fn shared_launch(gpu: &Gpu, table: &HashTable, n: usize) -> Result<Option<LaunchConfig>> {
+    let bytes = table.bytes();
+    if bytes > shared_table_limit(gpu)? {
+        return Ok(None);
+    }
+    let spec = shared_spec(table);
+    let f = gpu.function(&spec)?;
+    // Dynamic shared memory above 48 KB must be allowed per kernel first.
+    f.set_attribute(
+        FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        bytes as i32,
+    )
+    .map_err(Error::driver(
+        "allowing the shared-memory probe's table",
+        bytes,
+    ))?;
+    let per_sm = f
+        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, bytes, None)
+        .map_err(Error::driver(
+            "querying the shared-memory probe's occupancy",
+            0,
+        ))?;
+    if per_sm == 0 {
+        return Ok(None);
+    }
+    let grid = (per_sm as u64 * gpu.sm_count() as u64).min(spec.tiles(n as u64).max(1));
+    Ok(Some(LaunchConfig {
+        grid_dim: (grid as u32, 1, 1),
+        block_dim: (spec.threads, 1, 1),
+        shared_mem_bytes: bytes as u32,
+    }))
+}
+
 /// The thesis' Q4, `SELECT SUM(A.v + B.v) FROM A, B WHERE A.k = B.k`, fused into the probe:
 /// `A` is the probe side `(keys, values)`, `B` the table (key, payload). Reusable output so that
 /// repeated queries allocate nothing.
 pub struct JoinAggregate {
     out: CudaSlice<u64>,
+    path: ProbePath,
 }
 
 impl JoinAggregate {
-    /// Allocates the output.
+    /// Allocates the output; the probe path is chosen per query ([`ProbePath::Auto`]).
     pub fn new(gpu: &Gpu) -> Result<JoinAggregate> {
+        Self::with_path(gpu, ProbePath::Auto)
+    }
+
+    /// Allocates the output; queries take `path` (a query with [`ProbePath::Shared`] fails when
+    /// the table does not fit in shared memory).
+    pub fn with_path(gpu: &Gpu, path: ProbePath) -> Result<JoinAggregate> {
         Ok(JoinAggregate {
             out: gpu
                 .stream()
                 .alloc_zeros::<u64>(2)
                 .map_err(Error::driver("allocating the join sum", 16))?,
+            path,
         })
+    }
+
+    /// The path (never [`ProbePath::Auto`]) and, for [`ProbePath::Shared`], the launch a query
+    /// of `table` with `n` probe rows takes.
+    fn plan(
+        &self,
+        gpu: &Gpu,
+        table: &HashTable,
+        n: usize,
+    ) -> Result<(ProbePath, Option<LaunchConfig>)> {
+        if self.path == ProbePath::Global {
+            return Ok((ProbePath::Global, None));
+        }
+        let cfg = shared_launch(gpu, table, n)?;
+        match (self.path, cfg) {
+            (ProbePath::Shared, None) => Err(Error::invalid(format!(
+                "join_sum: a hash table of {} bytes does not fit in shared memory (at most {}                  bytes); use ProbePath::Global or Auto",
+                table.bytes(),
+                shared_table_limit(gpu)?
+            ))),
+            (ProbePath::Shared, Some(c)) => Ok((ProbePath::Shared, Some(c))),
+            // Auto: the copies (one per block, mostly L2 hits) must not outweigh the probe
+            // columns (8 bytes per row) they save L1 misses on.
+            (_, Some(c)) if c.grid_dim.0 as usize * table.bytes() <= 8 * n => {
+                Ok((ProbePath::Shared, Some(c)))
+            }
+            _ => Ok((ProbePath::Global, None)),
+        }
+    }
+
+    /// The path a query of `table` with `n` probe rows takes ([`ProbePath::Global`] or
+    /// [`ProbePath::Shared`]).
+    pub fn path_for(&self, gpu: &Gpu, table: &HashTable, n: usize) -> Result<ProbePath> {
+        Ok(self.plan(gpu, table, n)?.0)
     }
 
     /// Queues the query; [`JoinAggregate::finish`] waits for it.
@@ -598,15 +717,35 @@ impl JoinAggregate {
     ) -> Result<()> {
         let n = keys.len();
         check_same_len("join_sum", "probe values", values.len(), n)?;
+        let plan = self.plan(gpu, table, n)?;
         gpu.stream()
             .memset_zeros(&mut self.out)
             .map_err(Error::driver("zeroing the join sum", 16))?;
         if n == 0 {
             return Ok(());
         }
-        let [spec, ..] = table.specs();
         let (ta, tb, distinct) = table.probe_args();
         let n32 = n as u32;
+        if let (ProbePath::Shared, Some(cfg)) = plan {
+            let words = table.t.words.len() as u32;
+            return launch!(
+                gpu,
+                shared_spec(table),
+                cfg,
+                [
+                    &keys.buf,
+                    &values.buf,
+                    &n32,
+                    &table.t.words,
+                    &ta,
+                    &tb,
+                    &words,
+                    &distinct,
+                    &mut self.out
+                ]
+            );
+        }
+        let [spec, ..] = table.specs();
         launch!(
             gpu,
             spec,
@@ -639,7 +778,7 @@ impl JoinAggregate {
 }
 
 /// `SELECT SUM(A.v + B.v), COUNT(*) FROM A, B WHERE A.k = B.k` with `A = (keys, values)` and
-/// `B` the table.
+/// `B` the table (probe path chosen as [`ProbePath::Auto`] says).
 pub fn join_sum(
     gpu: &Gpu,
     table: &HashTable,
