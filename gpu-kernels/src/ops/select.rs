@@ -145,6 +145,7 @@ mod device {
     /// loads its next tile before it looks back for the current one, so the look-back's
     /// latency overlaps memory traffic instead of idling the block. Launch any number of
     /// blocks (they take tile ids in order, so waiting on earlier tiles cannot deadlock).
+    /// Measured slower than one tile per block: see the host's `launch_persistent`.
     ///
     /// # Safety
     /// As for [`select`], except that the grid may have any size.
