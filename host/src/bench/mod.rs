@@ -68,6 +68,23 @@ impl Bandwidth {
     }
 }
 
+/// `n` values drawn uniformly (rand's standard distribution for `T`), generated in parallel
+/// in chunks of 2^20 with one seeded generator each: deterministic for `seed` whatever the
+/// thread count.
+pub fn random_vec<T: Send + Copy + Default>(n: usize, seed: u64) -> Vec<T>
+where
+    rand::distr::StandardUniform: rand::distr::Distribution<T>,
+{
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    use rayon::prelude::*;
+    let mut v = vec![T::default(); n];
+    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
+        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        c.iter_mut().for_each(|x| *x = rng.random());
+    });
+    v
+}
+
 /// Warm-up runs before every timed series.
 pub const WARMUP: usize = 3;
 
@@ -120,10 +137,21 @@ pub fn measure_bandwidth(
     Ok((bw, rec))
 }
 
-/// Prints records as an aligned table.
+/// Prints records as an aligned table, one section per experiment.
 pub fn print_table(records: &[Record]) {
-    let mut last = "";
+    // One section per experiment, in order of first appearance, even when a suite measures
+    // experiments interleaved (the partition sweep alternates histogram and shuffle).
+    let mut order: Vec<&str> = Vec::new();
     for r in records {
+        if !order.contains(&r.experiment.as_str()) {
+            order.push(&r.experiment);
+        }
+    }
+    let grouped = order
+        .iter()
+        .flat_map(|e| records.iter().filter(move |r| r.experiment == *e));
+    let mut last = "";
+    for r in grouped {
         if r.experiment != last {
             println!("\n## {}", r.experiment);
             println!(
