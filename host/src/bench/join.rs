@@ -24,11 +24,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table};
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
 use crate::cpu::{self, CpuHashTable};
 use crate::error::Error;
 use crate::ops::{self, HashTable, JoinAggregate, ProbePath, TableOptions};
@@ -155,15 +154,6 @@ fn probe_side(r: &[u32], values: &[u32], rows: u32) -> (Vec<u32>, u64) {
     (keys, sum)
 }
 
-fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    let mut v = vec![0u32; n];
-    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
-        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        c.iter_mut().for_each(|x| *x = rng.random());
-    });
-    v
-}
-
 /// Table sizes of the sweep: powers of two from `min_kb` KB to `max_mb` MB.
 fn table_sizes(args: &JoinArgs) -> Vec<u64> {
     let (lo, hi) = (
@@ -196,8 +186,8 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
     let p = 1usize << args.log2_probe;
     let reps = args.reps.max(1);
     let mut notes = Vec::new();
-    let r = random_u32(p, 1);
-    let values = random_u32(p, 2);
+    let r = random_vec::<u32>(p, 1);
+    let values = random_vec::<u32>(p, 2);
     let (bw, mut rec) = measure_bandwidth(gpu, &values, reps)?;
     let (l2_bytes_read, l2_ms) = ops::l2_read_bandwidth(gpu, 8 << 20, reps)?;
     let sms = gpu.sm_count() as f64;
@@ -341,8 +331,8 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
 /// The CPU join (shared table, all threads) on `2^cpu_log2_probe` tuples, a few table sizes.
 fn cpu_records(args: &JoinArgs, reps: usize) -> crate::Result<Vec<Record>> {
     let p = 1usize << args.cpu_log2_probe.clamp(10, 30);
-    let r = random_u32(p, 3);
-    let values = random_u32(p, 4);
+    let r = random_vec::<u32>(p, 3);
+    let values = random_vec::<u32>(p, 4);
     let threads = rayon::current_num_threads();
     let mut out = Vec::new();
     for h in table_sizes(args)

@@ -3,7 +3,6 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use rayon::prelude::*;
 use serde::Serialize;
 use tessera_kernels::ops::select::sweep;
@@ -45,12 +44,7 @@ pub struct OpsReport {
 
 /// `n` floats uniform in [0, 1), generated in parallel, deterministic for `seed`.
 pub fn uniform_f32(n: usize, seed: u64) -> Vec<f32> {
-    let mut v = vec![0f32; n];
-    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
-        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        c.iter_mut().for_each(|x| *x = rng.random::<f32>());
-    });
-    v
+    super::random_vec(n, seed)
 }
 
 use super::WARMUP;

@@ -5,11 +5,10 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use rand::{Rng, SeedableRng, rngs::StdRng};
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table};
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
 use crate::ops::{Order, RadixPartition, RadixSort, SortKey};
 use crate::runtime::{DeviceColumn, Gpu, median};
 use crate::{Result, cpu, gpu_or_skip};
@@ -50,16 +49,6 @@ pub struct SortReport {
     pub records: Vec<Record>,
     /// Why PyTorch figures are missing, if they are.
     pub torch_missing: Option<String>,
-}
-
-/// `n` uniform random 32-bit words, in parallel, deterministic for `seed`.
-fn random_u32(n: usize, seed: u64) -> Vec<u32> {
-    let mut v = vec![0u32; n];
-    v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
-        let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        c.iter_mut().for_each(|x| *x = rng.random());
-    });
-    v
 }
 
 /// Model of a sort of `n` keys (`key_bytes` each, with `val_bytes` of value): one histogram
@@ -111,7 +100,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     let n = 1usize << args.log2n;
     let nf = n as f64;
     let reps = args.reps.max(1);
-    let keys = random_u32(n, 1);
+    let keys = random_vec::<u32>(n, 1);
     let (bw, mut rec) = measure_bandwidth(gpu, &keys, reps)?;
 
     rec.push(time_sort(
@@ -358,7 +347,7 @@ pub fn run(args: &SortArgs) -> std::result::Result<(), Box<dyn std::error::Error
                 device: "cpu".into(),
                 n: n as u64,
                 bandwidth: None,
-                records: cpu_records(&random_u32(n, 1), args.reps),
+                records: cpu_records(&random_vec::<u32>(n, 1), args.reps),
                 torch_missing: Some("no GPU".into()),
             }
         }

@@ -44,6 +44,12 @@ sort_key! {
     u64: RADIX_HIST_U64, [SORT_U64_K_S32, SORT_U64_K_S64], [SORT_U64_KV_S32, SORT_U64_KV_S64];
 }
 
+/// Index of the look-back status width `n` items need: 0 for 32-bit words, 1 for 64-bit ones
+/// (the kernels' second variant); a status word occupies `1 + index` state words.
+fn status_width(n: usize) -> usize {
+    usize::from(n as u64 > k::STATUS32_MAX_ITEMS)
+}
+
 /// Exclusive prefix sums of each `bins`-word histogram.
 fn digit_offsets(hist: &[u32], bins: usize) -> Vec<u32> {
     hist.chunks(bins)
@@ -289,7 +295,7 @@ impl<K: SortKey> RadixSort<K> {
             }
             (_, false) => None,
         };
-        let s64 = usize::from(n as u64 > k::STATUS32_MAX_ITEMS);
+        let s64 = status_width(n);
         let spec = match self.pass_override {
             Some(o) if with_values && s64 == 0 => o,
             _ => K::PASS[usize::from(with_values)][s64],
@@ -420,8 +426,7 @@ impl RadixPartition {
     }
 
     fn spec(&self, n: usize) -> KernelSpec {
-        let status = usize::from(n as u64 > k::STATUS32_MAX_ITEMS);
-        k::PARTITION[self.bits as usize - 1][if self.stable { status } else { 2 }]
+        k::PARTITION[self.bits as usize - 1][if self.stable { status_width(n) } else { 2 }]
     }
 
     /// Histogram phase: counts the partitions' sizes and returns their offsets (the last entry
@@ -503,7 +508,8 @@ impl RadixPartition {
             passes: 1,
             bins: 1 << self.bits,
             tiles: spec.tiles(n as u64) as usize,
-            status_words: if spec.name.ends_with("s64") { 2 } else { 1 },
+            // Unstable passes keep no status; their state stays as small as a 32-bit one.
+            status_words: 1 + if self.stable { status_width(n) } else { 0 },
         }
     }
 }
