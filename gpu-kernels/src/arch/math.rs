@@ -57,3 +57,15 @@ pub fn rcp_approx(x: f32) -> f32 {
 pub fn sigmoid(x: f32) -> f32 {
     rcp_approx(1.0 + exp(-x))
 }
+
+/// `x`, hidden from the optimizer: a bit set built from many flags stays one register instead
+/// of being folded back into a flag per bit (which ptxas then keeps in a register each).
+#[inline(always)]
+pub fn opaque_u64(x: u64) -> u64 {
+    let r: u64;
+    // SAFETY: a register move.
+    unsafe {
+        core::arch::asm!("mov.b64 {r}, {x};", r = out(reg64) r, x = in(reg64) x, options(nostack, nomem, pure))
+    };
+    r
+}

@@ -1,6 +1,7 @@
 //! BlockShuffle: moves the flagged items of a tile to the front of a shared buffer, in tile
 //! order, using the ranks from the block scan.
-use crate::arch::Shared;
+use super::{Tile, block_exclusive_sum};
+use crate::arch::{Shared, opaque_u64, thread_idx};
 
 /// Writes item `k` to `buf[ranks[k]]` where `flags[k]` is set. With `PREDICATED`, unflagged
 /// items go to the thread's scratch slot `buf[NT * IPT + t]` instead of being skipped by a
@@ -13,13 +14,10 @@ pub fn block_shuffle<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
     ranks: &[u32; IPT],
     buf: Shared<T>,
 ) {
+    let scratch = NT * IPT + thread_idx();
     for k in 0..IPT {
         if PREDICATED {
-            let slot = if flags[k] {
-                ranks[k] as usize
-            } else {
-                NT * IPT
-            };
+            let slot = if flags[k] { ranks[k] as usize } else { scratch };
             // SAFETY: ranks of flagged items are distinct and below the tile's count; the
             // scratch slot is only written, never read back.
             unsafe { buf.write(slot, items[k]) };
@@ -28,4 +26,53 @@ pub fn block_shuffle<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
             unsafe { buf.write(ranks[k] as usize, items[k]) };
         }
     }
+}
+
+/// Moves the flagged items to the front of `buf` in tile order (scan, then [`block_shuffle`])
+/// and returns their number. The scan runs over per-vector-group counts, not per-item flags:
+/// only the `IPT / V` group offsets stay live across its barriers, and each item's rank is
+/// rebuilt from its group's offset and the flags before it. A rank per item held across the
+/// scan costs `IPT` registers, which limits how many tiles an SM keeps in flight.
+/// `temp` is the scan's temporary storage (see [`super::block_exclusive_sum`]).
+#[inline(always)]
+pub fn block_compact<T: Copy, const NT: usize, const IPT: usize, const PREDICATED: bool>(
+    items: &[T; IPT],
+    flags: &[bool; IPT],
+    buf: Shared<T>,
+    temp: Shared<u32>,
+) -> u32 {
+    const { assert!(IPT <= 64) };
+    let v = Tile::<T, NT, IPT>::V;
+    let mask = opaque_u64(
+        flags
+            .iter()
+            .enumerate()
+            .fold(0u64, |m, (k, &f)| m | (f as u64) << k),
+    );
+    let flag = |k: usize| (mask >> k) & 1 != 0;
+    let heads: [u32; IPT] = core::array::from_fn(|k| {
+        if k % v == 0 {
+            (mask >> k & ((1u64 << v) - 1)).count_ones()
+        } else {
+            0
+        }
+    });
+    let mut starts = [0u32; IPT];
+    let count = block_exclusive_sum::<T, u32, NT, IPT>(&heads, &mut starts, temp);
+    let scratch = NT * IPT + thread_idx();
+    for g in 0..IPT / v {
+        let mut r = starts[g * v];
+        for j in 0..v {
+            let k = g * v + j;
+            if PREDICATED {
+                // SAFETY: as in block_shuffle.
+                unsafe { buf.write(if flag(k) { r as usize } else { scratch }, items[k]) };
+            } else if flag(k) {
+                // SAFETY: as in block_shuffle.
+                unsafe { buf.write(r as usize, items[k]) };
+            }
+            r += flag(k) as u32;
+        }
+    }
+    count
 }

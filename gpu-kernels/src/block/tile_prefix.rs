@@ -10,8 +10,9 @@ use crate::arch::{
     thread_idx, warp_id,
 };
 
-/// Predecessors each lane of the looking-back warp reads per round trip. (4, with nanosleep
-/// backoff while waiting, measured slower on the H100 than 1 without backoff.)
+/// Predecessors each lane of the looking-back warp reads per round trip. (2, 4 and 8 were no
+/// faster on the H100 for the 2^29-item selection, with or without a nanosleep backoff while
+/// polling: the wait is for predecessors' loads, not for the walk.)
 const LOOKBACK: usize = 1;
 
 /// Status flag: the value is the tile's own aggregate.
@@ -48,6 +49,19 @@ pub unsafe fn block_tile_prefix(
     aggregate: u32,
     slot: Shared<u32>,
 ) -> u32 {
+    // SAFETY: forwarded.
+    unsafe { tile_prefix::<LOOKBACK>(status, tile, aggregate, slot) }
+}
+
+/// [`block_tile_prefix`] reading `LB` words per lane per round trip.
+#[inline(always)]
+unsafe fn tile_prefix<const LB: usize>(
+    status: *mut u64,
+    tile: usize,
+    aggregate: u32,
+    slot: Shared<u32>,
+) -> u32 {
+    const { assert!(LB >= 1) };
     if warp_id() == 0 {
         let lane = lane_id();
         let mut exclusive = 0u32;
@@ -56,55 +70,71 @@ pub unsafe fn block_tile_prefix(
                 // SAFETY: in bounds (one word per tile).
                 unsafe { store_relaxed_u64(status.add(tile), AGGREGATE | aggregate as u64) };
             }
-            // Lane l reads the LOOKBACK predecessors starting `l * LOOKBACK` before the
-            // window's nearest one: one L2 round trip covers 32 * LOOKBACK tiles.
-            let mut last = tile as isize - 1 - (lane as usize * LOOKBACK) as isize;
-            loop {
-                let mut s = [0u64; LOOKBACK];
+            // A round trip reads LB words per lane: word j of lane l is predecessor
+            // `base - 32 * j - l`, so each load instruction reads 32 adjacent words and the
+            // window runs nearest first in (j, l) order.
+            let mut base = tile as isize - 1;
+            'window: loop {
+                let mut s = [0u64; LB];
+                // Poll until every word between this tile and the nearest published prefix
+                // (or the whole window, when it holds none) is published. Words beyond the
+                // nearest prefix do not matter: waiting for them would make every tile wait
+                // for the slowest of its 32 * LB predecessors.
                 loop {
-                    let mut invalid = false;
                     for (j, w) in s.iter_mut().enumerate() {
-                        let idx = last - j as isize;
+                        let idx = base - (32 * j + lane as usize) as isize;
                         *w = if idx >= 0 {
                             // SAFETY: 0 <= idx < tile.
                             unsafe { load_relaxed_u64(status.add(idx as usize)) }
                         } else {
                             PREFIX // before tile 0: an empty prefix
                         };
-                        invalid |= *w >> 32 == 0;
                     }
-                    if ballot(invalid) == 0 {
-                        break;
+                    let mut ready = true;
+                    let mut found = None;
+                    for (j, &w) in s.iter().enumerate() {
+                        let prefix = ballot(w >> 32 == PREFIX >> 32);
+                        let invalid = ballot(w >> 32 == 0);
+                        let stop = prefix.trailing_zeros(); // 32: no prefix in this row
+                        let nearer = if stop >= 31 {
+                            u32::MAX
+                        } else {
+                            (2u32 << stop) - 1
+                        };
+                        if invalid & nearer != 0 {
+                            ready = false;
+                            break;
+                        }
+                        if stop < 32 {
+                            found = Some((j, stop));
+                            break;
+                        }
                     }
+                    if !ready {
+                        continue;
+                    }
+                    let mut v = 0u32;
+                    for (j, &w) in s.iter().enumerate() {
+                        let take = match found {
+                            Some((fj, fl)) => j < fj || (j == fj && lane <= fl),
+                            None => true,
+                        };
+                        if take {
+                            v = v.wrapping_add(w as u32);
+                        }
+                    }
+                    let mut m = 16;
+                    while m > 0 {
+                        v = v.wrapping_add(shfl_xor(v, m));
+                        m /= 2;
+                    }
+                    exclusive = exclusive.wrapping_add(v);
+                    if found.is_some() {
+                        break 'window;
+                    }
+                    base -= (32 * LB) as isize;
+                    continue 'window;
                 }
-                // The nearest published prefix: lowest lane that has one, its nearest word.
-                let mine = s.iter().position(|&w| w >> 32 == PREFIX >> 32);
-                let lanes = ballot(mine.is_some());
-                let stop = if lanes != 0 {
-                    lanes.trailing_zeros()
-                } else {
-                    32
-                };
-                let upto = if lane < stop {
-                    LOOKBACK
-                } else if lane == stop {
-                    mine.map_or(0, |j| j + 1)
-                } else {
-                    0
-                };
-                let mut v = s[..upto]
-                    .iter()
-                    .fold(0u32, |a, &w| a.wrapping_add(w as u32));
-                let mut m = 16;
-                while m > 0 {
-                    v = v.wrapping_add(shfl_xor(v, m));
-                    m /= 2;
-                }
-                exclusive = exclusive.wrapping_add(v);
-                if lanes != 0 {
-                    break;
-                }
-                last -= (32 * LOOKBACK) as isize;
             }
         }
         if lane == 0 {

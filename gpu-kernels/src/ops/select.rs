@@ -77,9 +77,10 @@ mod device {
         state: *mut u64,
         sh: SelectShared<T>,
     ) {
-        let ones: [u32; IPT] = core::array::from_fn(|k| flags[k] as u32);
-        let mut ranks = [0u32; IPT];
-        let count = block_exclusive_sum::<T, u32, NT, IPT>(&ones, &mut ranks, sh.scan);
+        // Compact into shared memory first: the items need not stay in registers across the
+        // look-back (fewer registers, more blocks per SM), and the look-back's barrier orders
+        // the buffer's writes before the store reads them.
+        let count = block_compact::<T, NT, IPT, PREDICATED>(items, flags, sh.buf, sh.scan);
         let total = state.wrapping_add(1).cast::<u32>();
         let offset = if ORDERED {
             // SAFETY: status words follow the header, one per tile.
@@ -100,8 +101,6 @@ mod device {
             // SAFETY: word 1 is the output cursor; its final value is the count.
             unsafe { block_atomic_offset(total, count, sh.slots.offset(1)) }
         };
-        block_shuffle::<T, NT, IPT, PREDICATED>(items, flags, &ranks, sh.buf);
-        sync_threads();
         // SAFETY: the buffer holds `count` items; the output has room for them at `offset`.
         unsafe { block_store_compacted::<T, NT>(sh.buf, count as usize, out.add(offset as usize)) };
     }
@@ -241,9 +240,9 @@ macro_rules! select_shared {
 /// One-column selection kernels: `(input, n, op, a, b, out, state)` with the comparison of
 /// [`crate::predicate`].
 macro_rules! select_kernels {
-    ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal, ordered = $ord:literal, predicated = $pred:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal, $mb:literal, ordered = $ord:literal, predicated = $pred:literal;)*) => {$(
         $crate::kernel! {
-            $spec = $name[NT = $nt, IPT = $ipt](input: *const $t, n: u32, op: u32, a: $t, b: $t, out: *mut $t, state: *mut u64) {
+            $spec = $name[NT = $nt, IPT = $ipt, MIN_BLOCKS = $mb](input: *const $t, n: u32, op: u32, a: $t, b: $t, out: *mut $t, state: *mut u64) {
                 let sh = select_shared!($t, NT, IPT);
                 // SAFETY: the host wrapper launches one block per tile with zeroed state and
                 // buffers of n items.
@@ -257,24 +256,24 @@ macro_rules! select_kernels {
 }
 
 select_kernels! {
-    SELECT_I32 = select_i32: i32, 256 x 16, ordered = true, predicated = false;
-    SELECT_U32 = select_u32: u32, 256 x 16, ordered = true, predicated = false;
-    SELECT_F32 = select_f32: f32, 256 x 16, ordered = true, predicated = false;
-    SELECT_I64 = select_i64: i64, 256 x 8, ordered = true, predicated = false;
-    SELECT_U64 = select_u64: u64, 256 x 8, ordered = true, predicated = false;
-    SELECT_F64 = select_f64: f64, 256 x 8, ordered = true, predicated = false;
-    SELECT_PRED_I32 = select_pred_i32: i32, 256 x 16, ordered = true, predicated = true;
-    SELECT_PRED_U32 = select_pred_u32: u32, 256 x 16, ordered = true, predicated = true;
-    SELECT_PRED_F32 = select_pred_f32: f32, 256 x 16, ordered = true, predicated = true;
-    SELECT_PRED_I64 = select_pred_i64: i64, 256 x 8, ordered = true, predicated = true;
-    SELECT_PRED_U64 = select_pred_u64: u64, 256 x 8, ordered = true, predicated = true;
-    SELECT_PRED_F64 = select_pred_f64: f64, 256 x 8, ordered = true, predicated = true;
-    SELECT_UNORDERED_I32 = select_unordered_i32: i32, 256 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_U32 = select_unordered_u32: u32, 256 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_F32 = select_unordered_f32: f32, 256 x 16, ordered = false, predicated = false;
-    SELECT_UNORDERED_I64 = select_unordered_i64: i64, 256 x 8, ordered = false, predicated = false;
-    SELECT_UNORDERED_U64 = select_unordered_u64: u64, 256 x 8, ordered = false, predicated = false;
-    SELECT_UNORDERED_F64 = select_unordered_f64: f64, 256 x 8, ordered = false, predicated = false;
+    SELECT_I32 = select_i32: i32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_U32 = select_u32: u32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_F32 = select_f32: f32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_I64 = select_i64: i64, 256 x 16, 4, ordered = true, predicated = false;
+    SELECT_U64 = select_u64: u64, 256 x 16, 4, ordered = true, predicated = false;
+    SELECT_F64 = select_f64: f64, 256 x 16, 4, ordered = true, predicated = false;
+    SELECT_PRED_I32 = select_pred_i32: i32, 256 x 32, 4, ordered = true, predicated = true;
+    SELECT_PRED_U32 = select_pred_u32: u32, 256 x 32, 4, ordered = true, predicated = true;
+    SELECT_PRED_F32 = select_pred_f32: f32, 256 x 32, 4, ordered = true, predicated = true;
+    SELECT_PRED_I64 = select_pred_i64: i64, 256 x 16, 4, ordered = true, predicated = true;
+    SELECT_PRED_U64 = select_pred_u64: u64, 256 x 16, 4, ordered = true, predicated = true;
+    SELECT_PRED_F64 = select_pred_f64: f64, 256 x 16, 4, ordered = true, predicated = true;
+    SELECT_UNORDERED_I32 = select_unordered_i32: i32, 256 x 16, 4, ordered = false, predicated = false;
+    SELECT_UNORDERED_U32 = select_unordered_u32: u32, 256 x 16, 4, ordered = false, predicated = false;
+    SELECT_UNORDERED_F32 = select_unordered_f32: f32, 256 x 16, 4, ordered = false, predicated = false;
+    SELECT_UNORDERED_I64 = select_unordered_i64: i64, 256 x 8, 4, ordered = false, predicated = false;
+    SELECT_UNORDERED_U64 = select_unordered_u64: u64, 256 x 8, 4, ordered = false, predicated = false;
+    SELECT_UNORDERED_F64 = select_unordered_f64: f64, 256 x 8, 4, ordered = false, predicated = false;
 }
 
 crate::kernel! {
@@ -295,35 +294,35 @@ pub mod sweep {
     use super::device::*;
 
     select_kernels! {
-        Q0_32X1 = q0_32x1: i32, 32 x 1, ordered = true, predicated = false;
-        Q0_32X2 = q0_32x2: i32, 32 x 2, ordered = true, predicated = false;
-        Q0_32X4 = q0_32x4: i32, 32 x 4, ordered = true, predicated = false;
-        Q0_32X8 = q0_32x8: i32, 32 x 8, ordered = true, predicated = false;
-        Q0_32X16 = q0_32x16: i32, 32 x 16, ordered = true, predicated = false;
-        Q0_64X1 = q0_64x1: i32, 64 x 1, ordered = true, predicated = false;
-        Q0_64X2 = q0_64x2: i32, 64 x 2, ordered = true, predicated = false;
-        Q0_64X4 = q0_64x4: i32, 64 x 4, ordered = true, predicated = false;
-        Q0_64X8 = q0_64x8: i32, 64 x 8, ordered = true, predicated = false;
-        Q0_64X16 = q0_64x16: i32, 64 x 16, ordered = true, predicated = false;
-        Q0_128X1 = q0_128x1: i32, 128 x 1, ordered = true, predicated = false;
-        Q0_128X2 = q0_128x2: i32, 128 x 2, ordered = true, predicated = false;
-        Q0_128X4 = q0_128x4: i32, 128 x 4, ordered = true, predicated = false;
-        Q0_128X8 = q0_128x8: i32, 128 x 8, ordered = true, predicated = false;
-        Q0_128X16 = q0_128x16: i32, 128 x 16, ordered = true, predicated = false;
-        Q0_256X1 = q0_256x1: i32, 256 x 1, ordered = true, predicated = false;
-        Q0_256X2 = q0_256x2: i32, 256 x 2, ordered = true, predicated = false;
-        Q0_256X4 = q0_256x4: i32, 256 x 4, ordered = true, predicated = false;
-        Q0_256X8 = q0_256x8: i32, 256 x 8, ordered = true, predicated = false;
-        Q0_256X16 = q0_256x16: i32, 256 x 16, ordered = true, predicated = false;
-        Q0_512X1 = q0_512x1: i32, 512 x 1, ordered = true, predicated = false;
-        Q0_512X2 = q0_512x2: i32, 512 x 2, ordered = true, predicated = false;
-        Q0_512X4 = q0_512x4: i32, 512 x 4, ordered = true, predicated = false;
-        Q0_512X8 = q0_512x8: i32, 512 x 8, ordered = true, predicated = false;
-        Q0_512X16 = q0_512x16: i32, 512 x 16, ordered = true, predicated = false;
-        Q0_1024X1 = q0_1024x1: i32, 1024 x 1, ordered = true, predicated = false;
-        Q0_1024X2 = q0_1024x2: i32, 1024 x 2, ordered = true, predicated = false;
-        Q0_1024X4 = q0_1024x4: i32, 1024 x 4, ordered = true, predicated = false;
-        Q0_1024X8 = q0_1024x8: i32, 1024 x 8, ordered = true, predicated = false;
+        Q0_32X1 = q0_32x1: i32, 32 x 1, 1, ordered = true, predicated = false;
+        Q0_32X2 = q0_32x2: i32, 32 x 2, 1, ordered = true, predicated = false;
+        Q0_32X4 = q0_32x4: i32, 32 x 4, 1, ordered = true, predicated = false;
+        Q0_32X8 = q0_32x8: i32, 32 x 8, 1, ordered = true, predicated = false;
+        Q0_32X16 = q0_32x16: i32, 32 x 16, 1, ordered = true, predicated = false;
+        Q0_64X1 = q0_64x1: i32, 64 x 1, 1, ordered = true, predicated = false;
+        Q0_64X2 = q0_64x2: i32, 64 x 2, 1, ordered = true, predicated = false;
+        Q0_64X4 = q0_64x4: i32, 64 x 4, 1, ordered = true, predicated = false;
+        Q0_64X8 = q0_64x8: i32, 64 x 8, 1, ordered = true, predicated = false;
+        Q0_64X16 = q0_64x16: i32, 64 x 16, 1, ordered = true, predicated = false;
+        Q0_128X1 = q0_128x1: i32, 128 x 1, 1, ordered = true, predicated = false;
+        Q0_128X2 = q0_128x2: i32, 128 x 2, 1, ordered = true, predicated = false;
+        Q0_128X4 = q0_128x4: i32, 128 x 4, 1, ordered = true, predicated = false;
+        Q0_128X8 = q0_128x8: i32, 128 x 8, 1, ordered = true, predicated = false;
+        Q0_128X16 = q0_128x16: i32, 128 x 16, 1, ordered = true, predicated = false;
+        Q0_256X1 = q0_256x1: i32, 256 x 1, 1, ordered = true, predicated = false;
+        Q0_256X2 = q0_256x2: i32, 256 x 2, 1, ordered = true, predicated = false;
+        Q0_256X4 = q0_256x4: i32, 256 x 4, 1, ordered = true, predicated = false;
+        Q0_256X8 = q0_256x8: i32, 256 x 8, 1, ordered = true, predicated = false;
+        Q0_256X16 = q0_256x16: i32, 256 x 16, 1, ordered = true, predicated = false;
+        Q0_512X1 = q0_512x1: i32, 512 x 1, 1, ordered = true, predicated = false;
+        Q0_512X2 = q0_512x2: i32, 512 x 2, 1, ordered = true, predicated = false;
+        Q0_512X4 = q0_512x4: i32, 512 x 4, 1, ordered = true, predicated = false;
+        Q0_512X8 = q0_512x8: i32, 512 x 8, 1, ordered = true, predicated = false;
+        Q0_512X16 = q0_512x16: i32, 512 x 16, 1, ordered = true, predicated = false;
+        Q0_1024X1 = q0_1024x1: i32, 1024 x 1, 1, ordered = true, predicated = false;
+        Q0_1024X2 = q0_1024x2: i32, 1024 x 2, 1, ordered = true, predicated = false;
+        Q0_1024X4 = q0_1024x4: i32, 1024 x 4, 1, ordered = true, predicated = false;
+        Q0_1024X8 = q0_1024x8: i32, 1024 x 8, 1, ordered = true, predicated = false;
     }
 
     /// The sweep's kernels, in (NT, IPT) order.
