@@ -252,10 +252,11 @@ impl<T: DeviceItem> Selection<T> {
 impl Selection<f32> {
     /// [`Selection::launch`] (ordered) with the persistent-block kernel: a few blocks per SM
     /// take tile after tile, loading the next tile before looking back for the current one.
-    /// Finish with [`Selection::finish`]. Slower than [`Selection::launch`] on the H100 (3.82
-    /// against 2.09 ms for 2^29 `f32` at s = 0.5): a block publishes its next tile's count
-    /// only after finishing the current tile, and that tile's successors wait for it. Kept as
-    /// the measured alternative in `tessera bench ops`.
+    /// Finish with [`Selection::finish`]. Slower than [`Selection::launch`] on the H100 (4.02
+    /// against 1.70 ms for 2^29 `f32` at s = 0.5, at 0975419): a block publishes its next
+    /// tile's count only after finishing the current tile, and that tile's successors wait for
+    /// it. (Staging three tiles per block in shared memory with `cp.async` was slower still,
+    /// 3.1-5.2 ms, for the same reason.) Kept as the measured alternative in `tessera bench ops`.
     pub fn launch_persistent(
         &mut self,
         gpu: &Gpu,
