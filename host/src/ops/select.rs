@@ -1,6 +1,6 @@
 //! Selection: `SELECT y FROM R WHERE p(y)` (and `WHERE px(x) AND py(y)`), in one pass.
 use tessera_kernels::ops::select as k;
-use tessera_kernels::predicate::{self, CmpOp};
+use tessera_kernels::predicate::{self, Bounds, CmpOp};
 use tessera_kernels::spec::KernelSpec;
 
 use super::{check_same_len, launch};
@@ -59,9 +59,18 @@ impl<T: Copy + Default + PartialOrd> Predicate<T> {
             b: hi,
         }
     }
-    /// Evaluates the predicate (the CPU implementations use this, the kernels the same code).
+    /// Evaluates the predicate (the CPU implementations use this; the kernels the same code or
+    /// its closed-range form, equal for every item).
     pub fn eval(&self, x: T) -> bool {
         predicate::eval(self.op.code(), x, self.a, self.b)
+    }
+}
+
+impl<T: Bounds> Predicate<T> {
+    /// The selection kernels' arguments: the comparison as a closed range, see
+    /// [`predicate::range`] (equal to [`Predicate::eval`] for every item, NaN included).
+    fn range(&self) -> (u32, T, T) {
+        predicate::range(self.op, self.a, self.b)
     }
 }
 
@@ -78,7 +87,7 @@ pub enum SelectVariant {
 }
 
 /// Item types with selection kernels.
-pub trait SelectItem: DeviceItem {
+pub trait SelectItem: DeviceItem + Bounds {
     /// The kernel for `variant`.
     fn spec(variant: SelectVariant) -> KernelSpec;
 }
@@ -167,14 +176,17 @@ impl<T: DeviceItem> Selection<T> {
         input: &DeviceColumn<T>,
         pred: Predicate<T>,
         spec: KernelSpec,
-    ) -> Result<()> {
+    ) -> Result<()>
+    where
+        T: Bounds,
+    {
         let n = input.len();
         self.prepare(gpu, n, &spec)?;
         if n == 0 {
             return Ok(());
         }
         let state = self.state.as_mut().expect("prepared");
-        let (n32, op) = (n as u32, pred.op.code());
+        let (n32, (neg, lo, hi)) = (n as u32, pred.range());
         launch!(
             gpu,
             spec,
@@ -182,9 +194,9 @@ impl<T: DeviceItem> Selection<T> {
             [
                 &input.buf,
                 &n32,
-                &op,
-                &pred.a,
-                &pred.b,
+                &neg,
+                &lo,
+                &hi,
                 &mut self.out.buf,
                 &mut state.words
             ]
@@ -272,7 +284,7 @@ impl Selection<f32> {
         let mut cfg = tile_grid(&spec, n, 0)?;
         cfg.grid_dim.0 = cfg.grid_dim.0.min(gpu.sm_count() * 8);
         let state = self.state.as_mut().expect("prepared");
-        let (n32, op) = (n as u32, pred.op.code());
+        let (n32, (neg, lo, hi)) = (n as u32, pred.range());
         launch!(
             gpu,
             spec,
@@ -280,9 +292,9 @@ impl Selection<f32> {
             [
                 &input.buf,
                 &n32,
-                &op,
-                &pred.a,
-                &pred.b,
+                &neg,
+                &lo,
+                &hi,
                 &mut self.out.buf,
                 &mut state.words
             ]
