@@ -24,15 +24,22 @@ pub fn block_pred<T: Copy, const NT: usize, const IPT: usize>(
     combine: Combine,
     p: impl Fn(T) -> bool,
 ) {
-    let full = n >= Tile::<T, NT, IPT>::ITEMS;
-    let t = thread_idx();
-    for k in 0..IPT {
-        let valid = full || Tile::<T, NT, IPT>::offset(t, k) < n;
-        let r = valid && p(items[k]);
-        flags[k] = match combine {
-            Combine::Set => r,
-            Combine::And => flags[k] && r,
-            Combine::Or => flags[k] || r,
-        };
+    let combine = |f: bool, r: bool| match combine {
+        Combine::Set => r,
+        Combine::And => f & r,
+        Combine::Or => f | r,
+    };
+    // Two loops, not a `full ||` test per item: the compiler does not split the loop itself,
+    // and the per-item test cost a 64-bit compare and a branch in every probe kernel.
+    if n >= Tile::<T, NT, IPT>::ITEMS {
+        for k in 0..IPT {
+            flags[k] = combine(flags[k], p(items[k]));
+        }
+    } else {
+        let t = thread_idx();
+        for k in 0..IPT {
+            let valid = Tile::<T, NT, IPT>::offset(t, k) < n;
+            flags[k] = combine(flags[k], valid && p(items[k]));
+        }
     }
 }
