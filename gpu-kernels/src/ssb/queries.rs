@@ -62,7 +62,7 @@ mod device {
             let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_tile::<NT, IPT>(n, |start, valid| {
+            for_each_tile::<NT, IPT, true>(n, |start, valid| {
                 let d = load::<NT, IPT>(lo_orderdate, start, valid);
                 let mut flags = [false; IPT];
                 if date_join {
@@ -126,7 +126,7 @@ mod device {
             let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT>(n, |start, valid| {
+            for_each_tile::<NT, IPT, true>(n, |start, valid| {
                 let mut group = [0u32; IPT];
                 let mut v = [0u32; IPT];
                 let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
@@ -174,7 +174,7 @@ mod device {
             let supplier = DenseMap::of(plan, SUPPLIER, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT>(n, |start, valid| {
+            for_each_tile::<NT, IPT, false>(n, |start, valid| {
                 let mut group = [0u32; IPT];
                 let mut v = [0u32; IPT];
                 let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
@@ -230,7 +230,7 @@ mod device {
             let part = DenseMap::of(plan, PART, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT>(n, |start, valid| {
+            for_each_tile::<NT, IPT, true>(n, |start, valid| {
                 let mut group = [0u32; IPT];
                 let mut v = [0u32; IPT];
                 let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
