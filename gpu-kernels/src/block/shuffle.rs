@@ -1,29 +1,39 @@
 //! BlockShuffle: moves the flagged items of a tile to the front of a shared buffer, in tile
-//! order, using the ranks from the block scan.
+//! order, using group offsets from the block scan.
 use super::{Tile, block_exclusive_sum};
 use crate::arch::{Shared, opaque_u64, thread_idx};
 
-/// Writes item `k` to `buf[ranks[k]]` where `flags[k]` is set. With `PREDICATED`, unflagged
-/// items go to the thread's scratch slot `buf[NT * IPT + t]` instead of being skipped by a
-/// branch (the thesis' "Pred" variant; `buf` then needs `NT * IPT + NT` items). Per-thread slots
-/// keep the unread scratch writes free of races.
+/// Writes the flagged items (bit `k` of `mask` for item `k`) to their ranks in `buf`. Items
+/// are in the tile arrangement of [`Tile`]: `starts[g * V]` is the rank of the first flagged
+/// item of the thread's vector group `g` (an exclusive scan over group counts, as
+/// [`block_compact`] computes), and ranks run on within the group. With `PREDICATED`,
+/// unflagged items go to the thread's scratch slot `buf[NT * IPT + t]` instead of being skipped
+/// by a branch (the thesis' "Pred" variant; `buf` then needs `NT * IPT + NT` items). Per-thread
+/// slots keep the unread scratch writes free of races.
 #[inline(always)]
 pub fn block_shuffle<T: Copy, const NT: usize, const IPT: usize, const PREDICATED: bool>(
     items: &[T; IPT],
-    flags: &[bool; IPT],
-    ranks: &[u32; IPT],
+    mask: u64,
+    starts: &[u32; IPT],
     buf: Shared<T>,
 ) {
+    const { assert!(IPT <= 64) };
+    let v = Tile::<T, NT, IPT>::V;
+    let flag = |k: usize| (mask >> k) & 1 != 0;
     let scratch = NT * IPT + thread_idx();
-    for k in 0..IPT {
-        if PREDICATED {
-            let slot = if flags[k] { ranks[k] as usize } else { scratch };
-            // SAFETY: ranks of flagged items are distinct and below the tile's count; the
-            // scratch slot is only written, never read back.
-            unsafe { buf.write(slot, items[k]) };
-        } else if flags[k] {
-            // SAFETY: ranks of flagged items are distinct and below the tile's count.
-            unsafe { buf.write(ranks[k] as usize, items[k]) };
+    for g in 0..IPT / v {
+        let mut r = starts[g * v];
+        for j in 0..v {
+            let k = g * v + j;
+            if PREDICATED {
+                // SAFETY: ranks of flagged items are distinct and below the tile's count; the
+                // scratch slot is only written, never read back.
+                unsafe { buf.write(if flag(k) { r as usize } else { scratch }, items[k]) };
+            } else if flag(k) {
+                // SAFETY: ranks of flagged items are distinct and below the tile's count.
+                unsafe { buf.write(r as usize, items[k]) };
+            }
+            r += flag(k) as u32;
         }
     }
 }
@@ -49,7 +59,6 @@ pub fn block_compact<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
             .enumerate()
             .fold(0u64, |m, (k, &f)| m | (f as u64) << k),
     );
-    let flag = |k: usize| (mask >> k) & 1 != 0;
     let heads: [u32; IPT] = core::array::from_fn(|k| {
         if k % v == 0 {
             (mask >> k & ((1u64 << v) - 1)).count_ones()
@@ -59,20 +68,6 @@ pub fn block_compact<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
     });
     let mut starts = [0u32; IPT];
     let count = block_exclusive_sum::<T, u32, NT, IPT>(&heads, &mut starts, temp);
-    let scratch = NT * IPT + thread_idx();
-    for g in 0..IPT / v {
-        let mut r = starts[g * v];
-        for j in 0..v {
-            let k = g * v + j;
-            if PREDICATED {
-                // SAFETY: as in block_shuffle.
-                unsafe { buf.write(if flag(k) { r as usize } else { scratch }, items[k]) };
-            } else if flag(k) {
-                // SAFETY: as in block_shuffle.
-                unsafe { buf.write(r as usize, items[k]) };
-            }
-            r += flag(k) as u32;
-        }
-    }
+    block_shuffle::<T, NT, IPT, PREDICATED>(items, mask, &starts, buf);
     count
 }

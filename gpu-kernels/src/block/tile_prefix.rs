@@ -6,8 +6,8 @@
 //! value in the low half. Flag and value change together in one relaxed device-scope store, so
 //! no fence is needed between them. Status words must be zero before the launch.
 use crate::arch::{
-    Atomic, Shared, ballot, lane_id, load_relaxed_u64, shfl_xor, store_relaxed_u64, sync_threads,
-    thread_idx, warp_id,
+    Atomic, Shared, ballot, lane_id, load_relaxed_u64, store_relaxed_u64, sync_threads, thread_idx,
+    warp_id, warp_reduce,
 };
 
 /// Predecessors each lane of the looking-back warp reads per round trip. (2, 4 and 8 were no
@@ -49,19 +49,6 @@ pub unsafe fn block_tile_prefix(
     aggregate: u32,
     slot: Shared<u32>,
 ) -> u32 {
-    // SAFETY: forwarded.
-    unsafe { tile_prefix::<LOOKBACK>(status, tile, aggregate, slot) }
-}
-
-/// [`block_tile_prefix`] reading `LB` words per lane per round trip.
-#[inline(always)]
-unsafe fn tile_prefix<const LB: usize>(
-    status: *mut u64,
-    tile: usize,
-    aggregate: u32,
-    slot: Shared<u32>,
-) -> u32 {
-    const { assert!(LB >= 1) };
     if warp_id() == 0 {
         let lane = lane_id();
         let mut exclusive = 0u32;
@@ -70,16 +57,16 @@ unsafe fn tile_prefix<const LB: usize>(
                 // SAFETY: in bounds (one word per tile).
                 unsafe { store_relaxed_u64(status.add(tile), AGGREGATE | aggregate as u64) };
             }
-            // A round trip reads LB words per lane: word j of lane l is predecessor
+            // A round trip reads LOOKBACK words per lane: word j of lane l is predecessor
             // `base - 32 * j - l`, so each load instruction reads 32 adjacent words and the
             // window runs nearest first in (j, l) order.
             let mut base = tile as isize - 1;
             'window: loop {
-                let mut s = [0u64; LB];
+                let mut s = [0u64; LOOKBACK];
                 // Poll until every word between this tile and the nearest published prefix
                 // (or the whole window, when it holds none) is published. Words beyond the
                 // nearest prefix do not matter: waiting for them would make every tile wait
-                // for the slowest of its 32 * LB predecessors.
+                // for the slowest of its 32 * LOOKBACK predecessors.
                 loop {
                     for (j, w) in s.iter_mut().enumerate() {
                         let idx = base - (32 * j + lane as usize) as isize;
@@ -123,16 +110,11 @@ unsafe fn tile_prefix<const LB: usize>(
                             v = v.wrapping_add(w as u32);
                         }
                     }
-                    let mut m = 16;
-                    while m > 0 {
-                        v = v.wrapping_add(shfl_xor(v, m));
-                        m /= 2;
-                    }
-                    exclusive = exclusive.wrapping_add(v);
+                    exclusive = exclusive.wrapping_add(warp_reduce(v, u32::wrapping_add));
                     if found.is_some() {
                         break 'window;
                     }
-                    base -= (32 * LB) as isize;
+                    base -= (32 * LOOKBACK) as isize;
                     continue 'window;
                 }
             }
