@@ -285,6 +285,60 @@ fn duplicate_build_keys_give_all_matches() {
     assert_eq!(s.count, 600);
 }
 
+/// Tables with a single empty slot, small and odd capacities: walks run long and wrap from
+/// the last slot to the first. Distinct keys and heavy duplicates (all matches over long
+/// walks), hits and misses, both probe paths, the pair join and the semi-join.
+#[test]
+fn full_tables_walk_long_and_wrap() {
+    let Some(gpu) = gpu("full_tables_walk_long_and_wrap") else {
+        return;
+    };
+    for capacity in [2usize, 3, 4, 5, 6, 7, 8, 9, 31, 33, 1001, 4099] {
+        let m = capacity - 1;
+        for dup in [false, true] {
+            let seed = 200 + capacity as u64 * 2 + dup as u64;
+            let build = if dup {
+                let mut rng = StdRng::seed_from_u64(seed);
+                (0..m).map(|_| rng.random_range(0..4u32)).collect()
+            } else {
+                distinct_keys(m, seed)
+            };
+            let payloads = random_u32(m, seed + 1);
+            let mut rng = StdRng::seed_from_u64(seed + 2);
+            let n = 3 * JOIN_TILE + 5;
+            let probe: Vec<u32> = (0..n)
+                .map(|_| match rng.random_range(0..3) {
+                    0 => build[rng.random_range(0..m)],
+                    1 => rng.random_range(0..8),
+                    _ => rng.random(),
+                })
+                .collect();
+            let values = random_u32(n, seed + 3);
+            let layout = TableLayout::Linear {
+                capacity: capacity as u32,
+            };
+            let what = format!("capacity={capacity} dup={dup}");
+            let s = check(gpu, &build, &payloads, &probe, &values, layout, &what);
+            let o = oracle_pairs(&build, &payloads, &probe);
+            assert_eq!(s.count, o.len() as u64, "{what}: oracle count");
+
+            let ds = gpu.upload(&build).unwrap();
+            let dq = gpu.upload(&probe).unwrap();
+            let opts = TableOptions {
+                capacity: Some(capacity),
+                ..TableOptions::default()
+            };
+            let set = KeySet::build(gpu, &ds, opts).unwrap();
+            let got = ops::semi_join(gpu, &set, &dq).unwrap().to_vec(gpu).unwrap();
+            assert_eq!(
+                got,
+                cpu::semi_join(&build, &probe).unwrap(),
+                "{what}: semi-join"
+            );
+        }
+    }
+}
+
 /// The shared-memory probe at the largest table it takes and the Auto / Global probe one slot
 /// beyond; awkward probe sizes, persistent blocks with several tiles each.
 #[test]
