@@ -6,6 +6,8 @@
 //! is passed down to the block-wide functions. Dynamic shared memory is one module-wide symbol
 //! ([`dynamic_shared`]) whose size is given at launch.
 
+use core::arch::asm;
+
 /// A typed handle to a shared-memory buffer of `len` items.
 #[derive(Clone, Copy)]
 pub struct Shared<T> {
@@ -41,8 +43,26 @@ impl<T: Copy> Shared<T> {
     /// `i < len`, and no other thread writes item `i` concurrently.
     #[inline(always)]
     pub unsafe fn read(&self, i: usize) -> T {
-        // SAFETY: the caller guarantees `i` is in bounds and race-free.
-        unsafe { self.ptr.add(i).read() }
+        let a = self.addr(i);
+        // SAFETY: the caller guarantees `i` is in bounds and race-free; `a` is its shared
+        // address; the sizes match the transmutes.
+        unsafe {
+            match core::mem::size_of::<T>() {
+                4 => {
+                    let r: u32;
+                    asm!("ld.shared.b32 {r}, [{a}];", r = out(reg32) r, a = in(reg32) a,
+                        options(readonly, nostack, preserves_flags));
+                    core::mem::transmute_copy(&r)
+                }
+                8 => {
+                    let r: u64;
+                    asm!("ld.shared.b64 {r}, [{a}];", r = out(reg64) r, a = in(reg32) a,
+                        options(readonly, nostack, preserves_flags));
+                    core::mem::transmute_copy(&r)
+                }
+                _ => self.ptr.add(i).read(),
+            }
+        }
     }
 
     /// Writes item `i`.
@@ -51,8 +71,39 @@ impl<T: Copy> Shared<T> {
     /// `i < len`, and no other thread accesses item `i` concurrently.
     #[inline(always)]
     pub unsafe fn write(&self, i: usize, v: T) {
-        // SAFETY: the caller guarantees `i` is in bounds and race-free.
-        unsafe { self.ptr.add(i).write(v) }
+        let a = self.addr(i);
+        // SAFETY: as for `read`.
+        unsafe {
+            match core::mem::size_of::<T>() {
+                4 => {
+                    let v: u32 = core::mem::transmute_copy(&v);
+                    asm!("st.shared.b32 [{a}], {v};", a = in(reg32) a, v = in(reg32) v,
+                        options(nostack, preserves_flags));
+                }
+                8 => {
+                    let v: u64 = core::mem::transmute_copy(&v);
+                    asm!("st.shared.b64 [{a}], {v};", a = in(reg32) a, v = in(reg64) v,
+                        options(nostack, preserves_flags));
+                }
+                _ => self.ptr.add(i).write(v),
+            }
+        }
+    }
+
+    /// Shared-window address of item `i`. Reads, writes and atomics go through `ld.shared`,
+    /// `st.shared` and `atom.shared` with it: through the generic pointer (what LLVM emits for
+    /// a pointer it cannot see is shared) they became generic `LD` / `ATOM.E...GPU` in SASS,
+    /// whose address-space resolution and device-scope atomics cost latency in every block
+    /// function.
+    #[inline(always)]
+    fn addr(&self, i: usize) -> u32 {
+        let s: u64;
+        // SAFETY: converts a generic address of shared memory to its shared-window address.
+        unsafe {
+            asm!("cvta.to.shared.u64 {s}, {p};", s = out(reg64) s, p = in(reg64) self.ptr,
+                options(pure, nomem, nostack, preserves_flags))
+        };
+        (s as u32).wrapping_add((i * core::mem::size_of::<T>()) as u32)
     }
 
     /// Pointer to item `i` (for atomics).
@@ -77,6 +128,53 @@ impl<T: Copy> Shared<T> {
             ptr: self.ptr.wrapping_add(start),
             len: self.len.saturating_sub(start),
         }
+    }
+}
+
+/// Items with a shared-memory atomic add.
+pub trait SharedAdd: Copy {
+    /// `*a += v` at shared address `a`; the previous value.
+    ///
+    /// # Safety
+    /// `a` is a valid, aligned shared address.
+    unsafe fn shared_add(a: u32, v: Self) -> Self;
+}
+
+impl SharedAdd for u32 {
+    #[inline(always)]
+    unsafe fn shared_add(a: u32, v: u32) -> u32 {
+        let r: u32;
+        // SAFETY: by contract.
+        unsafe {
+            asm!("atom.shared.add.u32 {r}, [{a}], {v};", r = out(reg32) r, a = in(reg32) a,
+                v = in(reg32) v, options(nostack, preserves_flags))
+        };
+        r
+    }
+}
+
+impl SharedAdd for u64 {
+    #[inline(always)]
+    unsafe fn shared_add(a: u32, v: u64) -> u64 {
+        let r: u64;
+        // SAFETY: by contract.
+        unsafe {
+            asm!("atom.shared.add.u64 {r}, [{a}], {v};", r = out(reg64) r, a = in(reg32) a,
+                v = in(reg64) v, options(nostack, preserves_flags))
+        };
+        r
+    }
+}
+
+impl<T: SharedAdd> Shared<T> {
+    /// Atomically adds `v` to item `i` (block scope); returns the previous value.
+    ///
+    /// # Safety
+    /// `i < len`.
+    #[inline(always)]
+    pub unsafe fn atomic_add(&self, i: usize, v: T) -> T {
+        // SAFETY: in bounds by contract.
+        unsafe { T::shared_add(self.addr(i), v) }
     }
 }
 

@@ -99,7 +99,7 @@ pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, c
         let mut first = 0;
         if lane == leader && d != NO_DIGIT {
             // SAFETY: d < BINS; the warp's own counters, updated atomically across rounds.
-            first = unsafe { u32::atomic_add(sh.counters.ptr(base + d as usize), popc(peers)) };
+            first = unsafe { sh.counters.atomic_add(base + d as usize, popc(peers)) };
         }
         *r = shfl_idx(first, leader) + popc(peers & below);
     }

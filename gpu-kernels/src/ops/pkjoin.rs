@@ -529,7 +529,7 @@ crate::kernel! {
                 let pos = k * NT + t;
                 if pos < valid {
                     let b = bucket_of(keys.add(start + pos).read(), count, |i| split.read(i));
-                    u32::atomic_add(hist.ptr(b as usize), 1);
+                    hist.atomic_add(b as usize, 1);
                 }
             }
             sync_threads();

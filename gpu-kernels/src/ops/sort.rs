@@ -113,7 +113,7 @@ mod device {
                     for p in 0..passes {
                         let d = b.digit(shift + p as u32 * bits, bits) as usize;
                         // SAFETY: (p << bits) + d < words.
-                        unsafe { u32::atomic_add(sh.ptr((p << bits) + d), 1) };
+                        unsafe { sh.atomic_add((p << bits) + d, 1) };
                     }
                 }
             }
