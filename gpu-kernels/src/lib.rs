@@ -12,7 +12,7 @@
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)
+    feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, stmt_expr_attributes)
 )]
 
 #[cfg(test)]

@@ -7,6 +7,7 @@ use std::process::{Command, ExitCode};
 use clap::{Parser, Subcommand};
 
 mod barriers;
+mod calls;
 mod ptxas;
 
 #[derive(Parser)]
@@ -95,6 +96,7 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
         if check {
             ptxas::check(&root, &ptx)?;
             barriers::check(&ptx)?;
+            calls::check(&ptx)?;
         }
     }
     Ok(())

@@ -16,7 +16,8 @@ pub struct GroupTable {
     counts: *mut u32,
     out_sums: *mut u64,
     out_counts: *mut u32,
-    shared: bool,
+    /// The shared-memory table, when the layout fits (`sums` / `counts` then point to it).
+    shared: Option<(Shared<u64>, Shared<u32>)>,
 }
 
 impl GroupTable {
@@ -63,7 +64,7 @@ impl GroupTable {
             counts: if shared { sh_counts.ptr(0) } else { out_counts },
             out_sums,
             out_counts,
-            shared,
+            shared: shared.then_some((sh_sums, sh_counts)),
         })
     }
 
@@ -99,8 +100,13 @@ impl GroupTable {
                 // SAFETY: a flagged row passed every dimension, so each of its values lies in
                 // the range its build recorded and i < total.
                 unsafe {
-                    u64::atomic_add(self.sums.add(i), value(k));
-                    u32::atomic_add(self.counts.add(i), 1);
+                    if let Some((sums, counts)) = self.shared {
+                        sums.atomic_add(i, value(k));
+                        counts.atomic_add(i, 1);
+                    } else {
+                        u64::atomic_add(self.sums.add(i), value(k));
+                        u32::atomic_add(self.counts.add(i), 1);
+                    }
                 }
             }
         }
@@ -109,7 +115,7 @@ impl GroupTable {
     /// Adds this block's shared table to the global one (all threads; starts with a barrier).
     #[inline(always)]
     pub fn flush<const NT: usize>(&self) {
-        if !self.shared {
+        if self.shared.is_none() {
             return;
         }
         sync_threads();

@@ -31,6 +31,9 @@ pub use tables::{BitFilter, ColPred, DenseMap};
 /// ALU instructions per tile and warp in flight 1, computed ahead of the full-tile test
 /// (q1.2 0.476 -> 0.399 ms at SF 20). Flight 3 does not split: with two copies of its body it
 /// ran 1.6x slower (q3.1 1.38 -> 2.22 ms).
+///
+/// Callers mark `f` `#[inline(always)]`: with two call sites LLVM may otherwise outline it
+/// (`build-ptx --check` rejects calls).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 pub fn for_each_tile<const NT: usize, const IPT: usize, const SPLIT: bool>(

@@ -62,34 +62,38 @@ mod device {
             let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_tile::<NT, IPT, true>(n, |start, valid| {
-                let d = load::<NT, IPT>(lo_orderdate, start, valid);
-                let mut flags = [false; IPT];
-                if date_join {
-                    block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |_| true);
-                    let mut year = [0u32; IPT];
-                    block_lookup::<i32, DenseMap, NT, IPT>(&d, &mut flags, date, &mut year);
-                } else {
-                    block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |v| {
-                        orderdate.matches(v)
-                    });
-                }
-                let disc = load_sel::<NT, IPT>(lo_discount, start, valid, &flags);
-                block_pred::<i32, NT, IPT>(&disc, valid, &mut flags, Combine::And, |v| {
-                    discount.matches(v)
-                });
-                let qty = load_sel::<NT, IPT>(lo_quantity, start, valid, &flags);
-                block_pred::<i32, NT, IPT>(&qty, valid, &mut flags, Combine::And, |v| {
-                    quantity.matches(v)
-                });
-                let price = load_sel::<NT, IPT>(lo_extendedprice, start, valid, &flags);
-                for k in 0..IPT {
-                    if flags[k] {
-                        sum = sum.wrapping_add((price[k] as i64 * disc[k] as i64) as u64);
-                        count += 1;
+            for_each_tile::<NT, IPT, true>(
+                n,
+                #[inline(always)]
+                |start, valid| {
+                    let d = load::<NT, IPT>(lo_orderdate, start, valid);
+                    let mut flags = [false; IPT];
+                    if date_join {
+                        block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |_| true);
+                        let mut year = [0u32; IPT];
+                        block_lookup::<i32, DenseMap, NT, IPT>(&d, &mut flags, date, &mut year);
+                    } else {
+                        block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |v| {
+                            orderdate.matches(v)
+                        });
                     }
-                }
-            });
+                    let disc = load_sel::<NT, IPT>(lo_discount, start, valid, &flags);
+                    block_pred::<i32, NT, IPT>(&disc, valid, &mut flags, Combine::And, |v| {
+                        discount.matches(v)
+                    });
+                    let qty = load_sel::<NT, IPT>(lo_quantity, start, valid, &flags);
+                    block_pred::<i32, NT, IPT>(&qty, valid, &mut flags, Combine::And, |v| {
+                        quantity.matches(v)
+                    });
+                    let price = load_sel::<NT, IPT>(lo_extendedprice, start, valid, &flags);
+                    for k in 0..IPT {
+                        if flags[k] {
+                            sum = sum.wrapping_add((price[k] as i64 * disc[k] as i64) as u64);
+                            count += 1;
+                        }
+                    }
+                },
+            );
             let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
             let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
             if thread_idx() == 0 && count != 0 {
@@ -126,22 +130,26 @@ mod device {
             let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, true>(n, |start, valid| {
-                let mut group = [0u32; IPT];
-                let mut v = [0u32; IPT];
-                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                let mut flags = [false; IPT];
-                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier);
-                let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
-                groups.fold(&mut group, PART, &v);
-                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                groups.fold(&mut group, DATE, &v);
-                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
-            });
+            for_each_tile::<NT, IPT, true>(
+                n,
+                #[inline(always)]
+                |start, valid| {
+                    let mut group = [0u32; IPT];
+                    let mut v = [0u32; IPT];
+                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                    let mut flags = [false; IPT];
+                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier);
+                    let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
+                    groups.fold(&mut group, PART, &v);
+                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                    groups.fold(&mut group, DATE, &v);
+                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                },
+            );
             groups.flush::<NT>();
         }
     }
@@ -174,26 +182,32 @@ mod device {
             let supplier = DenseMap::of(plan, SUPPLIER, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, false>(n, |start, valid| {
-                let mut group = [0u32; IPT];
-                let mut v = [0u32; IPT];
-                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                let mut flags = [false; IPT];
-                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
-                if groups.grouped(SUPPLIER) {
-                    block_lookup::<i32, DenseMap, NT, IPT>(&suppkey, &mut flags, supplier, &mut v);
-                    groups.fold(&mut group, SUPPLIER, &v);
-                }
-                let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
-                groups.fold(&mut group, CUSTOMER, &v);
-                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                groups.fold(&mut group, DATE, &v);
-                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
-            });
+            for_each_tile::<NT, IPT, false>(
+                n,
+                #[inline(always)]
+                |start, valid| {
+                    let mut group = [0u32; IPT];
+                    let mut v = [0u32; IPT];
+                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                    let mut flags = [false; IPT];
+                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                    if groups.grouped(SUPPLIER) {
+                        block_lookup::<i32, DenseMap, NT, IPT>(
+                            &suppkey, &mut flags, supplier, &mut v,
+                        );
+                        groups.fold(&mut group, SUPPLIER, &v);
+                    }
+                    let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
+                    groups.fold(&mut group, CUSTOMER, &v);
+                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                    groups.fold(&mut group, DATE, &v);
+                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                },
+            );
             groups.flush::<NT>();
         }
     }
@@ -230,32 +244,38 @@ mod device {
             let part = DenseMap::of(plan, PART, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, true>(n, |start, valid| {
-                let mut group = [0u32; IPT];
-                let mut v = [0u32; IPT];
-                let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                let mut flags = [false; IPT];
-                block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
-                if groups.grouped(SUPPLIER) {
-                    block_lookup::<i32, DenseMap, NT, IPT>(&suppkey, &mut flags, supplier, &mut v);
-                    groups.fold(&mut group, SUPPLIER, &v);
-                }
-                let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
-                groups.fold(&mut group, PART, &v);
-                let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
-                groups.fold(&mut group, CUSTOMER, &v);
-                let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                groups.fold(&mut group, DATE, &v);
-                let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                let supplycost = load_sel::<NT, IPT>(lo_supplycost, start, valid, &flags);
-                groups.add(&flags, &group, |k| {
-                    (revenue[k] as i64 - supplycost[k] as i64) as u64
-                });
-            });
+            for_each_tile::<NT, IPT, true>(
+                n,
+                #[inline(always)]
+                |start, valid| {
+                    let mut group = [0u32; IPT];
+                    let mut v = [0u32; IPT];
+                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                    let mut flags = [false; IPT];
+                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                    if groups.grouped(SUPPLIER) {
+                        block_lookup::<i32, DenseMap, NT, IPT>(
+                            &suppkey, &mut flags, supplier, &mut v,
+                        );
+                        groups.fold(&mut group, SUPPLIER, &v);
+                    }
+                    let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
+                    groups.fold(&mut group, PART, &v);
+                    let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
+                    groups.fold(&mut group, CUSTOMER, &v);
+                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
+                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
+                    groups.fold(&mut group, DATE, &v);
+                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
+                    let supplycost = load_sel::<NT, IPT>(lo_supplycost, start, valid, &flags);
+                    groups.add(&flags, &group, |k| {
+                        (revenue[k] as i64 - supplycost[k] as i64) as u64
+                    });
+                },
+            );
             groups.flush::<NT>();
         }
     }
