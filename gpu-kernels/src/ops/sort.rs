@@ -295,14 +295,16 @@ mod device {
         };
 
         let mut ranks = [0u32; IPT];
-        let totals = block_radix_count::<NT, IPT, BINS, DPT>(digit, &mut ranks, sh.rank);
+        // Early counts for key + value passes (see block_radix_count).
+        let totals = block_radix_count::<NT, IPT, BINS, DPT, VALUES>(digit, &mut ranks, sh.rank);
         let status = st.words.cast::<S>().wrapping_add(st.status);
         if STABLE {
             // SAFETY: this pass's status words, BINS per tile.
             unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
         }
-        let starts =
-            block_radix_rank_finish::<NT, IPT, BINS, DPT>(digit, &mut ranks, &totals, sh.rank);
+        let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, VALUES>(
+            digit, &mut ranks, &totals, sh.rank,
+        );
         let offsets = st.words.wrapping_add(st.offsets);
         let before: [u32; DPT] = if STABLE {
             // SAFETY: published above.
