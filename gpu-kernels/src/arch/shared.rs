@@ -5,6 +5,11 @@
 //! (as Crystal's kernels declare their `__shared__` buffers) and the resulting [`Shared`] handle
 //! is passed down to the block-wide functions. Dynamic shared memory is one module-wide symbol
 //! ([`dynamic_shared`]) whose size is given at launch.
+//!
+//! A handle keeps the generic address (`cvta.shared`), which LLVM cannot tell is shared, so
+//! its accessors convert it back and use `ld.shared`, `st.shared` and `atom.shared`
+//! explicitly; the raw pointer ([`Shared::ptr`]) is for vector accesses and views that may
+//! point to either memory.
 
 use core::arch::asm;
 
