@@ -52,6 +52,52 @@ pub unsafe fn store_vector<T: Copy, const V: usize>(p: *mut T, v: [T; V]) {
     }
 }
 
+/// `*p` when `live`, else all-zero bits, as one predicated load (`@p ld`): no branch, so the
+/// loads of several items can all be issued before any result is used. In a branch per item,
+/// each load and its use stayed together and every probe of an SSB tile waited a full memory
+/// latency in turn (ncu: flight 3 stalled on each lookup's test).
+///
+/// # Safety
+/// When `live`, `p` is a valid, aligned global or shared address; `T` is 2, 4 or 8 bytes and
+/// valid as all-zero bits.
+#[inline(always)]
+pub unsafe fn load_if<T: Copy>(live: bool, p: *const T) -> T {
+    let c = live as u32;
+    // SAFETY: the caller guarantees validity when live; sizes match the transmutes.
+    unsafe {
+        match core::mem::size_of::<T>() {
+            2 => {
+                let mut r: u32 = 0;
+                asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.u16 {r}, [{a}]; }}",
+                    r = inout(reg32) r, c = in(reg32) c, a = in(reg64) p,
+                    options(readonly, nostack, preserves_flags));
+                core::mem::transmute_copy(&(r as u16))
+            }
+            4 => {
+                let mut r: u32 = 0;
+                asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.u32 {r}, [{a}]; }}",
+                    r = inout(reg32) r, c = in(reg32) c, a = in(reg64) p,
+                    options(readonly, nostack, preserves_flags));
+                core::mem::transmute_copy(&r)
+            }
+            8 => {
+                let mut r: u64 = 0;
+                asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.u64 {r}, [{a}]; }}",
+                    r = inout(reg64) r, c = in(reg32) c, a = in(reg64) p,
+                    options(readonly, nostack, preserves_flags));
+                core::mem::transmute_copy(&r)
+            }
+            _ => {
+                if live {
+                    p.read()
+                } else {
+                    core::mem::zeroed()
+                }
+            }
+        }
+    }
+}
+
 /// Relaxed, device-scope 64-bit load: sees other blocks' [`store_relaxed_u64`] without caching.
 ///
 /// # Safety

@@ -12,7 +12,7 @@
 //! has `IPT` independent random accesses in flight; a perfect-hash probe is exactly that one
 //! load. Build and probe of the same table must be in different kernels (or separated by a grid
 //! barrier): a probe reads slots with plain loads.
-use crate::arch::Atomic;
+use crate::arch::{Atomic, load_if};
 use crate::hash::{EMPTY_KEY, HashKey, Slot, home_slot, next_slot, perfect_slot};
 
 /// What a build saw, to be reported to the host (see [`crate::hash::state`]).
@@ -81,11 +81,13 @@ pub trait DeviceTable: Copy {
     /// The view describes a live, cleared-or-built table in global memory.
     unsafe fn insert(self, key: u32, value: Self::Value) -> BuildStatus;
 
-    /// The first slot a probe for `key` visits (one load; none when it cannot be present).
+    /// The first slot a probe for `key` visits (one load; none when it cannot be present, or
+    /// when not `live`: the probe then misses). Branch-free ([`crate::arch::load_if`]), so the
+    /// first probes of a thread's items issue their loads together.
     ///
     /// # Safety
     /// As for [`DeviceTable::insert`], with no concurrent build.
-    unsafe fn first(self, key: u32) -> Probe<Self::Value>;
+    unsafe fn first(self, key: u32, live: bool) -> Probe<Self::Value>;
 
     /// The slot after `p` on the walk, or `None` where walks end after one slot.
     ///
@@ -174,13 +176,13 @@ impl<V: Copy + Default> DeviceTable for HashMap<V> {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<V> {
+    unsafe fn first(self, key: u32, live: bool) -> Probe<V> {
         let pos = home_slot(key, self.capacity);
-        // SAFETY: pos < capacity.
-        let slot = unsafe { self.slots.add(pos as usize).read() };
+        // SAFETY: pos < capacity; a slot is 8 bytes and valid as zero bits.
+        let slot = unsafe { load_if(live, self.slots.add(pos as usize)) };
         Probe {
             pos,
-            key: slot.key,
+            key: if live { slot.key } else { MISS },
             value: slot.value,
         }
     }
@@ -228,12 +230,13 @@ impl DeviceTable for HashSet {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<()> {
+    unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
         let pos = home_slot(key, self.capacity);
+        // SAFETY: pos < capacity.
+        let stored = unsafe { load_if(live, self.keys.add(pos as usize)) };
         Probe {
             pos,
-            // SAFETY: pos < capacity.
-            key: unsafe { self.keys.add(pos as usize).read() },
+            key: if live { stored } else { MISS },
             value: (),
         }
     }
@@ -282,22 +285,15 @@ impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<V> {
-        match perfect_slot(key, self.min, self.len) {
-            Some(pos) => {
-                // SAFETY: pos < len.
-                let slot = unsafe { self.slots.add(pos as usize).read() };
-                Probe {
-                    pos,
-                    key: slot.key,
-                    value: slot.value,
-                }
-            }
-            None => Probe {
-                pos: 0,
-                key: MISS,
-                value: V::default(),
-            },
+    unsafe fn first(self, key: u32, live: bool) -> Probe<V> {
+        let s = key.wrapping_sub(self.min);
+        let inside = s < self.len; // as perfect_slot
+        // SAFETY: loaded only when s < len; a slot is 8 bytes and valid as zero bits.
+        let slot = unsafe { load_if(live && inside, self.slots.wrapping_add(s as usize)) };
+        Probe {
+            pos: s,
+            key: if live && inside { slot.key } else { MISS },
+            value: slot.value,
         }
     }
 
@@ -334,19 +330,15 @@ impl DeviceTable for PerfectSet {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<()> {
-        match perfect_slot(key, self.min, self.len) {
-            Some(pos) => Probe {
-                pos,
-                // SAFETY: pos < len.
-                key: unsafe { self.keys.add(pos as usize).read() },
-                value: (),
-            },
-            None => Probe {
-                pos: 0,
-                key: MISS,
-                value: (),
-            },
+    unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
+        let s = key.wrapping_sub(self.min);
+        let inside = s < self.len; // as perfect_slot
+        // SAFETY: loaded only when s < len.
+        let stored = unsafe { load_if(live && inside, self.keys.wrapping_add(s as usize)) };
+        Probe {
+            pos: s,
+            key: if live && inside { stored } else { MISS },
+            value: (),
         }
     }
 
@@ -420,10 +412,8 @@ unsafe fn first_probes<K: HashKey, T: DeviceTable, const IPT: usize>(
 ) -> [Probe<T::Value>; IPT] {
     let mut p = [Probe::<T::Value>::default(); IPT];
     for k in 0..IPT {
-        if flags[k] {
-            // SAFETY: forwarded.
-            p[k] = unsafe { table.first(keys[k].bits()) };
-        }
+        // SAFETY: forwarded.
+        p[k] = unsafe { table.first(keys[k].bits(), flags[k]) };
     }
     p
 }

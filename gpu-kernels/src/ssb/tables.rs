@@ -7,7 +7,7 @@
 //!   SF 20: 2 MB instead of 8 MB), so more of it stays in L1 and L2; a probe is one load.
 //! * [`BitFilter`]: one bit per key slot, set for qualifying keys: the first probe of the fact
 //!   table, staged in shared memory (supplier at SF 20: 5 KB).
-use crate::arch::{Shared, atomic_or_u32, sync_threads, thread_idx};
+use crate::arch::{Shared, atomic_or_u32, load_if, sync_threads, thread_idx};
 use crate::block::{BuildStatus, DeviceTable, Probe};
 use crate::hash::{EMPTY_KEY, perfect_slot};
 use crate::ssb::plan::{self, MAX_PAYLOAD, dim};
@@ -72,12 +72,10 @@ impl DeviceTable for DenseMap {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<u32> {
-        let stored = match perfect_slot(key, self.min, self.len) {
-            // SAFETY: s < len.
-            Some(s) => unsafe { self.slots.add(s as usize).read() },
-            None => 0,
-        };
+    unsafe fn first(self, key: u32, live: bool) -> Probe<u32> {
+        let s = key.wrapping_sub(self.min);
+        // SAFETY: loaded only when s < len (as perfect_slot); 0 (no row) otherwise.
+        let stored = unsafe { load_if(live && s < self.len, self.slots.wrapping_add(s as usize)) };
         Probe {
             pos: 0,
             key: if stored != 0 { key } else { EMPTY_KEY },
@@ -175,15 +173,17 @@ impl DeviceTable for BitFilter {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32) -> Probe<()> {
-        let hit = match perfect_slot(key, self.min, self.len) {
-            Some(s) => {
-                // SAFETY: word s / 32 lies within the bitmap.
-                let w = unsafe { self.words.add(s as usize / 32).read() };
-                w >> (s % 32) & 1 != 0
-            }
-            None => false,
+    unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
+        let s = key.wrapping_sub(self.min);
+        // SAFETY: loaded only when s < len (as perfect_slot), word s / 32 of the bitmap; 0
+        // (no key) otherwise.
+        let w = unsafe {
+            load_if(
+                live && s < self.len,
+                self.words.wrapping_add(s as usize / 32),
+            )
         };
+        let hit = w >> (s % 32) & 1 != 0;
         Probe {
             pos: 0,
             key: if hit { key } else { EMPTY_KEY },
