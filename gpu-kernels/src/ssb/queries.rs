@@ -103,6 +103,60 @@ mod device {
         }
     }
 
+    /// The tile's `lo_suppkey` at `rows = (start, valid)`, rows flagged where the supplier
+    /// passes the query's filter (`filter`, staged in shared memory).
+    #[inline(always)]
+    unsafe fn supplier_rows<const NT: usize, const IPT: usize>(
+        lo_suppkey: *const i32,
+        (start, valid): (usize, usize),
+        filter: BitFilter,
+    ) -> ([i32; IPT], [bool; IPT]) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+            let mut flags = [false; IPT];
+            block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+            block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, filter);
+            (suppkey, flags)
+        }
+    }
+
+    /// `JOIN` dimension `d` (its table `dim`) on the flagged rows' `keys`: rows without a
+    /// qualifying dimension row lose their flag; the others add the dimension's part to their
+    /// group slot.
+    #[inline(always)]
+    unsafe fn join_keys<const NT: usize, const IPT: usize>(
+        keys: &[i32; IPT],
+        flags: &mut [bool; IPT],
+        dim: DenseMap,
+        d: usize,
+        groups: &GroupTable,
+        group: &mut [u32; IPT],
+    ) {
+        let mut v = [0u32; IPT];
+        // SAFETY: forwarded contracts.
+        unsafe { block_lookup::<i32, DenseMap, NT, IPT>(keys, flags, dim, &mut v) };
+        groups.fold(group, d, &v);
+    }
+
+    /// [`join_keys`] on the fact column `col`, read only where rows are still flagged.
+    #[inline(always)]
+    unsafe fn join_dim<const NT: usize, const IPT: usize>(
+        col: *const i32,
+        (start, valid): (usize, usize),
+        flags: &mut [bool; IPT],
+        dim: DenseMap,
+        d: usize,
+        groups: &GroupTable,
+        group: &mut [u32; IPT],
+    ) {
+        // SAFETY: forwarded contracts.
+        unsafe {
+            let keys = load_sel::<NT, IPT>(col, start, valid, flags);
+            join_keys::<NT, IPT>(&keys, flags, dim, d, groups, group);
+        }
+    }
+
     /// Flight 2: `SUM(lo_revenue)` by d_year, p_brand1 over the qualifying suppliers and parts.
     ///
     /// # Safety
@@ -134,18 +188,21 @@ mod device {
                 n,
                 #[inline(always)]
                 |start, valid| {
+                    let rows = (start, valid);
                     let mut group = [0u32; IPT];
-                    let mut v = [0u32; IPT];
-                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                    let mut flags = [false; IPT];
-                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier);
-                    let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
-                    groups.fold(&mut group, PART, &v);
-                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                    groups.fold(&mut group, DATE, &v);
+                    let (_, mut flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier);
+                    join_dim::<NT, IPT>(
+                        lo_partkey, rows, &mut flags, part, PART, &groups, &mut group,
+                    );
+                    join_dim::<NT, IPT>(
+                        lo_orderdate,
+                        rows,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
+                    );
                     let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
@@ -186,24 +243,27 @@ mod device {
                 n,
                 #[inline(always)]
                 |start, valid| {
+                    let rows = (start, valid);
                     let mut group = [0u32; IPT];
-                    let mut v = [0u32; IPT];
-                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                    let mut flags = [false; IPT];
-                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                    let (suppkey, mut flags) =
+                        supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
                     if groups.grouped(SUPPLIER) {
-                        block_lookup::<i32, DenseMap, NT, IPT>(
-                            &suppkey, &mut flags, supplier, &mut v,
+                        join_keys::<NT, IPT>(
+                            &suppkey, &mut flags, supplier, SUPPLIER, &groups, &mut group,
                         );
-                        groups.fold(&mut group, SUPPLIER, &v);
                     }
-                    let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
-                    groups.fold(&mut group, CUSTOMER, &v);
-                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                    groups.fold(&mut group, DATE, &v);
+                    join_dim::<NT, IPT>(
+                        lo_custkey, rows, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                    );
+                    join_dim::<NT, IPT>(
+                        lo_orderdate,
+                        rows,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
+                    );
                     let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
@@ -248,27 +308,30 @@ mod device {
                 n,
                 #[inline(always)]
                 |start, valid| {
+                    let rows = (start, valid);
                     let mut group = [0u32; IPT];
-                    let mut v = [0u32; IPT];
-                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-                    let mut flags = [false; IPT];
-                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, supplier_bits);
+                    let (suppkey, mut flags) =
+                        supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
                     if groups.grouped(SUPPLIER) {
-                        block_lookup::<i32, DenseMap, NT, IPT>(
-                            &suppkey, &mut flags, supplier, &mut v,
+                        join_keys::<NT, IPT>(
+                            &suppkey, &mut flags, supplier, SUPPLIER, &groups, &mut group,
                         );
-                        groups.fold(&mut group, SUPPLIER, &v);
                     }
-                    let partkey = load_sel::<NT, IPT>(lo_partkey, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&partkey, &mut flags, part, &mut v);
-                    groups.fold(&mut group, PART, &v);
-                    let custkey = load_sel::<NT, IPT>(lo_custkey, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&custkey, &mut flags, customer, &mut v);
-                    groups.fold(&mut group, CUSTOMER, &v);
-                    let orderdate = load_sel::<NT, IPT>(lo_orderdate, start, valid, &flags);
-                    block_lookup::<i32, DenseMap, NT, IPT>(&orderdate, &mut flags, date, &mut v);
-                    groups.fold(&mut group, DATE, &v);
+                    join_dim::<NT, IPT>(
+                        lo_partkey, rows, &mut flags, part, PART, &groups, &mut group,
+                    );
+                    join_dim::<NT, IPT>(
+                        lo_custkey, rows, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                    );
+                    join_dim::<NT, IPT>(
+                        lo_orderdate,
+                        rows,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
+                    );
                     let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
                     let supplycost = load_sel::<NT, IPT>(lo_supplycost, start, valid, &flags);
                     groups.add(&flags, &group, |k| {
