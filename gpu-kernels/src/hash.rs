@@ -105,8 +105,19 @@ pub const fn next_slot(slot: u32, capacity: u32) -> u32 {
 /// key lies outside (wrapping subtraction: keys below `min` become large and fail the bound).
 #[inline(always)]
 pub const fn perfect_slot(key: u32, min: u32, len: u32) -> Option<u32> {
+    match perfect_pos(key, min, len) {
+        (s, true) => Some(s),
+        _ => None,
+    }
+}
+
+/// [`perfect_slot`] as `(slot, inside)`, for branch-free probes: the slot is meaningful only
+/// when `inside` (the `Option` form measurably grew the probe kernels: more instructions, up
+/// to 19 more registers).
+#[inline(always)]
+pub const fn perfect_pos(key: u32, min: u32, len: u32) -> (u32, bool) {
     let s = key.wrapping_sub(min);
-    if s < len { Some(s) } else { None }
+    (s, s < len)
 }
 
 /// Slots needed to hold `rows` keys at fill `fill` (at least `rows + 1`, so one stays empty),

@@ -13,7 +13,7 @@
 //! load. Build and probe of the same table must be in different kernels (or separated by a grid
 //! barrier): a probe reads slots with plain loads.
 use crate::arch::{Atomic, load_if};
-use crate::hash::{EMPTY_KEY, HashKey, Slot, home_slot, next_slot, perfect_slot};
+use crate::hash::{EMPTY_KEY, HashKey, Slot, home_slot, next_slot, perfect_pos, perfect_slot};
 
 /// What a build saw, to be reported to the host (see [`crate::hash::state`]).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -286,8 +286,7 @@ impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
 
     #[inline(always)]
     unsafe fn first(self, key: u32, live: bool) -> Probe<V> {
-        let s = key.wrapping_sub(self.min);
-        let inside = s < self.len; // as perfect_slot
+        let (s, inside) = perfect_pos(key, self.min, self.len);
         // SAFETY: loaded only when s < len; a slot is 8 bytes and valid as zero bits.
         let slot = unsafe { load_if(live && inside, self.slots.wrapping_add(s as usize)) };
         Probe {
@@ -331,8 +330,7 @@ impl DeviceTable for PerfectSet {
 
     #[inline(always)]
     unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
-        let s = key.wrapping_sub(self.min);
-        let inside = s < self.len; // as perfect_slot
+        let (s, inside) = perfect_pos(key, self.min, self.len);
         // SAFETY: loaded only when s < len.
         let stored = unsafe { load_if(live && inside, self.keys.wrapping_add(s as usize)) };
         Probe {

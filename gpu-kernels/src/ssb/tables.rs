@@ -9,7 +9,7 @@
 //!   table, staged in shared memory (supplier at SF 20: 5 KB).
 use crate::arch::{Shared, atomic_or_u32, load_if, sync_threads, thread_idx};
 use crate::block::{BuildStatus, DeviceTable, Probe};
-use crate::hash::{EMPTY_KEY, perfect_slot};
+use crate::hash::{EMPTY_KEY, perfect_pos, perfect_slot};
 use crate::ssb::plan::{self, MAX_PAYLOAD, dim};
 
 /// Reads plan word `i`.
@@ -73,9 +73,9 @@ impl DeviceTable for DenseMap {
 
     #[inline(always)]
     unsafe fn first(self, key: u32, live: bool) -> Probe<u32> {
-        let s = key.wrapping_sub(self.min);
-        // SAFETY: loaded only when s < len (as perfect_slot); 0 (no row) otherwise.
-        let stored = unsafe { load_if(live && s < self.len, self.slots.wrapping_add(s as usize)) };
+        let (s, inside) = perfect_pos(key, self.min, self.len);
+        // SAFETY: loaded only when s < len; 0 (no row) otherwise.
+        let stored = unsafe { load_if(live && inside, self.slots.wrapping_add(s as usize)) };
         Probe {
             pos: 0,
             key: if stored != 0 { key } else { EMPTY_KEY },
@@ -174,15 +174,9 @@ impl DeviceTable for BitFilter {
 
     #[inline(always)]
     unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
-        let s = key.wrapping_sub(self.min);
-        // SAFETY: loaded only when s < len (as perfect_slot), word s / 32 of the bitmap; 0
-        // (no key) otherwise.
-        let w = unsafe {
-            load_if(
-                live && s < self.len,
-                self.words.wrapping_add(s as usize / 32),
-            )
-        };
+        let (s, inside) = perfect_pos(key, self.min, self.len);
+        // SAFETY: loaded only when s < len, word s / 32 of the bitmap; 0 (no key) otherwise.
+        let w = unsafe { load_if(live && inside, self.words.wrapping_add(s as usize / 32)) };
         let hit = w >> (s % 32) & 1 != 0;
         Probe {
             pos: 0,
