@@ -12,11 +12,9 @@ use crate::arch::{Atomic, Shared, sync_threads, thread_idx};
 pub struct GroupTable {
     /// The query's group layout.
     pub layout: GroupLayout,
-    sums: *mut u64,
-    counts: *mut u32,
     out_sums: *mut u64,
     out_counts: *mut u32,
-    /// The shared-memory table, when the layout fits (`sums` / `counts` then point to it).
+    /// The block's shared-memory table, when the layout fits; else rows go to `out_*`.
     shared: Option<(Shared<u64>, Shared<u32>)>,
 }
 
@@ -60,8 +58,6 @@ impl GroupTable {
         }
         Some(GroupTable {
             layout,
-            sums: if shared { sh_sums.ptr(0) } else { out_sums },
-            counts: if shared { sh_counts.ptr(0) } else { out_counts },
             out_sums,
             out_counts,
             shared: shared.then_some((sh_sums, sh_counts)),
@@ -104,8 +100,8 @@ impl GroupTable {
                         sums.atomic_add(i, value(k));
                         counts.atomic_add(i, 1);
                     } else {
-                        u64::atomic_add(self.sums.add(i), value(k));
-                        u32::atomic_add(self.counts.add(i), 1);
+                        u64::atomic_add(self.out_sums.add(i), value(k));
+                        u32::atomic_add(self.out_counts.add(i), 1);
                     }
                 }
             }
@@ -115,17 +111,17 @@ impl GroupTable {
     /// Adds this block's shared table to the global one (all threads; starts with a barrier).
     #[inline(always)]
     pub fn flush<const NT: usize>(&self) {
-        if self.shared.is_none() {
+        let Some((sums, counts)) = self.shared else {
             return;
-        }
+        };
         sync_threads();
         let mut i = thread_idx();
         while i < self.layout.total as usize {
             // SAFETY: i < total; the shared slots are final after the barrier.
             unsafe {
-                let c = self.counts.add(i).read();
+                let c = counts.read(i);
                 if c != 0 {
-                    u64::atomic_add(self.out_sums.add(i), self.sums.add(i).read());
+                    u64::atomic_add(self.out_sums.add(i), sums.read(i));
                     u32::atomic_add(self.out_counts.add(i), c);
                 }
             }
