@@ -185,19 +185,26 @@ mod tests {
         assert!(max < 110 && min > 25, "min {min} max {max}");
     }
 
-    /// Slot displacement of every key inserted in order into a linear-probing table.
-    fn displacements(keys: impl Iterator<Item = u32>, cap: u32) -> Vec<u32> {
+    /// A sequential model of the build: inserts `keys` in order into a linear-probing table of
+    /// `cap` slots with the shared slot maths; the table and each key's slot displacement.
+    fn build(keys: impl Iterator<Item = u32>, cap: u32) -> (Vec<u32>, Vec<u32>) {
         let mut table = vec![EMPTY_KEY; cap as usize];
-        keys.map(|k| {
-            let (mut s, mut d) = (home_slot(k, cap), 0);
-            while table[s as usize] != EMPTY_KEY {
-                s = next_slot(s, cap);
-                d += 1;
-            }
-            table[s as usize] = k;
-            d
-        })
-        .collect()
+        let d = keys
+            .map(|k| {
+                let (mut s, mut d) = (home_slot(k, cap), 0);
+                while table[s as usize] != EMPTY_KEY {
+                    s = next_slot(s, cap);
+                    d += 1;
+                }
+                table[s as usize] = k;
+                d
+            })
+            .collect();
+        (table, d)
+    }
+
+    fn displacements(keys: impl Iterator<Item = u32>, cap: u32) -> Vec<u32> {
+        build(keys, cap).1
     }
 
     #[test]
@@ -292,15 +299,8 @@ mod tests {
     fn linear_probing_finds_every_key_of_a_full_walk() {
         // A sequential model of build and probe with the shared slot maths.
         let cap = capacity_for(500, 0.9).unwrap();
-        let mut table = vec![EMPTY_KEY; cap as usize];
         let keys: Vec<u32> = (0..500u32).map(|i| i.wrapping_mul(2_654_435_761)).collect();
-        for &k in &keys {
-            let mut s = home_slot(k, cap);
-            while table[s as usize] != EMPTY_KEY {
-                s = next_slot(s, cap);
-            }
-            table[s as usize] = k;
-        }
+        let (table, _) = build(keys.iter().copied(), cap);
         for &k in &keys {
             let mut s = home_slot(k, cap);
             while table[s as usize] != k {
