@@ -51,11 +51,10 @@ pub struct Report {
     pub divergent: Vec<Divergent>,
 }
 
-/// Checks the PTX file at `ptx`, prints a one-line summary, and fails naming the kernels and lines
-/// of any divergent barrier.
-pub fn check(ptx: &Path) -> Result<(), String> {
-    let src = std::fs::read_to_string(ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
-    let report = analyze(&src);
+/// Checks `src`, the PTX file at `ptx`, prints a one-line summary, and fails naming the kernels
+/// and lines of any divergent barrier.
+pub fn check(ptx: &Path, src: &str) -> Result<(), String> {
+    let report = analyze(src);
     println!(
         "  barriers: {} kernels, {} aligned barriers, {} divergent",
         report.kernels,

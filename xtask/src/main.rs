@@ -89,14 +89,13 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
             verbose,
         };
         let ptx = tessera_ptx_build::build(&opts).map_err(|e| e.to_string())?;
-        let kernels = std::fs::read_to_string(&ptx)
-            .map(|s| s.matches(".entry ").count())
-            .unwrap_or(0);
+        let src = std::fs::read_to_string(&ptx).map_err(|e| format!("{}: {e}", ptx.display()))?;
+        let kernels = src.matches(".entry ").count();
         println!("{arch}: {} ({kernels} kernels)", ptx.display());
         if check {
             ptxas::check(&root, &ptx)?;
-            barriers::check(&ptx)?;
-            calls::check(&ptx)?;
+            barriers::check(&ptx, &src)?;
+            calls::check(&ptx, &src)?;
         }
     }
     Ok(())
