@@ -58,11 +58,11 @@ fn q3_f32_lt_all_sizes_and_selectivities() {
 }
 
 #[test]
-fn persistent_blocks_keep_order() {
-    let Some(gpu) = gpu("persistent_blocks_keep_order") else {
+fn pipelined_blocks_keep_order() {
+    let Some(gpu) = gpu("pipelined_blocks_keep_order") else {
         return;
     };
-    // Beyond 8 blocks per SM the blocks take several tiles each.
+    // Beyond the resident grid (4 blocks per SM) blocks take several tiles each.
     let mut list = sizes();
     list.extend(capped(&[300 * TILE + 5, 2000 * TILE - 1]));
     let mut sel = Selection::<f32>::new(gpu, *list.iter().max().unwrap()).unwrap();
@@ -71,7 +71,7 @@ fn persistent_blocks_keep_order() {
         let d = gpu.upload(&data).unwrap();
         for s in [0.0f32, 0.3, 1.0] {
             let p = Predicate::lt(s);
-            sel.launch_persistent(gpu, &d, p).unwrap();
+            sel.launch(gpu, &d, p, SelectVariant::Ordered).unwrap();
             let count = sel.finish(gpu).unwrap();
             let want = cpu::select(&data, p);
             assert_eq!(count, want.len(), "n={n} s={s}: count");

@@ -11,7 +11,7 @@
 use std::borrow::Borrow;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaView, LaunchConfig};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaView};
 use tessera_kernels::spec::KernelSpec;
 use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, fact, pred, status};
 use tessera_kernels::ssb::{build::SSB_BUILD, queries as kq};
@@ -27,7 +27,7 @@ use super::engine::Engine;
 use super::query::{GroupCol, Pred, Query, QueryParams, QueryResult, Row};
 use crate::error::{Error, Result};
 use crate::ops::launch;
-use crate::runtime::{DeviceColumn, Gpu, tile_grid};
+use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
 /// The lineorder columns the probe kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -424,7 +424,7 @@ impl Scratch {
             return Ok(());
         }
         let spec = plan.flight.spec();
-        let cfg = persistent_grid(gpu, &spec, rows)?;
+        let cfg = resident_grid(gpu, &spec, rows, 0)?;
         let n = rows as u32;
         let (pay, bits, pl, sums, counts) = (
             &mut self.payload,
@@ -505,23 +505,6 @@ impl Scratch {
             .collect();
         Ok(QueryResult::new(q, rows))
     }
-}
-
-/// A persistent grid: as many blocks of `spec` as are resident at once, at most one per tile.
-fn persistent_grid(gpu: &Gpu, spec: &KernelSpec, rows: usize) -> Result<LaunchConfig> {
-    let f = gpu.function(spec)?;
-    let per_sm = f
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, 0, None)
-        .map_err(Error::launch(spec.name))?
-        .max(1);
-    let blocks = spec
-        .tiles(rows as u64)
-        .min(u64::from(per_sm) * u64::from(gpu.sm_count()));
-    Ok(LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (spec.threads, 1, 1),
-        shared_mem_bytes: 0,
-    })
 }
 
 /// A `Gpu` the engine owns or borrows.
