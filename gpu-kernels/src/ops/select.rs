@@ -332,10 +332,12 @@ macro_rules! select_shared {
     };
 }
 
-/// Rows of the pipelined kernels' look-back, see `pipeline`. (2^29 `f32` at
-/// s = 0.5 on the H100: 1 row 1.399 ms, 2 rows 1.385, 4 rows 1.432; the differences are
-/// within run-to-run noise, so two rows for the longer walks that many blocks cause.)
-pub const LOOKBACK_ROWS: usize = 2;
+/// Rows of the pipelined kernels' look-back, see `pipeline`. 2^29 `f32` at s = 0.5 on the
+/// H100, interleaved in one run: 1 and 2 rows 1.385 ms each; 4 rows were 3% slower in another
+/// run. Reading the nearest window early, under the next tile's load, and settling the
+/// look-back from it when it can was 4-6% slower (1.44-1.46 ms), as was publishing a
+/// closing window's implied prefixes.
+pub const LOOKBACK_ROWS: usize = 1;
 
 /// The body of a one-column selection kernel in one of three modes: `pipelined` (ordered,
 /// persistent blocks, `select_pipelined`; any grid), `tile` (ordered, one block per tile)
