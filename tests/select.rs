@@ -58,11 +58,11 @@ fn q3_f32_lt_all_sizes_and_selectivities() {
 }
 
 #[test]
-fn pipelined_blocks_keep_order() {
-    let Some(gpu) = gpu("pipelined_blocks_keep_order") else {
+fn ordered_over_many_tiles() {
+    let Some(gpu) = gpu("ordered_over_many_tiles") else {
         return;
     };
-    // Beyond the resident grid (4 blocks per SM) blocks take several tiles each.
+    // Thousands of tiles: look-backs walk several windows and wait for late predecessors.
     let mut list = sizes();
     list.extend(capped(&[300 * TILE + 5, 2000 * TILE - 1]));
     let mut sel = Selection::<f32>::new(gpu, *list.iter().max().unwrap()).unwrap();

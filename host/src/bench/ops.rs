@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
-use tessera_kernels::ops::select::{self as select_kernels, sweep};
+use tessera_kernels::ops::select::sweep;
 
 use super::{Bandwidth, Record, print_table, torch};
 use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
@@ -104,20 +104,6 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
                 bw.model_ms(4.0 * nf, 4.0 * k),
             ));
         }
-        let t = gpu
-            .time(WARMUP, reps, || {
-                sel.launch_spec(gpu, &d1, p, select_kernels::SELECT_TILE_F32)
-            })?
-            .median_ms();
-        let k = sel.finish(gpu)? as f64;
-        rec.push(Record::new(
-            "q3_select_f32",
-            "tessera ordered, one tile per block",
-            format!("s={s:.1}"),
-            n as u64,
-            t,
-            bw.model_ms(4.0 * nf, 4.0 * k),
-        ));
         let t = gpu
             .time(WARMUP, reps, || three.launch(gpu, &d1, p))?
             .median_ms();

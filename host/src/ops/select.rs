@@ -1,12 +1,11 @@
 //! Selection: `SELECT y FROM R WHERE p(y)` (and `WHERE px(x) AND py(y)`), in one pass.
-use cudarc::driver::LaunchConfig;
 use tessera_kernels::ops::select as k;
 use tessera_kernels::predicate::{self, Bounds, CmpOp};
 use tessera_kernels::spec::KernelSpec;
 
 use super::{check_same_len, launch};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, Scratch, resident_grid, tile_grid};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, Scratch, tile_grid};
 
 /// A comparison of each item with constants; see [`CmpOp`] for the operators and
 /// [`tessera_kernels::predicate`] for NaN semantics (ordered comparisons with NaN are false).
@@ -78,10 +77,9 @@ impl<T: Bounds> Predicate<T> {
 /// How the selection kernel orders and writes its output.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SelectVariant {
-    /// Input order, compaction with a branch per item (the thesis' "If"); persistent blocks
-    /// in a two-stage pipeline (see the kernel crate's `select_pipelined`).
+    /// Input order, compaction with a branch per item (the thesis' "If").
     Ordered,
-    /// Input order, branch-free compaction (the thesis' "Pred"), pipelined as `Ordered`.
+    /// Input order, branch-free compaction (the thesis' "Pred").
     Predicated,
     /// Tiles in any order (one atomic per tile, Crystal's original); items within a tile keep
     /// their order.
@@ -167,16 +165,11 @@ impl<T: DeviceItem> Selection<T> {
     where
         T: SelectItem,
     {
-        let grid = match variant {
-            SelectVariant::Ordered | SelectVariant::Predicated => Grid::Resident,
-            SelectVariant::Unordered => Grid::PerTile,
-        };
-        self.launch_kernel(gpu, input, pred, T::spec(variant), grid)
+        self.launch_spec(gpu, input, pred, T::spec(variant))
     }
 
-    /// [`Selection::launch`] with a one-column selection kernel of `T` that takes one block
-    /// per tile (the tile-configuration sweep's, and the ordered kernel that the pipelined
-    /// ones replaced).
+    /// [`Selection::launch`] with an explicit one-column selection kernel of `T` (such as the
+    /// tile-configuration sweep's).
     pub(crate) fn launch_spec(
         &mut self,
         gpu: &Gpu,
@@ -187,32 +180,17 @@ impl<T: DeviceItem> Selection<T> {
     where
         T: Bounds,
     {
-        self.launch_kernel(gpu, input, pred, spec, Grid::PerTile)
-    }
-
-    fn launch_kernel(
-        &mut self,
-        gpu: &Gpu,
-        input: &DeviceColumn<T>,
-        pred: Predicate<T>,
-        spec: KernelSpec,
-        grid: Grid,
-    ) -> Result<()>
-    where
-        T: Bounds,
-    {
         let n = input.len();
         self.prepare(gpu, n, &spec)?;
         if n == 0 {
             return Ok(());
         }
-        let cfg = grid.config(gpu, &spec, n)?;
         let state = self.state.as_mut().expect("prepared");
         let (n32, (neg, lo, hi)) = (n as u32, pred.range());
         launch!(
             gpu,
             spec,
-            cfg,
+            tile_grid(&spec, n, 0)?,
             [
                 &input.buf,
                 &n32,
@@ -248,7 +226,7 @@ impl<T: DeviceItem> Selection<T> {
         launch!(
             gpu,
             T::SPEC,
-            Grid::Resident.config(gpu, &T::SPEC, n)?,
+            tile_grid(&T::SPEC, n, 0)?,
             [
                 &x.buf,
                 &opx,
@@ -317,68 +295,4 @@ pub fn select_where2<T: Select2Item>(
     s.launch2(gpu, x, px, y, py)?;
     s.finish(gpu)?;
     Ok(s.into_output())
-}
-
-/// How a selection kernel's grid is sized.
-#[derive(Clone, Copy)]
-enum Grid {
-    /// As many blocks as are resident at once: the pipelined kernels take tiles in turn.
-    Resident,
-    /// One block per tile.
-    PerTile,
-}
-
-impl Grid {
-    fn config(self, gpu: &Gpu, spec: &KernelSpec, n: usize) -> Result<LaunchConfig> {
-        match self {
-            Grid::Resident => resident_grid(gpu, spec, n, 0),
-            Grid::PerTile => tile_grid(spec, n, 0),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    //! The one-block-per-tile kernels, which only the benchmark launches, against the CPU.
-    use super::*;
-    use crate::cpu;
-    use rand::{Rng, SeedableRng, rngs::StdRng};
-
-    fn check<T: Bounds + DeviceItem + PartialEq + std::fmt::Debug + Copy>(
-        gpu: &Gpu,
-        sel: &mut Selection<T>,
-        data: &[T],
-        p: Predicate<T>,
-        spec: KernelSpec,
-    ) {
-        let d = gpu.upload(data).unwrap();
-        sel.launch_spec(gpu, &d, p, spec).unwrap();
-        let count = sel.finish(gpu).unwrap();
-        let want = cpu::select(data, p);
-        assert_eq!(count, want.len(), "{} n={}: count", spec.name, data.len());
-        let got = sel.output().to_vec(gpu).unwrap();
-        assert_eq!(got, want, "{} n={}: items or order", spec.name, data.len());
-    }
-
-    #[test]
-    fn one_tile_per_block_kernels_match_cpu() {
-        let Some(gpu) = crate::gpu_or_skip("one_tile_per_block_kernels_match_cpu") else {
-            return;
-        };
-        let mut rng = StdRng::seed_from_u64(7);
-        let tile = k::SELECT_TILE_F32.tile() as usize;
-        let sizes = [1, tile - 1, tile + 1, 37 * tile + 5];
-        let mut sel = Selection::<f32>::new(&gpu, sizes[3]).unwrap();
-        for &n in &sizes {
-            let data: Vec<f32> = (0..n).map(|_| rng.random()).collect();
-            for s in [0.0, 0.3, 1.0] {
-                check(&gpu, &mut sel, &data, Predicate::lt(s), k::SELECT_TILE_F32);
-            }
-        }
-        let mut sel = Selection::<i32>::new(&gpu, 100_003).unwrap();
-        let data: Vec<i32> = (0..100_003).map(|_| rng.random_range(0..1000)).collect();
-        for spec in k::sweep::ALL {
-            check(&gpu, &mut sel, &data, Predicate::gt(499), spec);
-        }
-    }
 }
