@@ -51,6 +51,18 @@ pub fn block_compact<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
     buf: Shared<T>,
     temp: Shared<u32>,
 ) -> u32 {
+    let ranks = block_compact_ranks::<T, NT, IPT>(flags, temp);
+    block_shuffle::<T, NT, IPT, PREDICATED>(items, ranks.mask, &ranks.starts, buf);
+    ranks.count
+}
+
+/// The scan half of [`block_compact`]: where the thread's flagged items go, for a later
+/// [`block_shuffle`] (which needs no barrier, so other work may run between the two).
+#[inline(always)]
+pub fn block_compact_ranks<T, const NT: usize, const IPT: usize>(
+    flags: &[bool; IPT],
+    temp: Shared<u32>,
+) -> CompactRanks<IPT> {
     const { assert!(IPT <= 64) };
     let v = Tile::<T, NT, IPT>::V;
     let mask = opaque_u64(
@@ -68,6 +80,21 @@ pub fn block_compact<T: Copy, const NT: usize, const IPT: usize, const PREDICATE
     });
     let mut starts = [0u32; IPT];
     let count = block_exclusive_sum::<T, u32, NT, IPT>(&heads, &mut starts, temp);
-    block_shuffle::<T, NT, IPT, PREDICATED>(items, mask, &starts, buf);
-    count
+    CompactRanks {
+        mask,
+        starts,
+        count,
+    }
+}
+
+/// A thread's share of a compaction: its flags (bit `k` for item `k`), the rank of the first
+/// flagged item of each vector group, and the tile's count.
+#[derive(Clone, Copy)]
+pub struct CompactRanks<const IPT: usize> {
+    /// Flag bits.
+    pub mask: u64,
+    /// Group start ranks (see [`block_shuffle`]).
+    pub starts: [u32; IPT],
+    /// Flagged items in the tile.
+    pub count: u32,
 }

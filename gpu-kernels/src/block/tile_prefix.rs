@@ -55,79 +55,103 @@ pub unsafe fn block_tile_prefix(
     aggregate: u32,
     slot: Shared<u32>,
 ) -> u32 {
+    // SAFETY: forwarded contract.
+    unsafe { block_tile_prefix_with(status, tile, aggregate, slot, || {}) }
+}
+
+/// [`block_tile_prefix`] that runs `work` on every thread while the first round trip is in
+/// flight: warp 0 publishes the aggregate and issues its loads of the nearest window, all
+/// threads run `work` (which must not wait at a barrier), and only then does warp 0 read the
+/// window. The compaction's shuffle into shared memory hides the round trip this way.
+///
+/// # Safety
+/// As for [`block_tile_prefix`].
+#[inline(always)]
+pub unsafe fn block_tile_prefix_with(
+    status: *mut u64,
+    tile: usize,
+    aggregate: u32,
+    slot: Shared<u32>,
+    work: impl FnOnce(),
+) -> u32 {
+    let lane = lane_id();
+    // A round trip reads LOOKBACK words per lane: word j of lane l is predecessor
+    // `base - 32 * j - l`, so each load instruction reads 32 words and the window runs
+    // nearest first in (j, l) order.
+    let window = |base: isize| -> [u64; LOOKBACK] {
+        core::array::from_fn(|j| {
+            let idx = base - (32 * j + lane as usize) as isize;
+            if idx >= 0 {
+                // SAFETY: 0 <= idx < tile, in bounds.
+                unsafe { load_relaxed_u64(status.add(idx as usize * STATUS_STRIDE)) }
+            } else {
+                PREFIX // before tile 0: an empty prefix
+            }
+        })
+    };
+    let mut base = tile as isize - 1;
+    let mut s = [0u64; LOOKBACK];
+    if warp_id() == 0 && tile > 0 {
+        if lane == 0 {
+            // SAFETY: in bounds (STATUS_STRIDE words per tile).
+            unsafe {
+                store_relaxed_u64(
+                    status.add(tile * STATUS_STRIDE),
+                    AGGREGATE | aggregate as u64,
+                )
+            };
+        }
+        s = window(base);
+    }
+    work();
     if warp_id() == 0 {
-        let lane = lane_id();
         let mut exclusive = 0u32;
         if tile > 0 {
-            if lane == 0 {
-                // SAFETY: in bounds (STATUS_STRIDE words per tile).
-                unsafe {
-                    store_relaxed_u64(
-                        status.add(tile * STATUS_STRIDE),
-                        AGGREGATE | aggregate as u64,
-                    )
-                };
-            }
-            // A round trip reads LOOKBACK words per lane: word j of lane l is predecessor
-            // `base - 32 * j - l`, so each load instruction reads 32 adjacent words and the
-            // window runs nearest first in (j, l) order.
-            let mut base = tile as isize - 1;
-            'window: loop {
-                let mut s = [0u64; LOOKBACK];
-                // Poll until every word between this tile and the nearest published prefix
-                // (or the whole window, when it holds none) is published. Words beyond the
-                // nearest prefix do not matter: waiting for them would make every tile wait
-                // for the slowest of its 32 * LOOKBACK predecessors.
-                loop {
-                    for (j, w) in s.iter_mut().enumerate() {
-                        let idx = base - (32 * j + lane as usize) as isize;
-                        *w = if idx >= 0 {
-                            // SAFETY: 0 <= idx < tile.
-                            unsafe { load_relaxed_u64(status.add(idx as usize * STATUS_STRIDE)) }
-                        } else {
-                            PREFIX // before tile 0: an empty prefix
-                        };
+            // Until every word between this tile and the nearest published prefix (or the
+            // whole window, when it holds none) is published. Words beyond the nearest prefix
+            // do not matter: waiting for them would make every tile wait for the slowest of
+            // its 32 * LOOKBACK predecessors.
+            loop {
+                let mut ready = true;
+                let mut found = None;
+                for (j, &w) in s.iter().enumerate() {
+                    let prefix = ballot(w >> 32 == PREFIX >> 32);
+                    let invalid = ballot(w >> 32 == 0);
+                    let stop = prefix.trailing_zeros(); // 32: no prefix in this row
+                    let nearer = if stop >= 31 {
+                        u32::MAX
+                    } else {
+                        (2u32 << stop) - 1
+                    };
+                    if invalid & nearer != 0 {
+                        ready = false;
+                        break;
                     }
-                    let mut ready = true;
-                    let mut found = None;
-                    for (j, &w) in s.iter().enumerate() {
-                        let prefix = ballot(w >> 32 == PREFIX >> 32);
-                        let invalid = ballot(w >> 32 == 0);
-                        let stop = prefix.trailing_zeros(); // 32: no prefix in this row
-                        let nearer = if stop >= 31 {
-                            u32::MAX
-                        } else {
-                            (2u32 << stop) - 1
-                        };
-                        if invalid & nearer != 0 {
-                            ready = false;
-                            break;
-                        }
-                        if stop < 32 {
-                            found = Some((j, stop));
-                            break;
-                        }
+                    if stop < 32 {
+                        found = Some((j, stop));
+                        break;
                     }
-                    if !ready {
-                        continue;
-                    }
-                    let mut v = 0u32;
-                    for (j, &w) in s.iter().enumerate() {
-                        let take = match found {
-                            Some((fj, fl)) => j < fj || (j == fj && lane <= fl),
-                            None => true,
-                        };
-                        if take {
-                            v = v.wrapping_add(w as u32);
-                        }
-                    }
-                    exclusive = exclusive.wrapping_add(warp_reduce(v, u32::wrapping_add));
-                    if found.is_some() {
-                        break 'window;
-                    }
-                    base -= (32 * LOOKBACK) as isize;
-                    continue 'window;
                 }
+                if !ready {
+                    s = window(base);
+                    continue;
+                }
+                let mut v = 0u32;
+                for (j, &w) in s.iter().enumerate() {
+                    let take = match found {
+                        Some((fj, fl)) => j < fj || (j == fj && lane <= fl),
+                        None => true,
+                    };
+                    if take {
+                        v = v.wrapping_add(w as u32);
+                    }
+                }
+                exclusive = exclusive.wrapping_add(warp_reduce(v, u32::wrapping_add));
+                if found.is_some() {
+                    break;
+                }
+                base -= (32 * LOOKBACK) as isize;
+                s = window(base);
             }
         }
         if lane == 0 {

@@ -90,16 +90,22 @@ mod device {
         // Compact into shared memory first: the items need not stay in registers across the
         // look-back (fewer registers, more blocks per SM), and the look-back's barrier orders
         // the buffer's writes before the store reads them.
-        let count = block_compact::<T, NT, IPT, PREDICATED>(items, flags, sh.buf, sh.scan);
+        let ranks = block_compact_ranks::<T, NT, IPT>(flags, sh.scan);
+        let count = ranks.count;
+        let shuffle =
+            #[inline(always)]
+            || block_shuffle::<T, NT, IPT, PREDICATED>(items, ranks.mask, &ranks.starts, sh.buf);
         let total = state.wrapping_add(1).cast::<u32>();
         let offset = if ORDERED {
-            // SAFETY: status words follow the header, one per tile.
+            // SAFETY: status words follow the header. The shuffle runs while the look-back's
+            // first round trip is in flight.
             let offset = unsafe {
-                block_tile_prefix(
+                block_tile_prefix_with(
                     state.add(STATE_HEADER as usize),
                     tile,
                     count,
                     sh.slots.offset(1),
+                    shuffle,
                 )
             };
             if tile == tiles - 1 && thread_idx() == 0 {
@@ -108,6 +114,7 @@ mod device {
             }
             offset
         } else {
+            shuffle();
             // SAFETY: word 1 is the output cursor; its final value is the count.
             unsafe { block_atomic_offset(total, count, sh.slots.offset(1)) }
         };
