@@ -21,18 +21,12 @@ pub(crate) fn tile_grid(spec: &KernelSpec, n: usize, dynamic_smem: u32) -> Resul
     })
 }
 
-/// A persistent grid: as many blocks of `spec` (with `dynamic_smem` bytes each) as are resident
-/// at once, at most one per tile of `n` items and at least one. Launch only kernels that work
-/// with any grid size.
-pub(crate) fn resident_grid(
-    gpu: &Gpu,
-    spec: &KernelSpec,
-    n: usize,
-    dynamic_smem: usize,
-) -> Result<LaunchConfig> {
+/// A persistent grid: as many blocks of `spec` as are resident at once, at most one per tile
+/// of `n` items and at least one. Launch only kernels that work with any grid size.
+pub(crate) fn resident_grid(gpu: &Gpu, spec: &KernelSpec, n: usize) -> Result<LaunchConfig> {
     let per_sm = gpu
         .function(spec)?
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, dynamic_smem, None)
+        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, 0, None)
         .map_err(Error::launch(spec.name))?
         .max(1);
     let blocks = spec
@@ -41,7 +35,7 @@ pub(crate) fn resident_grid(
     Ok(LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
         block_dim: (spec.threads, 1, 1),
-        shared_mem_bytes: dynamic_smem as u32,
+        shared_mem_bytes: 0,
     })
 }
 

@@ -424,7 +424,7 @@ impl Scratch {
             return Ok(());
         }
         let spec = plan.flight.spec();
-        let cfg = resident_grid(gpu, &spec, rows, 0)?;
+        let cfg = resident_grid(gpu, &spec, rows)?;
         let n = rows as u32;
         let (pay, bits, pl, sums, counts) = (
             &mut self.payload,
