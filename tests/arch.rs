@@ -53,6 +53,9 @@ fn warp_shuffles_votes_popc() {
         let all = (0..32).all(|l| at(l) != 0) as u32;
         let wx = ((at(lane ^ 1) as u64) << 32) | (lane ^ 1) as u64;
         let incl = (0..=lane).map(|l| at(l) & 0xff).sum::<u32>();
+        let peers = (0..32)
+            .filter(|&l| at(l) & 7 == at(lane) & 7)
+            .fold(0u32, |m, l| m | 1 << l);
         let expected = [
             at(5),
             if lane >= 3 { at(lane - 3) } else { at(lane) },
@@ -70,6 +73,8 @@ fn warp_shuffles_votes_popc() {
             wx as u32,
             (wx >> 32) as u32,
             incl,
+            peers,
+            peers,
         ];
         assert_eq!(
             out[g * t::WARP_PER_THREAD..][..t::WARP_PER_THREAD],

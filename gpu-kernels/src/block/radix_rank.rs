@@ -10,8 +10,8 @@
 //! (`DPT = ceil(BINS / NT)`), the arrangement of [`super::block_exclusive_sum`] over `[u32; DPT]`.
 use super::block_exclusive_sum;
 use crate::arch::{
-    Shared, lane_id, lanemask_lt, load_vector, match_any, popc, shfl_idx, sync_threads, thread_idx,
-    warp_id,
+    Shared, lane_id, lanemask_lt, load_vector, match_bits, popc, shfl_idx, sync_threads,
+    thread_idx, warp_id,
 };
 
 /// Digit of an item that is not part of the tile (the tail): ranked by nobody.
@@ -69,20 +69,24 @@ pub struct RadixRankShared {
     pub scan: Shared<u32>,
 }
 
-/// Ranks each warp's keys with the same digit in tile order, round by round: `match.any`
+/// Ranks each warp's keys with the same digit in tile order, round by round: a warp match
 /// finds the lanes that share a digit and their leader takes that many positions from the
-/// warp's cursor for the digit (`counters[base + d]`) with one shared-memory atomic.
+/// warp's cursor for the digit (`counters[base + d]`) with one shared-memory atomic. Digits
+/// are below `BINS`; with `full` false some may be [`NO_DIGIT`], which the match tells apart by
+/// one more bit.
 #[inline(always)]
-fn match_rank<const IPT: usize>(
+fn match_rank<const IPT: usize, const BINS: usize>(
     digit: &impl Fn(usize) -> u32,
     ranks: &mut [u32; IPT],
     counters: Shared<u32>,
     base: usize,
+    full: bool,
 ) {
     let (lane, below) = (lane_id(), lanemask_lt());
+    let bits = BINS.trailing_zeros() + !full as u32;
     for (k, r) in ranks.iter_mut().enumerate() {
         let d = digit(k);
-        let peers = match_any(d);
+        let peers = match_bits(d, bits);
         let leader = 31 - peers.leading_zeros();
         let mut first = 0;
         if lane == leader && d != NO_DIGIT {
@@ -95,9 +99,9 @@ fn match_rank<const IPT: usize>(
 
 /// Phase one: returns the thread's digit totals over the whole tile (digit `t * DPT + j` in
 /// `[j]`, zero past `BINS`), the per-warp counts staying in shared memory. `digit(k)` is item
-/// `k`'s digit, in `0..BINS` or [`NO_DIGIT`]; it is called again rather than stored, since
+/// `k`'s digit, in `0..BINS`, or [`NO_DIGIT`] unless `full`; it is called again rather than stored, since
 /// registers bound the callers' occupancy. Pass `ranks` and the totals to
-/// [`block_radix_rank_finish`] with the same `EARLY`.
+/// [`block_radix_rank_finish`] with the same `EARLY` and `full`.
 ///
 /// With `EARLY` ("early counts", as CUB's one-sweep ranking does) the counts come from one
 /// shared-memory atomic per item and the match-based ranking waits for phase two, so a caller
@@ -116,8 +120,9 @@ pub fn block_radix_count<
     digit: impl Fn(usize) -> u32,
     ranks: &mut [u32; IPT],
     sh: RadixRankShared,
+    full: bool,
 ) -> [u32; DPT] {
-    const { assert!(NT % 32 == 0 && DPT * NT >= BINS) };
+    const { assert!(NT % 32 == 0 && DPT * NT >= BINS && BINS.is_power_of_two()) };
     let t = thread_idx();
     let warps = NT / 32;
     let mut i = t;
@@ -137,7 +142,7 @@ pub fn block_radix_count<
             }
         }
     } else {
-        match_rank(&digit, ranks, sh.counters, base);
+        match_rank::<IPT, BINS>(&digit, ranks, sh.counters, base, full);
     }
     sync_threads();
     // Per digit: the tile total (the per-warp counts stay in shared memory for phase two).
@@ -170,6 +175,7 @@ pub fn block_radix_rank_finish<
     ranks: &mut [u32; IPT],
     totals: &[u32; DPT],
     sh: RadixRankShared,
+    full: bool,
 ) -> [u32; DPT] {
     let t = thread_idx();
     let warps = NT / 32;
@@ -194,7 +200,7 @@ pub fn block_radix_rank_finish<
     sync_threads();
     let base = warp_id() * BINS;
     if EARLY {
-        match_rank(&digit, ranks, sh.counters, base);
+        match_rank::<IPT, BINS>(&digit, ranks, sh.counters, base, full);
     } else {
         for (k, r) in ranks.iter_mut().enumerate() {
             let d = digit(k);

@@ -296,16 +296,30 @@ mod device {
 
         let mut ranks = [0u32; IPT];
         // Early counts for key + value passes (see block_radix_count).
-        let totals = block_radix_count::<NT, IPT, BINS, DPT, VALUES>(digit, &mut ranks, sh.rank);
+        let totals =
+            block_radix_count::<NT, IPT, BINS, DPT, VALUES>(digit, &mut ranks, sh.rank, FULL);
         let status = st.words.cast::<S>().wrapping_add(st.status);
         if STABLE {
             // SAFETY: this pass's status words, BINS per tile.
             unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
         }
         let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, VALUES>(
-            digit, &mut ranks, &totals, sh.rank,
+            digit, &mut ranks, &totals, sh.rank, FULL,
         );
         let offsets = st.words.wrapping_add(st.offsets);
+        // Where item i of the sorted tile goes, less the count of its digit in earlier tiles:
+        // the digit's global start (stable) minus its tile start (wrapping: it may be
+        // "negative"). Read before the look-back, whose wait hides the load.
+        let origin: [u32; DPT] = core::array::from_fn(|j| {
+            let d = t * DPT + j;
+            let global = if STABLE && d < BINS {
+                // SAFETY: offsets are read-only in a stable pass.
+                unsafe { offsets.add(d).read() }
+            } else {
+                0
+            };
+            global.wrapping_sub(starts[j])
+        });
         let before: [u32; DPT] = if STABLE {
             // SAFETY: published above.
             unsafe { block_digit_lookback::<S, BINS, DPT>(status, tile, &totals) }
@@ -313,7 +327,7 @@ mod device {
             core::array::from_fn(|j| {
                 let d = t * DPT + j;
                 if d < BINS && totals[j] > 0 {
-                    // SAFETY: the cursor of digit d.
+                    // SAFETY: the cursor of digit d (unstable: the reserved place is global).
                     unsafe { u32::atomic_add(offsets.add(d), totals[j]) }
                 } else {
                     0
@@ -323,17 +337,8 @@ mod device {
         for j in 0..DPT {
             let d = t * DPT + j;
             if d < BINS {
-                // Stable: the digit's global start plus earlier tiles' count; unstable: the
-                // reserved cursor. Minus the tile start, so item i of the sorted tile goes to
-                // base + i (wrapping: base may be "negative").
-                let global = if STABLE {
-                    // SAFETY: offsets are read-only in a stable pass.
-                    unsafe { offsets.add(d).read() }.wrapping_add(before[j])
-                } else {
-                    before[j]
-                };
                 // SAFETY: digit d is this thread's.
-                unsafe { sh.base.write(d, global.wrapping_sub(starts[j])) };
+                unsafe { sh.base.write(d, origin[j].wrapping_add(before[j])) };
             }
         }
         for k in 0..IPT {

@@ -9,7 +9,7 @@ use crate::block::*;
 /// Values each thread of [`ARCH_IDS`] writes.
 pub const IDS_PER_THREAD: usize = 8;
 /// Values each thread of [`ARCH_WARP`] writes.
-pub const WARP_PER_THREAD: usize = 12;
+pub const WARP_PER_THREAD: usize = 14;
 /// Slots of the atomics test region (u64 words; 32-bit types use the low half).
 pub const ATOMIC_SLOTS: usize = 20;
 
@@ -28,7 +28,8 @@ crate::kernel! {
 crate::kernel! {
     /// Per thread, for `v = input[global]`: shfl idx(5), up(3), down(3), xor(6); ballot(v odd);
     /// any(v == 12345); all(v != 0); popc(v); f32 shfl idx(lane 31 - lane) of v as f32 (bits);
-    /// u64 shfl xor(1) of (v << 32 | lane), low and high words; warp inclusive sum of v & 0xff.
+    /// u64 shfl xor(1) of (v << 32 | lane), low and high words; warp inclusive sum of v & 0xff;
+    /// match_any(v & 7); match_bits(v, 3).
     ARCH_WARP = arch_warp[NT = 128, IPT = 1](input: *const u32, out: *mut u32) {
         let g = global_idx();
         // SAFETY: one input per thread.
@@ -39,7 +40,7 @@ crate::kernel! {
             shfl_idx(v, 5), shfl_up(v, 3), shfl_down(v, 3), shfl_xor(v, 6),
             ballot(v & 1 == 1), any(v == 12345) as u32, all(v != 0) as u32, popc(v),
             shfl_idx(v as f32, 31 - lane).to_bits(), w as u32, (w >> 32) as u32,
-            warp_inclusive_sum(v & 0xff),
+            warp_inclusive_sum(v & 0xff), match_any(v & 7), match_bits(v, 3),
         ];
         for (i, x) in r.into_iter().enumerate() {
             // SAFETY: the host allocates WARP_PER_THREAD words per thread.
