@@ -165,7 +165,8 @@ mod device {
     /// One radix pass over digit `shift .. shift + R` (`BINS = 2^R`, `DPT = ceil(BINS / NT)`):
     /// keys (and values when `VALUES`) from `*_in` to `*_out`, stably ordered by the digit when
     /// `STABLE` (tiles in order through the look-back), else grouped by digit with the order of
-    /// tiles left to the scheduler.
+    /// tiles left to the scheduler. `EARLY` counts the digits before ranking them (see
+    /// [`block_radix_count`]).
     ///
     /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
     /// digits are recomputed from the keys and ranks overwrite the in-warp ranks.
@@ -185,6 +186,7 @@ mod device {
         const DPT: usize,
         const VALUES: bool,
         const STABLE: bool,
+        const EARLY: bool,
     >(
         keys_in: *const K::Bits,
         keys_out: *mut K::Bits,
@@ -211,11 +213,11 @@ mod device {
         // SAFETY: forwarded.
         unsafe {
             if valid == NT * IPT {
-                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, true>(
+                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, true>(
                     io, tile, valid, shift, mode, st, sh,
                 )
             } else {
-                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, false>(
+                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, false>(
                     io, tile, valid, shift, mode, st, sh,
                 )
             }
@@ -238,6 +240,7 @@ mod device {
         const DPT: usize,
         const VALUES: bool,
         const STABLE: bool,
+        const EARLY: bool,
         const FULL: bool,
     >(
         (keys_in, keys_out, vals_in, vals_out): (
@@ -297,13 +300,13 @@ mod device {
         let mut ranks = [0u32; IPT];
         // Early counts for key + value passes (see block_radix_count).
         let totals =
-            block_radix_count::<NT, IPT, BINS, DPT, VALUES>(digit, &mut ranks, sh.rank, FULL);
+            block_radix_count::<NT, IPT, BINS, DPT, EARLY>(digit, &mut ranks, sh.rank, FULL);
         let status = st.words.cast::<S>().wrapping_add(st.status);
         if STABLE {
             // SAFETY: this pass's status words, BINS per tile.
             unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
         }
-        let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, VALUES>(
+        let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, EARLY>(
             digit, &mut ranks, &totals, sh.rank, FULL,
         );
         let offsets = st.words.wrapping_add(st.offsets);
@@ -407,9 +410,10 @@ histogram_kernel! {
 }
 
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
-/// values or not, stable or not.
+/// values or not, stable or not, resident blocks per SM, and early counts (default: with
+/// values).
 macro_rules! pass_kernel {
-    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal);)*) => {$(
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)?);)*) => {$(
         crate::kernel! {
             /// One radix pass (see [`radix_pass`]).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -428,6 +432,8 @@ macro_rules! pass_kernel {
                 const BINS: usize = 1 << $r;
                 const DPT: usize = BINS.div_ceil(NT);
                 type B = <$k as crate::radix::RadixKey>::Bits;
+                #[allow(unused_mut)]
+                const EARLY: bool = { let mut e = $v; $(e = $early;)? e };
                 const COUNTERS: usize = NT / 32 * BINS;
                 const UNION: usize = if $v && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
@@ -449,7 +455,7 @@ macro_rules! pass_kernel {
                 };
                 // SAFETY: the host sizes the buffers for n items and prepares the state.
                 unsafe {
-                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable>(
+                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY>(
                         keys_in, keys_out, vals_in, vals_out, n as usize, shift, mode, st, sh,
                     )
                 }
@@ -459,18 +465,18 @@ macro_rules! pass_kernel {
 }
 
 pass_kernel! {
-    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
-    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
@@ -506,8 +512,12 @@ partition_kernels! {
     10, 8: PART_R10_S32 = partition_r10_s32, PART_R10_S64 = partition_r10_s64, PART_R10_U = partition_r10_unstable;
 }
 
-/// Tile shapes for `tessera bench sort`'s sweep of the `u32` key + value pass: items per
-/// thread and resident blocks per SM (which sets the register budget).
+/// Tile shapes for `tessera bench sort`'s sweep of the `u32` passes: items per thread and
+/// resident blocks per SM (which sets the register budget). On the H100 the largest tiles
+/// that still keep two blocks per SM won (2^28 items, ms for the whole sort): key + value
+/// 256 x 20 10.18, x 21 10.06, x 22 9.91, x 23 9.79 (23 is the most that fits 48 KB of static
+/// shared memory); keys only with early counts 256 x 16 7.63, x 18 7.19, x 20 6.81, x 24 with two
+/// blocks 7.35 (without early counts 256 x 16 took 7.82).
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
     use super::*;
@@ -515,21 +525,31 @@ pub mod sweep {
     pass_kernel! {
         SORT_KV_IPT8_B4 = sort_kv_sweep_ipt8_b4(u32, u32, IPT = 8, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
         SORT_KV_IPT12_B3 = sort_kv_sweep_ipt12_b3(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
-        SORT_KV_IPT12_B4 = sort_kv_sweep_ipt12_b4(u32, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 4);
         SORT_KV_IPT16_B3 = sort_kv_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT16_B2 = sort_kv_sweep_ipt16_b2(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B2 = sort_kv_sweep_ipt20_b2(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-        SORT_KV_IPT20_B3 = sort_kv_sweep_ipt20_b3(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
+        SORT_KV_IPT22_B2 = sort_kv_sweep_ipt22_b2(u32, u32, IPT = 22, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+        SORT_K_IPT16_B3 = sort_k_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+        SORT_K_IPT16_B3_LATE = sort_k_sweep_ipt16_b3_late(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
+        SORT_K_IPT24_B2 = sort_k_sweep_ipt24_b2(u32, u32, IPT = 24, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 2, EARLY = true);
     }
 
-    /// The sweep's kernels.
-    pub const ALL: [crate::spec::KernelSpec; 7] = [
-        SORT_KV_IPT16_B3,
+    /// The key + value sweep, the default kernel first.
+    pub const PAIRS: [crate::spec::KernelSpec; 7] = [
+        super::SORT_U32_KV_S32,
         SORT_KV_IPT8_B4,
         SORT_KV_IPT12_B3,
-        SORT_KV_IPT12_B4,
+        SORT_KV_IPT16_B3,
         SORT_KV_IPT16_B2,
         SORT_KV_IPT20_B2,
-        SORT_KV_IPT20_B3,
+        SORT_KV_IPT22_B2,
+    ];
+
+    /// The keys-only sweep, the default kernel first (`_late`: counts while ranking).
+    pub const KEYS: [crate::spec::KernelSpec; 4] = [
+        super::SORT_U32_K_S32,
+        SORT_K_IPT16_B3,
+        SORT_K_IPT16_B3_LATE,
+        SORT_K_IPT24_B2,
     ];
 }

@@ -11,7 +11,8 @@ use serde::Serialize;
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
 use crate::ops::{Order, RadixPartition, RadixSort, SortKey};
 use crate::runtime::{DeviceColumn, Gpu, median};
-use crate::{Result, cpu, gpu_or_skip};
+use crate::{Error, Result, cpu, gpu_or_skip};
+use tessera_kernels::spec::KernelSpec;
 
 /// Options of `tessera bench sort`.
 #[derive(Clone, Debug, clap::Args)]
@@ -95,6 +96,66 @@ fn time_sort<K: SortKey>(
     ))
 }
 
+/// Times the u32 sort of `keys` (with values `0..n` when `values`) with each pass kernel of
+/// `specs`, checking that every kernel sorts exactly as the first one does.
+fn sweep_tiles(
+    gpu: &Gpu,
+    bw: &Bandwidth,
+    reps: usize,
+    keys: &[u32],
+    specs: &[KernelSpec],
+    values: bool,
+) -> Result<Vec<Record>> {
+    let n = keys.len();
+    let dk = gpu.upload(keys)?;
+    let dv = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
+    let (mut ko, mut vo) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let mut sorter = RadixSort::<u32>::new(gpu, n, values)?;
+    let mut reference = None;
+    let mut rec = Vec::new();
+    for &spec in specs {
+        sorter.set_pass_kernel(spec, values);
+        let t = gpu
+            .time(WARMUP, reps, || {
+                if values {
+                    sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
+                } else {
+                    sorter.sort_keys(gpu, &dk, &mut ko, Order::Ascending)
+                }
+            })?
+            .median_ms();
+        let got = (
+            ko.to_vec(gpu)?,
+            if values { vo.to_vec(gpu)? } else { Vec::new() },
+        );
+        if *reference.get_or_insert_with(|| got.clone()) != got {
+            return Err(Error::invalid(format!(
+                "tile sweep: {} sorts differently from {}",
+                spec.name, specs[0].name
+            )));
+        }
+        rec.push(Record::new(
+            if values {
+                "radix_sort_tiles"
+            } else {
+                "radix_sort_tiles_keys"
+            },
+            spec.name,
+            format!("{}x{}", spec.threads, spec.items_per_thread),
+            n as u64,
+            t,
+            sort_model(
+                bw,
+                n as f64,
+                4.0,
+                if values { 4.0 } else { 0.0 },
+                sorter.passes_run(),
+            ),
+        ));
+    }
+    Ok(rec)
+}
+
 /// Runs the suite on `gpu`.
 pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     let n = 1usize << args.log2n;
@@ -121,29 +182,11 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
         Order::Ascending,
         "tessera u32 keys",
     )?);
-    // Tile sweep of the u32 key + value pass.
-    {
-        let dk = gpu.upload(&keys)?;
-        let dv = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
-        let (mut ko, mut vo) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
-        let mut sorter = RadixSort::<u32>::new(gpu, n, true)?;
-        for spec in tessera_kernels::ops::sort::sweep::ALL {
-            sorter.set_pass_kernel(spec);
-            let t = gpu
-                .time(WARMUP, reps, || {
-                    sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
-                })?
-                .median_ms();
-            rec.push(Record::new(
-                "radix_sort_tiles",
-                spec.name,
-                format!("IPT={}", spec.items_per_thread),
-                n as u64,
-                t,
-                sort_model(&bw, nf, 4.0, 4.0, sorter.passes_run()),
-            ));
-        }
-    }
+    // Tile sweeps of the u32 passes.
+    let pairs = tessera_kernels::ops::sort::sweep::PAIRS;
+    rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &pairs, true)?);
+    let only = tessera_kernels::ops::sort::sweep::KEYS;
+    rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &only, false)?);
     if !args.quick {
         rec.push(time_sort(
             gpu,

@@ -206,7 +206,8 @@ pub struct RadixSort<K: SortKey> {
     temp_vals: Option<DeviceColumn<u32>>,
     work: Option<RadixWork>,
     passes_run: usize,
-    pass_override: Option<KernelSpec>,
+    /// A pass kernel for the benchmark's sweep, and whether it moves values.
+    pass_override: Option<(KernelSpec, bool)>,
 }
 
 impl<K: SortKey> RadixSort<K> {
@@ -225,10 +226,10 @@ impl<K: SortKey> RadixSort<K> {
         })
     }
 
-    /// Uses `spec` (a key + value pass kernel of `K` with 32-bit status, such as the tile
-    /// sweep's) for key + value sorts below 2^30 items: for the benchmark.
-    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec) {
-        self.pass_override = Some(spec);
+    /// Uses `spec` (a pass kernel of `K` with 32-bit status, such as the tile sweep's; key +
+    /// value when `values`) for the sorts of that kind below 2^30 items: for the benchmark.
+    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec, values: bool) {
+        self.pass_override = Some((spec, values));
     }
 
     /// Radix passes the last sort ran (after skipping trivial ones).
@@ -297,7 +298,7 @@ impl<K: SortKey> RadixSort<K> {
         };
         let s64 = status_width(n);
         let spec = match self.pass_override {
-            Some(o) if with_values && s64 == 0 => o,
+            Some((o, v)) if v == with_values && s64 == 0 => o,
             _ => K::PASS[usize::from(with_values)][s64],
         };
         let bits = k::SORT_BITS;
