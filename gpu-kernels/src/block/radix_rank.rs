@@ -3,10 +3,10 @@
 //!
 //! Keys are held warp-striped (item `k` of lane `l` of warp `w` sits at tile offset
 //! `w * 32 * IPT + k * 32 + l`, see [`warp_striped_offset`]): each warp ranks its own keys in
-//! tile order, round by round, with `match.any` finding the lanes that share a digit and one
-//! shared-memory atomic per distinct digit on the warp's private counters. The per-warp counts
-//! are then turned into tile positions with one scan over the digits. Every digit is owned by
-//! one thread for the per-digit steps: thread `t` owns digits `t * DPT .. t * DPT + DPT`
+//! tile order, round by round, with a warp match ([`match_bits`]) finding the lanes that share
+//! a digit and one shared-memory atomic per distinct digit on the warp's private counters. The
+//! per-warp counts are then turned into tile positions with one scan over the digits. Every
+//! digit is owned by one thread for the per-digit steps: thread `t` owns digits `t * DPT .. t * DPT + DPT`
 //! (`DPT = ceil(BINS / NT)`), the arrangement of [`super::block_exclusive_sum`] over `[u32; DPT]`.
 use super::block_exclusive_sum;
 use crate::arch::{
