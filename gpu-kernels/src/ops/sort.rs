@@ -141,8 +141,11 @@ mod device {
         /// Keys in digit order, `NT * IPT` items.
         pub keys: Shared<B>,
         /// Values in digit order, `NT * IPT` items (unused without values). It shares its
-        /// memory with the ranking counters, which are dead once the keys are ranked.
+        /// memory with the ranking counters, which are dead once the keys are ranked, or with
+        /// `keys` when `vals_on_keys`.
         pub vals: Shared<u32>,
+        /// Whether `vals` is `keys`' memory, which the keys' scatter must have left first.
+        pub vals_on_keys: bool,
         /// Per digit: output position of the tile's run of that digit, minus its tile start.
         pub base: Shared<u32>,
         /// Tile id broadcast.
@@ -370,6 +373,9 @@ mod device {
             }
         }
         if VALUES {
+            if sh.vals_on_keys {
+                sync_threads();
+            }
             for k in 0..IPT {
                 if (k as u32) < mine {
                     // SAFETY: as for the keys.
@@ -413,7 +419,7 @@ histogram_kernel! {
 /// values or not, stable or not, resident blocks per SM, and early counts (default: with
 /// values).
 macro_rules! pass_kernel {
-    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)?);)*) => {$(
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)?);)*) => {$(
         crate::kernel! {
             /// One radix pass (see [`radix_pass`]).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -435,15 +441,19 @@ macro_rules! pass_kernel {
                 #[allow(unused_mut)]
                 const EARLY: bool = { let mut e = $v; $(e = $early;)? e };
                 const COUNTERS: usize = NT / 32 * BINS;
-                const UNION: usize = if $v && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
+                #[allow(unused_mut)]
+                const SHARE: bool = { let mut e = false; $(e = $share;)? e };
+                const UNION: usize = if $v && !SHARE && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
+                let keys = crate::shared_array!(sorted_keys: [B; NT * IPT]);
                 let sh = PassShared {
                     rank: crate::block::RadixRankShared {
                         counters,
                         scan: crate::shared_array!(rank_scan: [u32; crate::block::Tile::<u32, NT, DPT>::SCAN_WORDS]),
                     },
-                    keys: crate::shared_array!(sorted_keys: [B; NT * IPT]),
-                    vals: counters,
+                    keys,
+                    vals: if SHARE { keys.cast() } else { counters },
+                    vals_on_keys: SHARE,
                     base: crate::shared_array!(digit_base: [u32; BINS]),
                     slot: crate::shared_array!(tile_slot: [u32; 1]),
                 };
@@ -467,16 +477,16 @@ macro_rules! pass_kernel {
 pass_kernel! {
     SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
     SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
+    SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
     SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
+    SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
     SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
-    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
+    SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
@@ -512,12 +522,14 @@ partition_kernels! {
     10, 8: PART_R10_S32 = partition_r10_s32, PART_R10_S64 = partition_r10_s64, PART_R10_U = partition_r10_unstable;
 }
 
-/// Tile shapes for `tessera bench sort`'s sweep of the `u32` passes: items per thread and
-/// resident blocks per SM (which sets the register budget). On the H100 the largest tiles
-/// that still keep two blocks per SM won (2^28 items, ms for the whole sort): key + value
-/// 256 x 20 10.18, x 21 10.06, x 22 9.91, x 23 9.79 (23 is the most that fits 48 KB of static
-/// shared memory); keys only with early counts 256 x 16 7.63, x 18 7.19, x 20 6.81, x 24 with two
-/// blocks 7.35 (without early counts 256 x 16 took 7.82).
+/// Tile shapes for `tessera bench sort`'s sweep of the `u32` passes: items per thread, resident
+/// blocks per SM (which sets the register budget) and whether values reuse the keys' shared
+/// memory (`sh`, one more barrier per tile). On the H100 the largest tiles that still keep two
+/// blocks per SM won (2^28 items, ms for the whole sort): key + value 256 x 20 10.18, x 21 10.06,
+/// x 22 9.91, x 23 9.79 (the most that fits 48 KB of static shared memory with a buffer for
+/// each); with values on the keys' memory x 23 9.79, x 26 9.56, x 28 9.71 (it spills), x 32
+/// 16.4. Keys only with early counts 256 x 16 7.63, x 18 7.19, x 20 6.81, x 24 with two blocks
+/// 7.35 (without early counts 256 x 16 took 7.82).
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
     use super::*;
@@ -528,21 +540,27 @@ pub mod sweep {
         SORT_KV_IPT16_B3 = sort_kv_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 3);
         SORT_KV_IPT16_B2 = sort_kv_sweep_ipt16_b2(u32, u32, IPT = 16, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT20_B2 = sort_kv_sweep_ipt20_b2(u32, u32, IPT = 20, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+        SORT_KV_IPT23_B2 = sort_kv_sweep_ipt23_b2(u32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
         SORT_KV_IPT22_B2 = sort_kv_sweep_ipt22_b2(u32, u32, IPT = 22, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+        SORT_KV_SH23 = sort_kv_sweep_sh23(u32, u32, IPT = 23, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
+        SORT_KV_SH28 = sort_kv_sweep_sh28(u32, u32, IPT = 28, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
         SORT_K_IPT16_B3 = sort_k_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
         SORT_K_IPT16_B3_LATE = sort_k_sweep_ipt16_b3_late(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
         SORT_K_IPT24_B2 = sort_k_sweep_ipt24_b2(u32, u32, IPT = 24, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 2, EARLY = true);
     }
 
     /// The key + value sweep, the default kernel first.
-    pub const PAIRS: [crate::spec::KernelSpec; 7] = [
+    pub const PAIRS: [crate::spec::KernelSpec; 10] = [
         super::SORT_U32_KV_S32,
+        SORT_KV_SH23,
+        SORT_KV_SH28,
         SORT_KV_IPT8_B4,
         SORT_KV_IPT12_B3,
         SORT_KV_IPT16_B3,
         SORT_KV_IPT16_B2,
         SORT_KV_IPT20_B2,
         SORT_KV_IPT22_B2,
+        SORT_KV_IPT23_B2,
     ];
 
     /// The keys-only sweep, the default kernel first (`_late`: counts while ranking).
