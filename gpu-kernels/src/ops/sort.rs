@@ -416,8 +416,8 @@ histogram_kernel! {
 }
 
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
-/// values or not, stable or not, resident blocks per SM, and early counts (default: with
-/// values).
+/// values or not, stable or not, resident blocks per SM, early counts (default: with values)
+/// and whether the values take the keys' shared memory (`SHARE`, default no).
 macro_rules! pass_kernel {
     ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)?);)*) => {$(
         crate::kernel! {
