@@ -155,15 +155,12 @@ pub fn match_any(v: u32) -> u32 {
 /// from one ballot per bit, as CUB's `MatchAny` does it. On the H100 `match.any` is much
 /// slower than a few ballots: the 2^28 key + value sort ran 13% faster with this.
 ///
-/// Each bit is one `lop3` to a predicate, the ballot and a predicated complement in SASS;
-/// the masks are combined by a tree of three-input ANDs. (Written with `ballot` and a select,
-/// it compiled to six instructions per bit in one serial chain.)
+/// Each bit is one `lop3` to a predicate, the ballot and a predicated complement in SASS.
+/// (Written with `ballot` and a select, it compiled to six instructions per bit.)
 #[inline(always)]
 pub fn match_bits(v: u32, bits: u32) -> u32 {
-    let agree = |b: u32| -> u32 {
-        if b >= bits {
-            return FULL;
-        }
+    let mut peers = FULL;
+    for b in 0..bits {
         let w: u32;
         // SAFETY: warp vote over the full mask; callers call it with the warp converged.
         unsafe {
@@ -171,13 +168,7 @@ pub fn match_bits(v: u32, bits: u32) -> u32 {
                 w = out(reg32) w, v = in(reg32) v, bit = in(reg32) 1u32 << b, m = in(reg32) FULL,
                 options(nostack, nomem))
         };
-        w
-    };
-    let mut peers = FULL;
-    let mut b = 0;
-    while b < bits {
-        peers &= agree(b) & agree(b + 1) & agree(b + 2);
-        b += 3;
+        peers &= w;
     }
     peers
 }

@@ -6,8 +6,9 @@
 //! tile order, round by round, with a warp match ([`match_bits`]) finding the lanes that share
 //! a digit and one shared-memory atomic per distinct digit on the warp's private counters. The
 //! per-warp counts are then turned into tile positions with one scan over the digits. Every
-//! digit is owned by one thread for the per-digit steps: thread `t` owns digits `t * DPT .. t * DPT + DPT`
-//! (`DPT = ceil(BINS / NT)`), the arrangement of [`super::block_exclusive_sum`] over `[u32; DPT]`.
+//! digit is owned by one thread for the per-digit steps: thread `t` owns digits
+//! `t * DPT .. t * DPT + DPT` (`DPT = ceil(BINS / NT)`), the arrangement of
+//! [`super::block_exclusive_sum`] over `[u32; DPT]`.
 use super::block_exclusive_sum;
 use crate::arch::{
     Shared, lane_id, lanemask_lt, load_vector, match_bits, popc, shfl_idx, sync_threads,
@@ -99,8 +100,8 @@ fn match_rank<const IPT: usize, const BINS: usize>(
 
 /// Phase one: returns the thread's digit totals over the whole tile (digit `t * DPT + j` in
 /// `[j]`, zero past `BINS`), the per-warp counts staying in shared memory. `digit(k)` is item
-/// `k`'s digit, in `0..BINS`, or [`NO_DIGIT`] unless `full`; it is called again rather than stored, since
-/// registers bound the callers' occupancy. Pass `ranks` and the totals to
+/// `k`'s digit, in `0..BINS`, or [`NO_DIGIT`] unless `full`; it is called again rather than
+/// stored, since registers bound the callers' occupancy. Pass `ranks` and the totals to
 /// [`block_radix_rank_finish`] with the same `EARLY` and `full`.
 ///
 /// With `EARLY` ("early counts", as CUB's one-sweep ranking does) the counts come from one

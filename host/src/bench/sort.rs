@@ -108,8 +108,11 @@ fn sweep_tiles(
 ) -> Result<Vec<Record>> {
     let n = keys.len();
     let dk = gpu.upload(keys)?;
-    let dv = gpu.upload(&(0..n as u32).collect::<Vec<_>>())?;
-    let (mut ko, mut vo) = (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?);
+    let mut ko = gpu.zeros::<u32>(n)?;
+    // Values (input 0..n and output) only for key + value sorts.
+    let vals_len = if values { n } else { 0 };
+    let dv = gpu.upload(&(0..vals_len as u32).collect::<Vec<_>>())?;
+    let mut vo = gpu.zeros::<u32>(vals_len)?;
     let mut sorter = RadixSort::<u32>::new(gpu, n, values)?;
     let mut reference = None;
     let mut rec = Vec::new();
@@ -124,10 +127,7 @@ fn sweep_tiles(
                 }
             })?
             .median_ms();
-        let got = (
-            ko.to_vec(gpu)?,
-            if values { vo.to_vec(gpu)? } else { Vec::new() },
-        );
+        let got = (ko.to_vec(gpu)?, vo.to_vec(gpu)?);
         if *reference.get_or_insert_with(|| got.clone()) != got {
             return Err(Error::invalid(format!(
                 "tile sweep: {} sorts differently from {}",
