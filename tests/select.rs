@@ -190,18 +190,32 @@ fn reused_buffers_and_bad_input() {
         return;
     };
     let mut sel = Selection::<f32>::new(gpu, 10_000).unwrap();
-    for (n, s) in [(10_000, 0.7f32), (3, 1.0), (0, 1.0), (9_999, 0.2)] {
+    // Every variant after every other on the same state: ordered launches reuse status words
+    // that earlier launches left (look-back epochs), unordered ones need a zero cursor.
+    for (n, s) in [
+        (10_000, 0.7f32),
+        (3, 1.0),
+        (0, 1.0),
+        (9_999, 0.2),
+        (10_000, 0.0),
+    ] {
         let data = uniform_f32(n, n as u64);
+        let want = cpu::select(&data, Predicate::lt(s));
         let d = gpu.upload(&data).unwrap();
-        sel.launch(gpu, &d, Predicate::lt(s), SelectVariant::Ordered)
-            .unwrap();
-        let k = sel.finish(gpu).unwrap();
-        assert_eq!(
-            sel.output().to_vec(gpu).unwrap(),
-            cpu::select(&data, Predicate::lt(s)),
-            "reuse n={n}"
-        );
-        assert_eq!(k, sel.output().len());
+        for v in VARIANTS.into_iter().chain(VARIANTS) {
+            sel.launch(gpu, &d, Predicate::lt(s), v).unwrap();
+            let k = sel.finish(gpu).unwrap();
+            let mut got = sel.output().to_vec(gpu).unwrap();
+            assert_eq!(k, got.len());
+            if v == SelectVariant::Unordered {
+                got.sort_by(f32::total_cmp);
+                let mut w = want.clone();
+                w.sort_by(f32::total_cmp);
+                assert_eq!(got, w, "reuse n={n} {v:?}");
+            } else {
+                assert_eq!(got, want, "reuse n={n} {v:?}");
+            }
+        }
     }
     let big = gpu.upload(&uniform_f32(10_001, 1)).unwrap();
     let e = sel
@@ -215,4 +229,29 @@ fn reused_buffers_and_bad_input() {
     let e = ops::select_where2(gpu, &a, Predicate::gt(0), &b, Predicate::gt(0)).unwrap_err();
     assert!(matches!(e, tessera::Error::InvalidArgument(_)), "{e}");
     assert!(e.to_string().contains("has 2 items, expected 3"), "{e}");
+}
+
+#[test]
+fn look_back_epochs_wrap_around() {
+    let Some(gpu) = gpu("look_back_epochs_wrap_around") else {
+        return;
+    };
+    let n = 50 * TILE + 7;
+    let mut sel = Selection::<f32>::new(gpu, n).unwrap();
+    let data = uniform_f32(n, 5);
+    let d = gpu.upload(&data).unwrap();
+    // The first launch zeroes the state; the next ones take the last epochs, then the state
+    // is zeroed again and epochs restart. Selectivities differ so that a stale status word
+    // read as current would shift the output.
+    sel.launch(gpu, &d, Predicate::lt(0.9), SelectVariant::Ordered)
+        .unwrap();
+    sel.finish(gpu).unwrap();
+    sel.set_epoch(ops::SELECT_MAX_EPOCH - 2);
+    for (i, s) in [0.1f32, 0.6, 0.3, 0.8].into_iter().enumerate() {
+        let p = Predicate::lt(s);
+        sel.launch(gpu, &d, p, SelectVariant::Predicated).unwrap();
+        sel.finish(gpu).unwrap();
+        let got = sel.output().to_vec(gpu).unwrap();
+        assert_eq!(got, cpu::select(&data, p), "launch {i} near the epoch wrap");
+    }
 }

@@ -39,6 +39,10 @@ pub const fn scan_temp_words(nt: usize, ipt: usize, v: usize) -> usize {
 /// dense, 1.30 ms with 32-byte slots, 1.24 ms with 128-byte lines (interleaved in one run).
 pub const STATUS_STRIDE: usize = 16;
 
+/// The largest look-back epoch a status word's tag holds (30 bits, see
+/// `block::block_tile_prefix`); status words must be zeroed again before the epoch wraps.
+pub const MAX_EPOCH: u32 = (1 << 30) - 1;
+
 #[cfg(test)]
 mod tests {
     use super::*;

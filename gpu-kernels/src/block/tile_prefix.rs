@@ -1,16 +1,20 @@
-//! Ordering across tiles in one pass: dynamic tile ids and the decoupled look-back of Merrill
-//! and Garland (single-pass parallel prefix scan), as CUB's order-preserving select uses.
+//! Ordering across tiles in one pass: the decoupled look-back of Merrill and Garland
+//! (single-pass parallel prefix scan), as CUB's order-preserving select uses, and dynamic tile
+//! ids for kernels that want them.
 //!
-//! Each tile publishes one 64-bit status word: the flag in the high half (0 not ready,
-//! [`AGGREGATE`] its own total, [`PREFIX`] the total of all tiles up to and including it) and the
-//! value in the low half. Flag and value change together in one relaxed device-scope store, so
-//! no fence is needed between them. Tile `t`'s word is word `t * STATUS_STRIDE` of the status
-//! array, alone on its 128-byte line (see [`STATUS_STRIDE`]). Status words must be zero before
-//! the launch.
+//! Each tile publishes one 64-bit status word: the value in the low half, and in the high half
+//! a tag, the launch's epoch shifted left by two above the kind (1: the tile's own aggregate,
+//! 2: the inclusive prefix up to and including it). Tag and value change together in one
+//! relaxed device-scope store, so no fence is needed between them. A word whose tag carries
+//! another epoch reads as not yet published, so status words need zeroing only once: each
+//! later launch over the same words uses a larger epoch (at most [`MAX_EPOCH`]), which saves a
+//! memset per launch. Tile `t`'s word is word `t * STATUS_STRIDE` of the status array, alone on
+//! its 128-byte line (see [`STATUS_STRIDE`]).
 use crate::arch::{
     Atomic, Shared, ballot, lane_id, load_relaxed_u64, store_relaxed_u64, sync_threads, thread_idx,
     warp_id, warp_reduce,
 };
+pub use crate::layout::MAX_EPOCH;
 use crate::layout::STATUS_STRIDE;
 
 /// Predecessors each lane of the looking-back warp reads per round trip. (2, 4 and 8 were no
@@ -20,10 +24,16 @@ use crate::layout::STATUS_STRIDE;
 /// 1.23, and a 100 or 400 ns backoff 1.23: no gain either.)
 const LOOKBACK: usize = 1;
 
-/// Status flag: the value is the tile's own aggregate.
-pub const AGGREGATE: u64 = 1 << 32;
-/// Status flag: the value is the inclusive prefix up to this tile.
-pub const PREFIX: u64 = 2 << 32;
+/// Status kind: the value is the tile's own aggregate.
+const AGGREGATE: u32 = 1;
+/// Status kind: the value is the inclusive prefix up to this tile.
+const PREFIX: u32 = 2;
+
+/// A status word of `kind` with `value`, in `epoch`.
+#[inline(always)]
+fn status_word(epoch: u32, kind: u32, value: u32) -> u64 {
+    (((epoch << 2) | kind) as u64) << 32 | value as u64
+}
 
 /// Takes the next tile id from a zeroed global counter, so tiles start in id order and a tile
 /// only ever waits for tiles that are already running. `slot` is one shared word.
@@ -42,21 +52,25 @@ pub unsafe fn block_dynamic_tile_id(counter: *mut u32, slot: Shared<u32>) -> usi
 }
 
 /// Publishes this tile's `aggregate` and returns the sum of the aggregates of all earlier tiles
-/// (to every thread). Warp 0 looks back 32 predecessors at a time until it meets a published
-/// prefix, reading [`LOOKBACK`] words per lane per round trip. `slot` is one shared word.
+/// (to every thread), in the launch's `epoch`. Warp 0 looks back 32 predecessors at a time
+/// until it meets a published prefix, reading [`LOOKBACK`] words per lane per round trip.
+/// `slot` is one shared word.
 ///
 /// # Safety
-/// `status` holds `STATUS_STRIDE` zeroed words per tile; tile ids were taken with
-/// [`block_dynamic_tile_id`].
+/// `status` holds `STATUS_STRIDE` words per tile, none written in `epoch` by an earlier launch
+/// (zeroed words for epoch 0); every tile's predecessors are running or done: ids from
+/// [`block_dynamic_tile_id`], or block indices (blocks are dispatched in index order, which
+/// CUB's single-pass scan also relies on).
 #[inline(always)]
 pub unsafe fn block_tile_prefix(
     status: *mut u64,
     tile: usize,
     aggregate: u32,
+    epoch: u32,
     slot: Shared<u32>,
 ) -> u32 {
     // SAFETY: forwarded contract.
-    unsafe { block_tile_prefix_with(status, tile, aggregate, slot, || {}) }
+    unsafe { block_tile_prefix_with(status, tile, aggregate, epoch, slot, || {}) }
 }
 
 /// [`block_tile_prefix`] that runs `work` on every thread while the first round trip is in
@@ -71,10 +85,13 @@ pub unsafe fn block_tile_prefix_with(
     status: *mut u64,
     tile: usize,
     aggregate: u32,
+    epoch: u32,
     slot: Shared<u32>,
     work: impl FnOnce(),
 ) -> u32 {
     let lane = lane_id();
+    let prefix_tag = (epoch << 2) | PREFIX;
+    let aggregate_tag = (epoch << 2) | AGGREGATE;
     // A round trip reads LOOKBACK words per lane: word j of lane l is predecessor
     // `base - 32 * j - l`, so each load instruction reads 32 words and the window runs
     // nearest first in (j, l) order.
@@ -85,7 +102,7 @@ pub unsafe fn block_tile_prefix_with(
                 // SAFETY: 0 <= idx < tile, in bounds.
                 unsafe { load_relaxed_u64(status.add(idx as usize * STATUS_STRIDE)) }
             } else {
-                PREFIX // before tile 0: an empty prefix
+                status_word(epoch, PREFIX, 0) // before tile 0: an empty prefix
             }
         })
     };
@@ -97,7 +114,7 @@ pub unsafe fn block_tile_prefix_with(
             unsafe {
                 store_relaxed_u64(
                     status.add(tile * STATUS_STRIDE),
-                    AGGREGATE | aggregate as u64,
+                    status_word(epoch, AGGREGATE, aggregate),
                 )
             };
         }
@@ -115,8 +132,10 @@ pub unsafe fn block_tile_prefix_with(
                 let mut ready = true;
                 let mut found = None;
                 for (j, &w) in s.iter().enumerate() {
-                    let prefix = ballot(w >> 32 == PREFIX >> 32);
-                    let invalid = ballot(w >> 32 == 0);
+                    let tag = (w >> 32) as u32;
+                    let prefix = ballot(tag == prefix_tag);
+                    // Neither tag of this epoch: not yet published.
+                    let invalid = ballot(tag.wrapping_sub(aggregate_tag) > 1);
                     let stop = prefix.trailing_zeros(); // 32: no prefix in this row
                     let nearer = if stop >= 31 {
                         u32::MAX
@@ -158,7 +177,10 @@ pub unsafe fn block_tile_prefix_with(
             let inclusive = exclusive.wrapping_add(aggregate);
             // SAFETY: in bounds; slot 0 exists.
             unsafe {
-                store_relaxed_u64(status.add(tile * STATUS_STRIDE), PREFIX | inclusive as u64);
+                store_relaxed_u64(
+                    status.add(tile * STATUS_STRIDE),
+                    status_word(epoch, PREFIX, inclusive),
+                );
                 slot.write(0, exclusive);
             }
         }

@@ -20,7 +20,7 @@ mod device {
     };
     use crate::block::*;
     use crate::hash::Slot;
-    use crate::ops::select::{SelectShared, block_select_write, select_tile_id};
+    use crate::ops::select::{SelectShared, block_select_write};
 
     /// Builds a table view from the kernel's `(slots, ta, tb)` arguments.
     pub trait TableArgs: DeviceTable {
@@ -429,7 +429,8 @@ mod device {
     /// selection's write-out; `state` is its state).
     ///
     /// # Safety
-    /// `keys` and `out` hold `n` items; `state` is the zeroed selection state for the tiles.
+    /// `keys` and `out` hold `n` items; `state` is the zeroed selection state for the tiles
+    /// (look-back epoch 0).
     #[inline(always)]
     pub unsafe fn semi_join<T: DeviceTable<Value = ()>, const NT: usize, const IPT: usize>(
         keys: *const u32,
@@ -442,7 +443,7 @@ mod device {
         let tiles = n.div_ceil(NT * IPT);
         // SAFETY: forwarded contracts.
         unsafe {
-            let tile = select_tile_id::<true>(state, sh);
+            let tile = crate::arch::block_idx();
             let start = tile * NT * IPT;
             let valid = (n - start).min(NT * IPT);
             let mut k = [0u32; IPT];
@@ -452,7 +453,7 @@ mod device {
             block_probe::<u32, T, NT, IPT>(&k, &mut flags, table);
             let row = rows::<NT, IPT>(start);
             block_select_write::<u32, NT, IPT, true, false>(
-                &row, &flags, tile, tiles, out, state, sh,
+                &row, &flags, tile, tiles, out, state, 0, sh,
             );
         }
     }

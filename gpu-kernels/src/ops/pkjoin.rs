@@ -361,7 +361,7 @@ mod device {
             let mut rank = [0u32; IPT];
             let count = block_exclusive_sum::<Striped, u32, NT, IPT>(&flags, &mut rank, scan);
             let status = state.add(crate::ops::select::STATE_HEADER as usize);
-            let offset = block_tile_prefix(status, tile, count, slots.offset(1));
+            let offset = block_tile_prefix(status, tile, count, 0, slots.offset(1));
             if tile + 1 == n.div_ceil(SORT_TILE) && t == 0 {
                 state.add(1).cast::<u32>().write(offset + count);
             }

@@ -22,7 +22,7 @@ crate::kernel! {
             block_load::<u32, NT, IPT>(input.add(start), valid, &mut items);
             let mut prefix = [0u32; IPT];
             let total = block_exclusive_sum::<u32, u32, NT, IPT>(&items, &mut prefix, scan);
-            let offset = block_tile_prefix(state.add(super::select::STATE_HEADER as usize), tile, total, slots.offset(1));
+            let offset = block_tile_prefix(state.add(super::select::STATE_HEADER as usize), tile, total, 0, slots.offset(1));
             let shifted: [u32; IPT] = core::array::from_fn(|k| prefix[k].wrapping_add(offset));
             block_store::<u32, NT, IPT>(out.add(start), valid, &shifted);
             if tile == tiles - 1 && crate::arch::thread_idx() == 0 {

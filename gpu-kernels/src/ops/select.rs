@@ -1,7 +1,10 @@
 //! Selection: `SELECT y FROM R WHERE p(y)` and `WHERE px(x) AND py(y)`, in one pass.
 //!
-//! Ordered kernels keep input order: tiles take dynamic ids and learn their output offset by
-//! decoupled look-back. Unordered kernels reserve output with one atomic per tile (Crystal's
+//! Ordered kernels keep input order: tile `b` is block `b` (blocks are dispatched in index
+//! order, so a tile's predecessors are running or done, as CUB's single-pass scan assumes), and
+//! learns its output offset by decoupled look-back. (Dynamic tile ids from a global counter, as
+//! before, cost an atomic round trip and a barrier per tile: 1.229 against 1.209 ms at 2^29
+//! `f32`, s = 0.5, H100.) Unordered kernels reserve output with one atomic per tile (Crystal's
 //! original design). Measured and dropped for the ordered kernels (2^29 `f32`, s = 0.5, H100):
 //! persistent blocks that load their next tile before looking back for the current one
 //! (4.02 ms: a block publishes its next tile's count only after finishing the current one, and
@@ -10,9 +13,12 @@
 //! tile once status words were padded, 1.39 against 1.54 before), also with the look-back on a
 //! warp of its own (1.34 ms; 1.43 ms reading a 128-tile window per round trip).
 //!
-//! Kernel state (`state`, zeroed before each launch, see [`state_words`]): word 0 tile
-//! counter, word 1 number of selected items, then the status words (one 128-byte line per
-//! tile).
+//! Kernel state (see [`state_words`]): word 0 unused (the tile counter of kernels with dynamic
+//! tile ids, such as the scan, that share this layout), word 1 the number of selected items,
+//! then the status words (one 128-byte line per tile). Ordered kernels take the launch's
+//! look-back epoch (see [`crate::layout::MAX_EPOCH`]): their state is zeroed once, not before
+//! each launch, and the last tile writes the count. Unordered kernels count with an atomic
+//! cursor in word 1, which must be zero at launch.
 
 /// Words of kernel state needed for `tiles` tiles (status words padded to
 /// [`crate::layout::STATUS_STRIDE`]).
@@ -49,28 +55,13 @@ mod device {
         (start, (n - start).min(NT * IPT))
     }
 
-    /// The tile this block works on: a dynamic id when order matters, else the block index.
-    ///
-    /// # Safety
-    /// `state` is the zeroed kernel state.
-    #[inline(always)]
-    pub unsafe fn select_tile_id<const ORDERED: bool>(
-        state: *mut u64,
-        sh: SelectShared<impl Copy>,
-    ) -> usize {
-        if ORDERED {
-            // SAFETY: word 0 is the tile counter.
-            unsafe { block_dynamic_tile_id(state.cast::<u32>(), sh.slots) }
-        } else {
-            crate::arch::block_idx()
-        }
-    }
-
     /// Writes the flagged items of this tile to `out` after those of all earlier tiles
-    /// (ordered) or at a reserved position (unordered), and maintains the selected count.
+    /// (ordered, in look-back `epoch`) or at a reserved position (unordered), and maintains
+    /// the selected count.
     ///
     /// # Safety
-    /// `state` is the zeroed kernel state for `tiles` tiles; `out` holds `n` items.
+    /// `state` is the kernel state for `tiles` tiles as the module describes; tile ids are
+    /// block indices; `out` holds `n` items.
     #[inline(always)]
     pub unsafe fn block_select_write<
         T: Copy,
@@ -85,6 +76,7 @@ mod device {
         tiles: usize,
         out: *mut T,
         state: *mut u64,
+        epoch: u32,
         sh: SelectShared<T>,
     ) {
         // Compact into shared memory first: the items need not stay in registers across the
@@ -104,6 +96,7 @@ mod device {
                     state.add(STATE_HEADER as usize),
                     tile,
                     count,
+                    epoch,
                     sh.slots.offset(1),
                     shuffle,
                 )
@@ -125,8 +118,8 @@ mod device {
     /// `SELECT y FROM R WHERE p(y)`.
     ///
     /// # Safety
-    /// `input` and `out` hold `n > 0` items; `state` is zeroed for `ceil(n / (NT * IPT))` tiles;
-    /// the grid has one block per tile.
+    /// `input` and `out` hold `n > 0` items; `state` is as the module describes for
+    /// `ceil(n / (NT * IPT))` tiles and `epoch`; the grid has one block per tile.
     #[inline(always)]
     pub unsafe fn select<
         T: Copy + Default,
@@ -140,19 +133,20 @@ mod device {
         p: impl Fn(T) -> bool,
         out: *mut T,
         state: *mut u64,
+        epoch: u32,
         sh: SelectShared<T>,
     ) {
         let tiles = n.div_ceil(NT * IPT);
+        let tile = crate::arch::block_idx();
         // SAFETY: forwarded contracts.
         unsafe {
-            let tile = select_tile_id::<ORDERED>(state, sh);
             let (start, valid) = tile_range::<NT, IPT>(tile, n);
             let mut items = [T::default(); IPT];
             block_load::<T, NT, IPT>(input.add(start), valid, &mut items);
             let mut flags = [false; IPT];
             block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::Set, p);
             block_select_write::<T, NT, IPT, ORDERED, PREDICATED>(
-                &items, &flags, tile, tiles, out, state, sh,
+                &items, &flags, tile, tiles, out, state, epoch, sh,
             );
         }
     }
@@ -170,12 +164,13 @@ mod device {
         n: usize,
         out: *mut T,
         state: *mut u64,
+        epoch: u32,
         sh: SelectShared<T>,
     ) {
         let tiles = n.div_ceil(NT * IPT);
+        let tile = crate::arch::block_idx();
         // SAFETY: forwarded contracts.
         unsafe {
-            let tile = select_tile_id::<true>(state, sh);
             let (start, valid) = tile_range::<NT, IPT>(tile, n);
             let mut items = [T::default(); IPT];
             block_load::<T, NT, IPT>(x.add(start), valid, &mut items);
@@ -184,7 +179,7 @@ mod device {
             block_load_sel::<T, NT, IPT>(y.add(start), valid, &flags, &mut items);
             block_pred::<T, NT, IPT>(&items, valid, &mut flags, Combine::And, py);
             block_select_write::<T, NT, IPT, true, false>(
-                &items, &flags, tile, tiles, out, state, sh,
+                &items, &flags, tile, tiles, out, state, epoch, sh,
             );
         }
     }
@@ -202,35 +197,40 @@ macro_rules! select_shared {
     };
 }
 
-/// One-column selection kernels: `(input, n, negate, lo, hi, out, state)`, the comparison in
-/// the closed-range form of [`crate::predicate::range`] (measured 7% faster than a `match` on
-/// the operator per item at 2^29 `f32`, 1.59 against 1.72 ms on the H100).
+/// One-column selection kernels: `(input, n, negate, lo, hi, out, state, epoch)`, the
+/// comparison in the closed-range form of [`crate::predicate::range`] (measured 7% faster than
+/// a `match` on the operator per item at 2^29 `f32`, 1.59 against 1.72 ms on the H100).
 macro_rules! select_kernels {
     ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal, $mb:literal, ordered = $ord:literal, predicated = $pred:literal;)*) => {$(
         $crate::kernel! {
-            $spec = $name[NT = $nt, IPT = $ipt, MIN_BLOCKS = $mb](input: *const $t, n: u32, negate: u32, lo: $t, hi: $t, out: *mut $t, state: *mut u64) {
+            $spec = $name[NT = $nt, IPT = $ipt, MIN_BLOCKS = $mb](input: *const $t, n: u32, negate: u32, lo: $t, hi: $t, out: *mut $t, state: *mut u64, epoch: u32) {
                 let sh = select_shared!($t, NT, IPT);
-                // SAFETY: the host wrapper launches one block per tile with zeroed state and
-                // buffers of n items.
+                // SAFETY: the host wrapper launches one block per tile with state as the
+                // module describes and buffers of n items.
                 unsafe {
                     select::<$t, NT, IPT, $ord, $pred>(input, n as usize,
-                        |y| $crate::predicate::in_range(negate, y, lo, hi), out, state, sh)
+                        |y| $crate::predicate::in_range(negate, y, lo, hi), out, state, epoch, sh)
                 }
             }
         }
     )*};
 }
 
+// Ordered 4-byte tiles: 256 x 36, four blocks per SM, no spills. Q3 Pred at 2^29 `f32`
+// (H100, ms, two runs): 256 x 32 1.199 / 1.207, x 36 1.173 / 1.180, x 40 (3 blocks) 1.213,
+// x 44 (3 blocks) 1.190 / 1.188, 256 x 24 (5 blocks) 1.229 / 1.267, 256 x 20 (6 blocks) 1.223,
+// 192 x 32 (5 blocks) 1.222, 128 x 32 (8 blocks) 1.254. Also dropped: streaming (`.cs`)
+// input loads, 1.244 against 1.200; 16-byte aligned output stores, 1.221.
 select_kernels! {
-    SELECT_I32 = select_i32: i32, 256 x 32, 4, ordered = true, predicated = false;
-    SELECT_U32 = select_u32: u32, 256 x 32, 4, ordered = true, predicated = false;
-    SELECT_F32 = select_f32: f32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_I32 = select_i32: i32, 256 x 36, 4, ordered = true, predicated = false;
+    SELECT_U32 = select_u32: u32, 256 x 36, 4, ordered = true, predicated = false;
+    SELECT_F32 = select_f32: f32, 256 x 36, 4, ordered = true, predicated = false;
     SELECT_I64 = select_i64: i64, 256 x 16, 4, ordered = true, predicated = false;
     SELECT_U64 = select_u64: u64, 256 x 16, 4, ordered = true, predicated = false;
     SELECT_F64 = select_f64: f64, 256 x 16, 4, ordered = true, predicated = false;
-    SELECT_PRED_I32 = select_pred_i32: i32, 256 x 32, 4, ordered = true, predicated = true;
-    SELECT_PRED_U32 = select_pred_u32: u32, 256 x 32, 4, ordered = true, predicated = true;
-    SELECT_PRED_F32 = select_pred_f32: f32, 256 x 32, 4, ordered = true, predicated = true;
+    SELECT_PRED_I32 = select_pred_i32: i32, 256 x 36, 4, ordered = true, predicated = true;
+    SELECT_PRED_U32 = select_pred_u32: u32, 256 x 36, 4, ordered = true, predicated = true;
+    SELECT_PRED_F32 = select_pred_f32: f32, 256 x 36, 4, ordered = true, predicated = true;
     SELECT_PRED_I64 = select_pred_i64: i64, 256 x 16, 4, ordered = true, predicated = true;
     SELECT_PRED_U64 = select_pred_u64: u64, 256 x 16, 4, ordered = true, predicated = true;
     SELECT_PRED_F64 = select_pred_f64: f64, 256 x 16, 4, ordered = true, predicated = true;
@@ -288,17 +288,17 @@ pub mod sweep {
     ];
 }
 
-/// Two-column selection kernels: `(x, opx, ax, bx, y, opy, ay, by, n, out, state)` with the
-/// comparisons of [`crate::predicate::eval`]. (The closed-range form of the one-column kernels
-/// keeps two more values live here: 68 registers instead of 48, and 2.81 instead of 2.49 ms at
-/// 2^29 on the H100.)
+/// Two-column selection kernels: `(x, opx, ax, bx, y, opy, ay, by, n, out, state, epoch)` with
+/// the comparisons of [`crate::predicate::eval`]. (The closed-range form of the one-column
+/// kernels keeps two more values live here: 68 registers instead of 48, and 2.81 instead of
+/// 2.49 ms at 2^29 on the H100.)
 macro_rules! select2_kernels {
     ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = $nt, IPT = $ipt](
                 x: *const $t, opx: u32, ax: $t, bx: $t,
                 y: *const $t, opy: u32, ay: $t, by: $t,
-                n: u32, out: *mut $t, state: *mut u64
+                n: u32, out: *mut $t, state: *mut u64, epoch: u32
             ) {
                 let sh = select_shared!($t, NT, IPT);
                 // SAFETY: as for the one-column kernels.
@@ -306,7 +306,7 @@ macro_rules! select2_kernels {
                     select2::<$t, NT, IPT>(
                         x, |v| $crate::predicate::eval(opx, v, ax, bx),
                         y, |v| $crate::predicate::eval(opy, v, ay, by),
-                        n as usize, out, state, sh)
+                        n as usize, out, state, epoch, sh)
                 }
             }
         }

@@ -137,7 +137,7 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
     .chain(specs.into_iter().map(|s| ("tessera sweep", s)))
     {
         let t = gpu
-            .time(WARMUP, reps, || sel.launch_spec(gpu, &dy, p0, spec))?
+            .time(WARMUP, reps, || sel.launch_spec(gpu, &dy, p0, spec, false))?
             .median_ms();
         let k = sel.finish(gpu)? as f64;
         rec.push(Record::new(
@@ -302,18 +302,22 @@ pub fn print_report(r: &OpsReport) {
             .map(|x| x.median_ms)
     };
     println!("\n## headline");
-    let q3 = find("q3_select_f32", "tessera ordered (If)", "s=0.5");
-    if let (Some(a), Some(b)) = (q3, find("q3_select_f32", "three-kernel baseline", "s=0.5")) {
-        println!(
-            "Q3 s=0.5: {:.2}x faster than the three-kernel baseline",
-            b / a
-        );
-    }
-    if let (Some(a), Some(b)) = (
-        q3,
-        find("q3_select_f32", "pytorch masked_select_lt_0.5", ""),
-    ) {
-        println!("Q3 s=0.5: {:.2}x faster than PyTorch masked_select", b / a);
+    for variant in ["If", "Pred"] {
+        let Some(q3) = find(
+            "q3_select_f32",
+            &format!("tessera ordered ({variant})"),
+            "s=0.5",
+        ) else {
+            continue;
+        };
+        for (other, what) in [
+            ("three-kernel baseline", "s=0.5"),
+            ("pytorch masked_select_lt_0.5", ""),
+        ] {
+            if let Some(b) = find("q3_select_f32", other, what) {
+                println!("Q3 {variant} s=0.5: {:.2}x faster than {other}", b / q3);
+            }
+        }
     }
     if let (Some(a), Some(b)) = (
         find("project", "tessera Q2 sigmoid", ""),

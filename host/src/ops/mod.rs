@@ -29,6 +29,11 @@ pub use tessera_kernels::predicate::CmpOp;
 /// Items per tile of the default 4-byte selection kernels.
 pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;
 
+/// The last look-back epoch before a selection's state is zeroed again (see
+/// [`Selection::set_epoch`]).
+#[doc(hidden)]
+pub const SELECT_MAX_EPOCH: u32 = tessera_kernels::layout::MAX_EPOCH;
+
 /// Launches `$spec` with `$cfg` and the argument list, mapping failures to [`crate::Error`].
 macro_rules! launch {
     ($gpu:expr, $spec:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{

@@ -5,7 +5,7 @@ use tessera_kernels::spec::KernelSpec;
 
 use super::{check_same_len, launch};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, Scratch, tile_grid};
+use crate::runtime::{DeviceColumn, DeviceItem, EpochScratch, Gpu, Scratch, tile_grid};
 
 /// A comparison of each item with constants; see [`CmpOp`] for the operators and
 /// [`tessera_kernels::predicate`] for NaN semantics (ordered comparisons with NaN are false).
@@ -127,10 +127,10 @@ impl Select2Item for f32 {
 }
 
 /// Output and kernel state of a selection, reusable across calls of the same or smaller size
-/// (so that repeated selections allocate nothing).
+/// (so that repeated selections allocate nothing, and ordered ones clear no state).
 pub struct Selection<T: DeviceItem> {
     out: DeviceColumn<T>,
-    state: Option<Scratch>,
+    state: EpochScratch,
 }
 
 impl<T: DeviceItem> Selection<T> {
@@ -138,20 +138,30 @@ impl<T: DeviceItem> Selection<T> {
     pub fn new(gpu: &Gpu, capacity: usize) -> Result<Self> {
         let mut out = gpu.zeros::<T>(capacity)?;
         out.set_len(0);
-        Ok(Selection { out, state: None })
+        Ok(Selection {
+            out,
+            state: EpochScratch::default(),
+        })
     }
 
-    fn prepare(&mut self, gpu: &Gpu, n: usize, spec: &KernelSpec) -> Result<()> {
+    /// Checks the size, prepares the state and returns the launch's look-back epoch. The count word
+    /// is zeroed for `cursor` kernels (unordered: they count with an atomic) and for empty
+    /// inputs (no kernel runs to write it); ordered kernels' last tile writes it.
+    fn prepare(&mut self, gpu: &Gpu, n: usize, spec: &KernelSpec, cursor: bool) -> Result<u32> {
         if n > self.out.capacity() {
             return Err(Error::invalid(format!(
                 "selection buffers hold {} items, input has {n}",
                 self.out.capacity()
             )));
         }
-        let words = k::state_words(spec.tiles(n as u64)) as usize;
-        self.state = Some(Scratch::zeroed(gpu, words, self.state.take())?);
         self.out.set_len(0);
-        Ok(())
+        let words = k::state_words(spec.tiles(n as u64)) as usize;
+        let header = if cursor || n == 0 {
+            k::STATE_HEADER as usize
+        } else {
+            0
+        };
+        self.state.next(gpu, words, header)
     }
 
     /// Queues `SELECT y FROM input WHERE pred(y)`; [`Selection::finish`] waits for it.
@@ -165,27 +175,33 @@ impl<T: DeviceItem> Selection<T> {
     where
         T: SelectItem,
     {
-        self.launch_spec(gpu, input, pred, T::spec(variant))
+        self.launch_spec(
+            gpu,
+            input,
+            pred,
+            T::spec(variant),
+            variant == SelectVariant::Unordered,
+        )
     }
 
     /// [`Selection::launch`] with an explicit one-column selection kernel of `T` (such as the
-    /// tile-configuration sweep's).
+    /// tile-configuration sweep's); `unordered` for kernels that count with an atomic.
     pub(crate) fn launch_spec(
         &mut self,
         gpu: &Gpu,
         input: &DeviceColumn<T>,
         pred: Predicate<T>,
         spec: KernelSpec,
+        unordered: bool,
     ) -> Result<()>
     where
         T: Bounds,
     {
         let n = input.len();
-        self.prepare(gpu, n, &spec)?;
+        let epoch = self.prepare(gpu, n, &spec, unordered)?;
         if n == 0 {
             return Ok(());
         }
-        let state = self.state.as_mut().expect("prepared");
         let (n32, (neg, lo, hi)) = (n as u32, pred.range());
         launch!(
             gpu,
@@ -198,7 +214,8 @@ impl<T: DeviceItem> Selection<T> {
                 &lo,
                 &hi,
                 &mut self.out.buf,
-                &mut state.words
+                self.state.words_mut()?,
+                &epoch
             ]
         )
     }
@@ -217,11 +234,10 @@ impl<T: DeviceItem> Selection<T> {
     {
         check_same_len("select_where2", "y", y.len(), x.len())?;
         let n = x.len();
-        self.prepare(gpu, n, &T::SPEC)?;
+        let epoch = self.prepare(gpu, n, &T::SPEC, false)?;
         if n == 0 {
             return Ok(());
         }
-        let state = self.state.as_mut().expect("prepared");
         let (n32, opx, opy) = (n as u32, px.op.code(), py.op.code());
         launch!(
             gpu,
@@ -238,16 +254,24 @@ impl<T: DeviceItem> Selection<T> {
                 &py.b,
                 &n32,
                 &mut self.out.buf,
-                &mut state.words
+                self.state.words_mut()?,
+                &epoch
             ]
         )
     }
 
     /// Waits for the queued selection and returns the number of selected items.
     pub fn finish(&mut self, gpu: &Gpu) -> Result<usize> {
-        let count = Scratch::count(self.state.as_ref(), gpu)?;
+        let count = Scratch::count(self.state.last(), gpu)?;
         self.out.set_len(count);
         Ok(count)
+    }
+
+    /// Makes the next launch that reuses this state take look-back epoch `epoch + 1`, so tests
+    /// can reach the wrap-around at [`super::SELECT_MAX_EPOCH`].
+    #[doc(hidden)]
+    pub fn set_epoch(&mut self, epoch: u32) {
+        self.state.set_epoch(epoch);
     }
 
     /// The selected items of the last finished selection.

@@ -81,3 +81,53 @@ impl Scratch {
         Ok(v[0])
     }
 }
+
+/// Look-back state zeroed once and reused: each launch takes the next epoch (see
+/// [`tessera_kernels::layout::MAX_EPOCH`]), so status words an earlier launch left read as
+/// unpublished and no memset runs per launch.
+#[derive(Default)]
+pub(crate) struct EpochScratch {
+    scratch: Option<Scratch>,
+    epoch: u32,
+}
+
+impl EpochScratch {
+    /// Prepares state of at least `words` words for the next launch and returns its epoch.
+    /// The first `zero_header` words are zeroed on the stream (counters the kernel accumulates
+    /// into).
+    pub(crate) fn next(&mut self, gpu: &Gpu, words: usize, zero_header: usize) -> Result<u32> {
+        let reuse = matches!(&self.scratch, Some(s) if s.words.len() >= words)
+            && self.epoch < tessera_kernels::layout::MAX_EPOCH;
+        if reuse {
+            self.epoch += 1;
+            if zero_header > 0 {
+                let s = self.scratch.as_mut().expect("checked above");
+                gpu.stream()
+                    .memset_zeros(&mut s.words.slice_mut(..zero_header))
+                    .map_err(Error::driver("zeroing kernel state", zero_header * 8))?;
+            }
+        } else {
+            self.scratch = Some(Scratch::zeroed(gpu, words, self.scratch.take())?);
+            self.epoch = 0;
+        }
+        Ok(self.epoch)
+    }
+
+    /// Sets the epoch the next reuse counts on from (tests of the wrap-around).
+    pub(crate) fn set_epoch(&mut self, epoch: u32) {
+        self.epoch = epoch;
+    }
+
+    /// The state of the last launch, if any.
+    pub(crate) fn last(&self) -> Option<&Scratch> {
+        self.scratch.as_ref()
+    }
+
+    /// The words of the state [`EpochScratch::next`] prepared.
+    pub(crate) fn words_mut(&mut self) -> Result<&mut CudaSlice<u64>> {
+        match &mut self.scratch {
+            Some(s) => Ok(&mut s.words),
+            None => Err(Error::invalid("kernel state used before it was prepared")),
+        }
+    }
+}

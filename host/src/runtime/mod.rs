@@ -7,5 +7,5 @@ mod timing;
 
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use gpu::Gpu;
-pub(crate) use launch::{Scratch, resident_grid, tile_grid};
+pub(crate) use launch::{EpochScratch, Scratch, resident_grid, tile_grid};
 pub use timing::{Timing, median};
