@@ -18,9 +18,11 @@ pub fn gpu(test: &str) -> Option<&'static Gpu> {
 
 /// Default selection tile of the 4-byte kernels.
 pub const TILE: usize = tessera::ops::SELECT_TILE;
+/// Selection tile of the 4-byte Pred kernels.
+pub const PRED_TILE: usize = tessera::ops::SELECT_PRED_TILE;
 
-/// 0, 1, 127, 128, 129, a tile minus / exactly / plus one, 2^20 + 3, 2^24; capped by
-/// `TESSERA_TEST_MAX_N` (compute-sanitizer runs use small sizes).
+/// 0, 1, 127, 128, 129, a tile minus / exactly / plus one (for both selection tiles), 2^20 + 3,
+/// 2^24; capped by `TESSERA_TEST_MAX_N` (compute-sanitizer runs use small sizes).
 pub fn sizes() -> Vec<usize> {
     capped(&[
         0,
@@ -31,6 +33,9 @@ pub fn sizes() -> Vec<usize> {
         TILE - 1,
         TILE,
         TILE + 1,
+        PRED_TILE - 1,
+        PRED_TILE,
+        PRED_TILE + 1,
         (1 << 20) + 3,
         1 << 24,
     ])

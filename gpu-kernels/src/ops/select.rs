@@ -216,15 +216,16 @@ macro_rules! select_kernels {
     )*};
 }
 
-// Ordered 4-byte tiles: 256 x 36, four blocks per SM, no spills. Q3 Pred at 2^29 `f32`
-// (H100, ms, two runs): 256 x 32 1.199 / 1.207, x 36 1.173 / 1.180, x 40 (3 blocks) 1.213,
+// Ordered 4-byte tiles, four blocks per SM: 256 x 36 for Pred, 256 x 32 for If (which spills
+// 72 bytes at 256 x 36 and took 1.247 ms against 1.209). Q3 Pred at 2^29 `f32` (H100, ms, two
+// runs): 256 x 32 1.199 / 1.207, x 36 1.173 / 1.180, x 40 (3 blocks) 1.213,
 // x 44 (3 blocks) 1.190 / 1.188, 256 x 24 (5 blocks) 1.229 / 1.267, 256 x 20 (6 blocks) 1.223,
 // 192 x 32 (5 blocks) 1.222, 128 x 32 (8 blocks) 1.254. Also dropped: streaming (`.cs`)
 // input loads, 1.244 against 1.200; 16-byte aligned output stores, 1.221.
 select_kernels! {
-    SELECT_I32 = select_i32: i32, 256 x 36, 4, ordered = true, predicated = false;
-    SELECT_U32 = select_u32: u32, 256 x 36, 4, ordered = true, predicated = false;
-    SELECT_F32 = select_f32: f32, 256 x 36, 4, ordered = true, predicated = false;
+    SELECT_I32 = select_i32: i32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_U32 = select_u32: u32, 256 x 32, 4, ordered = true, predicated = false;
+    SELECT_F32 = select_f32: f32, 256 x 32, 4, ordered = true, predicated = false;
     SELECT_I64 = select_i64: i64, 256 x 16, 4, ordered = true, predicated = false;
     SELECT_U64 = select_u64: u64, 256 x 16, 4, ordered = true, predicated = false;
     SELECT_F64 = select_f64: f64, 256 x 16, 4, ordered = true, predicated = false;

@@ -26,8 +26,10 @@ pub use select::{
 pub use sort::*;
 pub use tessera_kernels::predicate::CmpOp;
 
-/// Items per tile of the default 4-byte selection kernels.
+/// Items per tile of the default 4-byte selection kernels (the If variant).
 pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;
+/// Items per tile of the 4-byte Pred selection kernels.
+pub const SELECT_PRED_TILE: usize = tessera_kernels::ops::select::SELECT_PRED_F32.tile() as usize;
 
 /// The last look-back epoch before a selection's state is zeroed again (see
 /// [`Selection::set_epoch`]).
