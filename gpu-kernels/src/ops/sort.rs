@@ -177,7 +177,11 @@ mod device {
     /// keys (and values when `VALUES`) from `*_in` to `*_out`, stably ordered by the digit when
     /// `STABLE` (tiles in order through the look-back), else grouped by digit with the order of
     /// tiles left to the scheduler. `EARLY` counts the digits before ranking them (see
-    /// [`block_radix_count`]).
+    /// [`block_radix_count`]). A stable pass's tile is its block index with `BLOCK_IDS`
+    /// (blocks are dispatched in index order, so a tile's predecessors are running or done),
+    /// else a dynamic id from the pass's counter. Block indices save an atomic round trip and
+    /// a barrier per tile: keys-only sorts of 2^28 `u32` on the H100 took 6.62 instead of
+    /// 6.77 ms; key + value sorts took 9.75 instead of 9.55, so they keep dynamic ids.
     ///
     /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
     /// digits are recomputed from the keys and ranks overwrite the in-warp ranks.
@@ -198,6 +202,7 @@ mod device {
         const VALUES: bool,
         const STABLE: bool,
         const EARLY: bool,
+        const BLOCK_IDS: bool,
     >(
         keys_in: *const K::Bits,
         keys_out: *mut K::Bits,
@@ -212,7 +217,7 @@ mod device {
         K::Bits: Default,
     {
         const { assert!(BINS == 1 << R) };
-        let tile = if STABLE {
+        let tile = if STABLE && !BLOCK_IDS {
             // SAFETY: the counter word of this pass, zeroed.
             unsafe { block_dynamic_tile_id(st.words.add(st.counter), sh.slot) }
         } else {
@@ -424,10 +429,11 @@ histogram_kernel! {
 }
 
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
-/// values or not, stable or not, resident blocks per SM, early counts (default: with values)
-/// and whether the values take the keys' shared memory (`SHARE`, default no).
+/// values or not, stable or not, resident blocks per SM, early counts (default: with values),
+/// whether the values take the keys' shared memory (`SHARE`, default no) and whether tiles are
+/// block indices (`BLOCK_IDS`, default no; see [`radix_pass`]).
 macro_rules! pass_kernel {
-    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)?);)*) => {$(
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)? $(, BLOCK_IDS = $ids:literal)?);)*) => {$(
         crate::kernel! {
             /// One radix pass (see [`radix_pass`]).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -451,6 +457,8 @@ macro_rules! pass_kernel {
                 const COUNTERS: usize = NT / 32 * BINS;
                 #[allow(unused_mut)]
                 const SHARE: bool = { let mut e = false; $(e = $share;)? e };
+                #[allow(unused_mut)]
+                const BLOCK_IDS: bool = { let mut e = false; $(e = $ids;)? e };
                 const UNION: usize = if $v && !SHARE && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
                 let keys = crate::shared_array!(sorted_keys: [B; NT * IPT]);
@@ -473,7 +481,7 @@ macro_rules! pass_kernel {
                 };
                 // SAFETY: the host sizes the buffers for n items and prepares the state.
                 unsafe {
-                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY>(
+                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY, BLOCK_IDS>(
                         keys_in, keys_out, vals_in, vals_out, n as usize, shift, mode, st, sh,
                     )
                 }
@@ -483,16 +491,16 @@ macro_rules! pass_kernel {
 }
 
 pass_kernel! {
-    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_U32_K_S32 = sort_u32_k_s32(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
+    SORT_U32_K_S64 = sort_u32_k_s64(u32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
     SORT_U32_KV_S32 = sort_u32_kv_s32(u32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_U32_KV_S64 = sort_u32_kv_s64(u32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
-    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_I32_K_S32 = sort_i32_k_s32(i32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
+    SORT_I32_K_S64 = sort_i32_k_s64(i32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
     SORT_I32_KV_S32 = sort_i32_kv_s32(i32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_I32_KV_S64 = sort_i32_kv_s64(i32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
-    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
-    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+    SORT_F32_K_S32 = sort_f32_k_s32(f32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
+    SORT_F32_K_S64 = sort_f32_k_s64(f32, u64, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true);
     SORT_F32_KV_S32 = sort_f32_kv_s32(f32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_F32_KV_S64 = sort_f32_kv_s64(f32, u64, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true);
     SORT_U64_K_S32 = sort_u64_k_s32(u64, u32, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
@@ -555,11 +563,14 @@ pub mod sweep {
         SORT_K_IPT16_B3 = sort_k_sweep_ipt16_b3(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
         SORT_K_IPT16_B3_LATE = sort_k_sweep_ipt16_b3_late(u32, u32, IPT = 16, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
         SORT_K_IPT24_B2 = sort_k_sweep_ipt24_b2(u32, u32, IPT = 24, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 2, EARLY = true);
+        SORT_K_IPT20_B3_DYN = sort_k_sweep_ipt20_b3_dynamic(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true);
+        SORT_KV_SH26_BLOCK = sort_kv_sweep_sh26_block_ids(u32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true, BLOCK_IDS = true);
     }
 
     /// The key + value sweep, the default kernel first.
-    pub const PAIRS: [crate::spec::KernelSpec; 10] = [
+    pub const PAIRS: [crate::spec::KernelSpec; 11] = [
         super::SORT_U32_KV_S32,
+        SORT_KV_SH26_BLOCK,
         SORT_KV_SH23,
         SORT_KV_SH28,
         SORT_KV_IPT8_B4,
@@ -572,8 +583,9 @@ pub mod sweep {
     ];
 
     /// The keys-only sweep, the default kernel first (`_late`: counts while ranking).
-    pub const KEYS: [crate::spec::KernelSpec; 4] = [
+    pub const KEYS: [crate::spec::KernelSpec; 5] = [
         super::SORT_U32_K_S32,
+        SORT_K_IPT20_B3_DYN,
         SORT_K_IPT16_B3,
         SORT_K_IPT16_B3_LATE,
         SORT_K_IPT24_B2,
