@@ -236,22 +236,33 @@ fn look_back_epochs_wrap_around() {
     let Some(gpu) = gpu("look_back_epochs_wrap_around") else {
         return;
     };
-    let n = 50 * TILE + 7;
-    let mut sel = Selection::<f32>::new(gpu, n).unwrap();
-    let data = uniform_f32(n, 5);
-    let d = gpu.upload(&data).unwrap();
-    // The first launch zeroes the state; the next ones take the last epochs, then the state
-    // is zeroed again and epochs restart. Selectivities differ so that a stale status word
-    // read as current would shift the output.
-    sel.launch(gpu, &d, Predicate::lt(0.9), SelectVariant::Ordered)
-        .unwrap();
-    sel.finish(gpu).unwrap();
-    sel.set_epoch(ops::SELECT_MAX_EPOCH - 2);
-    for (i, s) in [0.1f32, 0.6, 0.3, 0.8].into_iter().enumerate() {
+    let (big, small) = (50 * TILE + 7, 3 * TILE + 1);
+    let mut sel = Selection::<f32>::new(gpu, big).unwrap();
+    let data = uniform_f32(big, 5);
+    let d_big = gpu.upload(&data).unwrap();
+    let d_small = gpu.upload(&data[..small]).unwrap();
+    let run = |sel: &mut Selection<f32>, d: &tessera::DeviceColumn<f32>, s: f32, what: &str| {
         let p = Predicate::lt(s);
-        sel.launch(gpu, &d, p, SelectVariant::Predicated).unwrap();
+        sel.launch(gpu, d, p, SelectVariant::Predicated).unwrap();
         sel.finish(gpu).unwrap();
         let got = sel.output().to_vec(gpu).unwrap();
-        assert_eq!(got, cpu::select(&data, p), "launch {i} near the epoch wrap");
-    }
+        assert_eq!(got, cpu::select(&data[..d.len()], p), "{what}");
+    };
+    // The first launch zeroes the state; the next ones take the last epochs, then the state
+    // is zeroed again, all of it, and epochs restart. Selectivities differ so that a stale
+    // status word read as current would shift the output.
+    run(&mut sel, &d_big, 0.9, "first launch");
+    sel.set_epoch(ops::SELECT_MAX_EPOCH - 2);
+    run(&mut sel, &d_big, 0.1, "epoch MAX - 1 over the big input");
+    run(&mut sel, &d_small, 0.6, "epoch MAX over the small input");
+    run(&mut sel, &d_small, 0.3, "epoch 0 after the wrap");
+    // Back to the epoch the big input's words were left with: only zeroing all of the state
+    // at the wrap keeps them from reading as published.
+    sel.set_epoch(ops::SELECT_MAX_EPOCH - 2);
+    run(
+        &mut sel,
+        &d_big,
+        0.8,
+        "epoch MAX - 1 again over the big input",
+    );
 }

@@ -107,7 +107,13 @@ impl EpochScratch {
                     .map_err(Error::driver("zeroing kernel state", zero_header * 8))?;
             }
         } else {
-            self.scratch = Some(Scratch::zeroed(gpu, words, self.scratch.take())?);
+            // All of a reused buffer: words past this launch's may hold any earlier epoch.
+            let len = self
+                .scratch
+                .as_ref()
+                .map_or(0, |s| s.words.len())
+                .max(words);
+            self.scratch = Some(Scratch::zeroed(gpu, len, self.scratch.take())?);
             self.epoch = 0;
         }
         Ok(self.epoch)
