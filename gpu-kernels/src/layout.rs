@@ -26,7 +26,7 @@ pub const fn tile_offset(nt: usize, v: usize, t: usize, k: usize) -> usize {
     (k / v) * nt * v + t * v + k % v
 }
 
-/// Shared `u32` words that [`crate::block`]'s scan needs: one partial per (group, warp) plus
+/// Shared `u32` words that `crate::block`'s scan needs: one partial per (group, warp) plus
 /// one for broadcasting a value to the block.
 pub const fn scan_temp_words(nt: usize, ipt: usize, v: usize) -> usize {
     (ipt / v) * nt.div_ceil(32) + 2

@@ -1,8 +1,8 @@
 //! tessera's device code.
 //!
-//! * [`arch`]: the thin device layer (indices, barriers, shared memory, warp operations,
+//! * `arch`: the thin device layer (indices, barriers, shared memory, warp operations,
 //!   atomics, vector loads, fences, math) written with `core::arch::nvptx` and inline PTX.
-//! * [`block`]: Crystal's block-wide functions, generic over `const NT` (threads per block),
+//! * `block`: Crystal's block-wide functions, generic over `const NT` (threads per block),
 //!   `const IPT` (items per thread) and the item type.
 //! * [`ops`]: the operator kernels, each a short sequence of block-wide calls, instantiated by
 //!   macro for the configurations the host uses.

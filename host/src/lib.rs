@@ -1,6 +1,6 @@
 //! tessera's host library: the runtime that loads the embedded PTX ([`Gpu`]), typed device
 //! columns ([`DeviceColumn`]), the GPU operators ([`ops`]), their CPU implementations ([`cpu`])
-//! and the benchmark suites ([`bench`]).
+//! and the benchmark suites ([`bench`](mod@bench)).
 //!
 //! ```no_run
 //! use tessera_host::{Gpu, ops::{self, Predicate}};

@@ -19,7 +19,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Build the kernel crate to PTX (target/ptx/<arch>/...); --check also assembles it with
+    /// Build the kernel crate to PTX (`target/ptx/<arch>/...`); --check also assembles it with
     /// ptxas and prints registers, spills and shared memory per kernel, and fails on any
     /// bar.sync under a thread-dependent branch.
     BuildPtx {

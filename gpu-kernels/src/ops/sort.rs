@@ -435,7 +435,7 @@ histogram_kernel! {
 macro_rules! pass_kernel {
     ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)? $(, BLOCK_IDS = $ids:literal)?);)*) => {$(
         crate::kernel! {
-            /// One radix pass (see [`radix_pass`]).
+            /// One radix pass (see `radix_pass`).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
                 keys_in: *const <$k as crate::radix::RadixKey>::Bits,
                 keys_out: *mut <$k as crate::radix::RadixKey>::Bits,

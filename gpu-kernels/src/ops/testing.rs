@@ -90,7 +90,7 @@ unsafe fn atomics_on(base: *mut u64, v: u32) {
 }
 
 crate::kernel! {
-    /// Every thread applies [`atomics_on`] to the global region and to a per-block shared
+    /// Every thread applies `atomics_on` to the global region and to a per-block shared
     /// copy (initialised from the global region's initial values `init`); block `b` writes
     /// its shared result to `out[b * ATOMIC_SLOTS..]`.
     ARCH_ATOMICS = arch_atomics[NT = 256, IPT = 1](input: *const u32, init: *const u64, global: *mut u64, out: *mut u64) {

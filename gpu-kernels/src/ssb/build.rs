@@ -1,7 +1,7 @@
 //! The dimension build: one kernel for every dimension and query. A block takes a tile of the
 //! dimension, evaluates the plan's predicates on the columns it names (each loaded only where
 //! rows still qualify), and inserts the qualifying keys with their group value into the
-//! dimension's [`DenseMap`](super::DenseMap) and [`BitFilter`](super::BitFilter); it also
+//! dimension's `DenseMap` and `BitFilter`; it also
 //! widens the plan's range of group values, which fixes the query's group layout.
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;

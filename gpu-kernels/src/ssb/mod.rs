@@ -6,7 +6,7 @@
 //! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
 //! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
 //! its group table, is amortized over many tiles; each reads like its SQL: load the first key
-//! column, probe, load the next column only where rows survive ([`crate::block::block_load_sel`]
+//! column, probe, load the next column only where rows survive (`crate::block::block_load_sel`
 //! skips the sectors of dropped rows), probe, ..., and add the aggregate to a shared-memory
 //! group table that is flushed to global memory once per block.
 pub mod plan;

@@ -3,10 +3,10 @@
 //! * [`data`]: the in-memory model ([`SsbData`]: one `Vec<i32>` per column, strings encoded
 //!   with the fixed, sorted dictionaries of [`dict`]);
 //! * [`generator`]: the parallel, deterministic generator;
-//! * [`format`]: tessera's columnar files (one checksummed file per column);
+//! * [`format`](mod@format): tessera's columnar files (one checksummed file per column);
 //! * [`tbl`]: dbgen's `.tbl` files (streaming parallel loader and writer);
 //! * [`query`]: the 13 queries, their parameters ([`QueryParams`]) and results;
-//! * [`engine`]: the [`Engine`] boundary, the CPU engine and the GPU extension point.
+//! * [`engine`](mod@engine): the [`Engine`] boundary, the CPU engine and the GPU extension point.
 
 pub mod calendar;
 pub mod cli;
