@@ -144,8 +144,8 @@ impl<T: DeviceItem> Selection<T> {
         })
     }
 
-    /// Checks the size, prepares the state and returns the launch's look-back epoch. The count word
-    /// is zeroed for `cursor` kernels (unordered: they count with an atomic) and for empty
+    /// Checks the size, prepares the state and returns the launch's look-back epoch. The count
+    /// word is zeroed for `cursor` kernels (unordered: they count with an atomic) and for empty
     /// inputs (no kernel runs to write it); ordered kernels' last tile writes it.
     fn prepare(&mut self, gpu: &Gpu, n: usize, spec: &KernelSpec, cursor: bool) -> Result<u32> {
         if n > self.out.capacity() {
