@@ -30,7 +30,7 @@
 //!    equal keys from one side are a duplicate primary key, reported in an error word.
 
 #[cfg(target_arch = "nvptx64")]
-use crate::arch::{Atomic, block_idx, sync_threads, thread_idx};
+use crate::arch::{block_idx, sync_threads, thread_idx};
 #[cfg(target_arch = "nvptx64")]
 use crate::block::*;
 
@@ -175,7 +175,6 @@ pub use device::*;
 mod device {
     use super::*;
     use crate::arch::{Atomic, Shared, block_idx, sync_threads, thread_idx};
-    use crate::block::*;
     use crate::radix::RadixKey;
 
     /// Reads segment `s` from the kernels' segment words.

@@ -34,7 +34,7 @@ pub use device::*;
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::STATE_HEADER;
-    use crate::arch::{Shared, sync_threads, thread_idx};
+    use crate::arch::{Shared, thread_idx};
     use crate::block::*;
 
     /// Shared memory of a selection kernel.

@@ -428,6 +428,18 @@ histogram_kernel! {
     RADIX_HIST_U64 = radix_hist_u64(u64);
 }
 
+/// The option given to a kernel macro, else its default (used in kernel bodies, which exist
+/// on nvptx only).
+#[cfg(target_arch = "nvptx64")]
+macro_rules! or_default {
+    ($default:expr) => {
+        $default
+    };
+    ($default:expr, $given:expr) => {
+        $given
+    };
+}
+
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
 /// values or not, stable or not, resident blocks per SM, early counts (default: with values),
 /// whether the values take the keys' shared memory (`SHARE`, default no) and whether tiles are
@@ -452,13 +464,10 @@ macro_rules! pass_kernel {
                 const BINS: usize = 1 << $r;
                 const DPT: usize = BINS.div_ceil(NT);
                 type B = <$k as crate::radix::RadixKey>::Bits;
-                #[allow(unused_mut)]
-                const EARLY: bool = { let mut e = $v; $(e = $early;)? e };
+                const EARLY: bool = or_default!($v $(, $early)?);
                 const COUNTERS: usize = NT / 32 * BINS;
-                #[allow(unused_mut)]
-                const SHARE: bool = { let mut e = false; $(e = $share;)? e };
-                #[allow(unused_mut)]
-                const BLOCK_IDS: bool = { let mut e = false; $(e = $ids;)? e };
+                const SHARE: bool = or_default!(false $(, $share)?);
+                const BLOCK_IDS: bool = or_default!(false $(, $ids)?);
                 const UNION: usize = if $v && !SHARE && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
                 let keys = crate::shared_array!(sorted_keys: [B; NT * IPT]);

@@ -168,6 +168,9 @@ pub fn build(opts: &PtxOptions) -> Result<PathBuf, BuildError> {
         .arg("--target-dir")
         .arg(&target_dir)
         .arg("--")
+        // The build's output is shown only when it fails, so warnings would go unseen: the
+        // kernel crate is held to the host's `-D warnings` this way.
+        .arg("-Dwarnings")
         .arg(format!("-Ctarget-cpu={}", opts.arch))
         .arg(format!("-Clinker={}", opts.linker.display()))
         .env(LINK_ENV, "1");
