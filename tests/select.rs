@@ -20,27 +20,32 @@ fn check<T: ops::SelectItem + Copy + std::fmt::Debug>(
     let d = gpu.upload(data).unwrap();
     for v in VARIANTS {
         let got = ops::select_with(gpu, &d, p, v).unwrap();
-        assert_eq!(got.len(), expected.len(), "{what} {v:?}: count");
-        let got = got.to_vec(gpu).unwrap();
-        if v == SelectVariant::Unordered {
-            let key = |x: &T| bytemuck::bytes_of(x).to_vec();
-            let (mut a, mut b) = (got.clone(), expected.clone());
-            a.sort_by_key(key);
-            b.sort_by_key(key);
-            assert!(
-                a.iter()
-                    .zip(&b)
-                    .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
-                "{what} {v:?}: items"
-            );
-        } else {
-            assert!(
-                got.iter()
-                    .zip(&expected)
-                    .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
-                "{what} {v:?}: items or order"
-            );
-        }
+        assert_selected(&got.to_vec(gpu).unwrap(), &expected, v, what);
+    }
+}
+
+/// `got` holds the items of `want` bit for bit: in order, or in any order for the unordered
+/// variant.
+fn assert_selected<T: bytemuck::Pod>(got: &[T], want: &[T], v: SelectVariant, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what} {v:?}: count");
+    if v == SelectVariant::Unordered {
+        let key = |x: &T| bytemuck::bytes_of(x).to_vec();
+        let (mut a, mut b) = (got.to_vec(), want.to_vec());
+        a.sort_by_key(key);
+        b.sort_by_key(key);
+        assert!(
+            a.iter()
+                .zip(&b)
+                .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
+            "{what} {v:?}: items"
+        );
+    } else {
+        assert!(
+            got.iter()
+                .zip(want)
+                .all(|(x, y)| bytemuck::bytes_of(x) == bytemuck::bytes_of(y)),
+            "{what} {v:?}: items or order"
+        );
     }
 }
 
@@ -205,16 +210,9 @@ fn reused_buffers_and_bad_input() {
         for v in VARIANTS.into_iter().chain(VARIANTS) {
             sel.launch(gpu, &d, Predicate::lt(s), v).unwrap();
             let k = sel.finish(gpu).unwrap();
-            let mut got = sel.output().to_vec(gpu).unwrap();
+            let got = sel.output().to_vec(gpu).unwrap();
             assert_eq!(k, got.len());
-            if v == SelectVariant::Unordered {
-                got.sort_by(f32::total_cmp);
-                let mut w = want.clone();
-                w.sort_by(f32::total_cmp);
-                assert_eq!(got, w, "reuse n={n} {v:?}");
-            } else {
-                assert_eq!(got, want, "reuse n={n} {v:?}");
-            }
+            assert_selected(&got, &want, v, &format!("reuse n={n}"));
         }
     }
     let big = gpu.upload(&uniform_f32(10_001, 1)).unwrap();
