@@ -7,6 +7,7 @@
 
 mod aggregate;
 mod block_sort;
+mod compact;
 mod digit_prefix;
 mod hash;
 mod load;
@@ -19,6 +20,7 @@ mod tile_prefix;
 
 pub use aggregate::*;
 pub use block_sort::*;
+pub use compact::*;
 pub use digit_prefix::*;
 pub use hash::*;
 pub use load::*;

@@ -78,6 +78,26 @@ pub unsafe fn load<const NT: usize, const IPT: usize>(
     v
 }
 
+/// Rows `start + offsets[s]` of `col` where `live[s]` (0 elsewhere), one predicated load
+/// each: the survivors of a [`crate::block::warp_compact`], which lie close together in the
+/// tile, so a warp's loads share sectors much as [`load_sel`]'s do.
+///
+/// # Safety
+/// `col` holds the live rows.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub unsafe fn gather<const S: usize>(
+    col: *const i32,
+    start: usize,
+    offsets: &[u32; S],
+    live: &[bool; S],
+) -> [i32; S] {
+    // SAFETY: loaded only where live, rows the caller vouches for.
+    core::array::from_fn(|s| unsafe {
+        crate::arch::load_if(live[s], col.wrapping_add(start + offsets[s] as usize))
+    })
+}
+
 /// The flagged rows of the tile of `col` at `start` (others read as 0; sectors without a
 /// flagged row are not read).
 ///

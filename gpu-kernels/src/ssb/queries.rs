@@ -12,7 +12,7 @@ mod device {
     use crate::block::*;
     use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
     use crate::ssb::tables::word;
-    use crate::ssb::{BitFilter, ColPred, DenseMap, GroupTable, for_each_tile, load, load_sel};
+    use crate::ssb::{BitFilter, ColPred, DenseMap, GroupTable, for_each_tile, gather, load};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -23,7 +23,13 @@ mod device {
         pub sums: Shared<u64>,
         /// Group counts.
         pub counts: Shared<u32>,
+        /// The tile offsets of the rows that pass the first probe ([`warp_compact`]).
+        pub survivors: Shared<u16>,
     }
+
+    /// Survivors of a tile's first test a lane takes per round: 64 per warp covers the
+    /// rows a region filter (1 in 5) leaves of a 256-row warp tile in one round.
+    const S: usize = 2;
 
     /// Where a probe kernel's results go: the plan (status words) and the global group table.
     #[derive(Clone, Copy)]
@@ -52,6 +58,7 @@ mod device {
         payload: *mut u16,
         out: Out,
         temp: [Shared<u64>; 2],
+        survivors: Shared<u16>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
@@ -77,21 +84,31 @@ mod device {
                             orderdate.matches(v)
                         });
                     }
-                    let disc = load_sel::<NT, IPT>(lo_discount, start, valid, &flags);
-                    block_pred::<i32, NT, IPT>(&disc, valid, &mut flags, Combine::And, |v| {
-                        discount.matches(v)
-                    });
-                    let qty = load_sel::<NT, IPT>(lo_quantity, start, valid, &flags);
-                    block_pred::<i32, NT, IPT>(&qty, valid, &mut flags, Combine::And, |v| {
-                        quantity.matches(v)
-                    });
-                    let price = load_sel::<NT, IPT>(lo_extendedprice, start, valid, &flags);
-                    for k in 0..IPT {
-                        if flags[k] {
-                            sum = sum.wrapping_add((price[k] as i64 * disc[k] as i64) as u64);
-                            count += 1;
-                        }
-                    }
+                    let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
+                    for_each_survivor::<NT, IPT, S>(
+                        survivors,
+                        rows,
+                        #[inline(always)]
+                        |offsets, live| {
+                            let mut flags = *live;
+                            let disc = gather(lo_discount, start, offsets, &flags);
+                            for s in 0..S {
+                                flags[s] &= discount.matches(disc[s]);
+                            }
+                            let qty = gather(lo_quantity, start, offsets, &flags);
+                            for s in 0..S {
+                                flags[s] &= quantity.matches(qty[s]);
+                            }
+                            let price = gather(lo_extendedprice, start, offsets, &flags);
+                            for s in 0..S {
+                                if flags[s] {
+                                    let v = price[s] as i64 * disc[s] as i64;
+                                    sum = sum.wrapping_add(v as u64);
+                                    count += 1;
+                                }
+                            }
+                        },
+                    );
                 },
             );
             let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
@@ -139,21 +156,22 @@ mod device {
         groups.fold(group, d, &v);
     }
 
-    /// [`join_keys`] on the fact column `col`, read only where rows are still flagged.
+    /// [`join_keys`] on the fact column `col` at the survivors' rows, read only where they
+    /// are still flagged.
     #[inline(always)]
-    unsafe fn join_dim<const NT: usize, const IPT: usize>(
+    unsafe fn join_rows<const NT: usize>(
         col: *const i32,
-        (start, valid): (usize, usize),
-        flags: &mut [bool; IPT],
+        (start, offsets): (usize, &[u32; S]),
+        flags: &mut [bool; S],
         dim: DenseMap,
         d: usize,
         groups: &GroupTable,
-        group: &mut [u32; IPT],
+        group: &mut [u32; S],
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let keys = load_sel::<NT, IPT>(col, start, valid, flags);
-            join_keys::<NT, IPT>(&keys, flags, dim, d, groups, group);
+            let keys = gather(col, start, offsets, flags);
+            join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
         }
     }
 
@@ -189,22 +207,31 @@ mod device {
                 #[inline(always)]
                 |start, valid| {
                     let rows = (start, valid);
-                    let mut group = [0u32; IPT];
-                    let (_, mut flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier);
-                    join_dim::<NT, IPT>(
-                        lo_partkey, rows, &mut flags, part, PART, &groups, &mut group,
+                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier);
+                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
+                    for_each_survivor::<NT, IPT, S>(
+                        sh.survivors,
+                        survivors,
+                        #[inline(always)]
+                        |offsets, live| {
+                            let at = (start, offsets);
+                            let (mut flags, mut group) = (*live, [0u32; S]);
+                            join_rows::<NT>(
+                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
+                            );
+                            join_rows::<NT>(
+                                lo_orderdate,
+                                at,
+                                &mut flags,
+                                date,
+                                DATE,
+                                &groups,
+                                &mut group,
+                            );
+                            let revenue = gather(lo_revenue, start, offsets, &flags);
+                            groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                        },
                     );
-                    join_dim::<NT, IPT>(
-                        lo_orderdate,
-                        rows,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
             groups.flush::<NT>();
@@ -244,28 +271,37 @@ mod device {
                 #[inline(always)]
                 |start, valid| {
                     let rows = (start, valid);
-                    let mut group = [0u32; IPT];
-                    let (suppkey, mut flags) =
-                        supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
-                    if groups.grouped(SUPPLIER) {
-                        join_keys::<NT, IPT>(
-                            &suppkey, &mut flags, supplier, SUPPLIER, &groups, &mut group,
-                        );
-                    }
-                    join_dim::<NT, IPT>(
-                        lo_custkey, rows, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
+                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
+                    for_each_survivor::<NT, IPT, S>(
+                        sh.survivors,
+                        survivors,
+                        #[inline(always)]
+                        |offsets, live| {
+                            let at = (start, offsets);
+                            let (mut flags, mut group) = (*live, [0u32; S]);
+                            if groups.grouped(SUPPLIER) {
+                                join_rows::<NT>(
+                                    lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups,
+                                    &mut group,
+                                );
+                            }
+                            join_rows::<NT>(
+                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                            );
+                            join_rows::<NT>(
+                                lo_orderdate,
+                                at,
+                                &mut flags,
+                                date,
+                                DATE,
+                                &groups,
+                                &mut group,
+                            );
+                            let revenue = gather(lo_revenue, start, offsets, &flags);
+                            groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                        },
                     );
-                    join_dim::<NT, IPT>(
-                        lo_orderdate,
-                        rows,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
             groups.flush::<NT>();
@@ -309,34 +345,43 @@ mod device {
                 #[inline(always)]
                 |start, valid| {
                     let rows = (start, valid);
-                    let mut group = [0u32; IPT];
-                    let (suppkey, mut flags) =
-                        supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
-                    if groups.grouped(SUPPLIER) {
-                        join_keys::<NT, IPT>(
-                            &suppkey, &mut flags, supplier, SUPPLIER, &groups, &mut group,
-                        );
-                    }
-                    join_dim::<NT, IPT>(
-                        lo_partkey, rows, &mut flags, part, PART, &groups, &mut group,
+                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
+                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
+                    for_each_survivor::<NT, IPT, S>(
+                        sh.survivors,
+                        survivors,
+                        #[inline(always)]
+                        |offsets, live| {
+                            let at = (start, offsets);
+                            let (mut flags, mut group) = (*live, [0u32; S]);
+                            if groups.grouped(SUPPLIER) {
+                                join_rows::<NT>(
+                                    lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups,
+                                    &mut group,
+                                );
+                            }
+                            join_rows::<NT>(
+                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
+                            );
+                            join_rows::<NT>(
+                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                            );
+                            join_rows::<NT>(
+                                lo_orderdate,
+                                at,
+                                &mut flags,
+                                date,
+                                DATE,
+                                &groups,
+                                &mut group,
+                            );
+                            let revenue = gather(lo_revenue, start, offsets, &flags);
+                            let supplycost = gather(lo_supplycost, start, offsets, &flags);
+                            groups.add(&flags, &group, |k| {
+                                (revenue[k] as i64 - supplycost[k] as i64) as u64
+                            });
+                        },
                     );
-                    join_dim::<NT, IPT>(
-                        lo_custkey, rows, &mut flags, customer, CUSTOMER, &groups, &mut group,
-                    );
-                    join_dim::<NT, IPT>(
-                        lo_orderdate,
-                        rows,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = load_sel::<NT, IPT>(lo_revenue, start, valid, &flags);
-                    let supplycost = load_sel::<NT, IPT>(lo_supplycost, start, valid, &flags);
-                    groups.add(&flags, &group, |k| {
-                        (revenue[k] as i64 - supplycost[k] as i64) as u64
-                    });
                 },
             );
             groups.flush::<NT>();
@@ -352,6 +397,7 @@ macro_rules! probe_shared {
             filter: crate::shared_array!(ssb_filter: [u32; crate::ssb::plan::FILTER_WORDS]),
             sums: crate::shared_array!(ssb_sums: [u64; crate::ssb::plan::SMEM_GROUPS]),
             counts: crate::shared_array!(ssb_counts: [u32; crate::ssb::plan::SMEM_GROUPS]),
+            survivors: crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]),
         }
     };
 }
@@ -368,11 +414,12 @@ crate::kernel! {
             crate::shared_array!(ssb_sum_temp: [u64; NT / 32 + 1]),
             crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
         ];
+        let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
             flight1::<NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
-                n as usize, payload, Out { plan, sums, counts }, temp)
+                n as usize, payload, Out { plan, sums, counts }, temp, survivors)
         }
     }
 }
@@ -397,7 +444,7 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 3: `(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n, payload, bits, plan,
     /// sums, counts)`; persistent.
-    SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 8, MIN_BLOCKS = 3](
+    SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_custkey: *const i32, lo_orderdate: *const i32,
         lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,
         sums: *mut u64, counts: *mut u32
