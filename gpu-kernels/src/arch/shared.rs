@@ -183,6 +183,21 @@ impl<T: SharedAdd> Shared<T> {
     }
 }
 
+impl Shared<u32> {
+    /// Atomically ORs `v` into item `i` (block scope).
+    ///
+    /// # Safety
+    /// `i < len`.
+    #[inline(always)]
+    pub unsafe fn atomic_or(&self, i: usize, v: u32) {
+        // SAFETY: in bounds by contract.
+        unsafe {
+            asm!("red.shared.or.b32 [{a}], {v};", a = in(reg32) self.addr(i), v = in(reg32) v,
+                options(nostack, preserves_flags))
+        }
+    }
+}
+
 /// Declares a statically sized shared array in the calling kernel and returns a [`Shared`]
 /// handle to it: `let tile = shared_array!(tile: [f32; NT * IPT]);`. Call it once per name per
 /// kernel, with a length that is a constant.

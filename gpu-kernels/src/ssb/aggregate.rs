@@ -1,8 +1,10 @@
-//! The group table of a probe kernel: sums (`u64`, wrapping: an `i64` sum as its bits) and
-//! row counts per group slot of the query's [`GroupLayout`]. Small tables (every SSB query:
-//! at most 1,944 slots, q3.1) live in shared memory, so rows are added with shared-memory
-//! atomics and a block touches global memory once per non-empty slot when it is done; larger
-//! ones go straight to the global table.
+//! The group table of a probe kernel: sums (`u64`, wrapping: an `i64` sum as its bits) per
+//! group slot of the query's [`GroupLayout`], and counts that are non-zero exactly where a
+//! slot holds rows. Small tables (every SSB query at SF 20: at most 2,646 slots, q3.1) live in
+//! shared memory, as sums and one occupancy bit per slot, so rows are added with
+//! shared-memory atomics and a block touches global memory once per non-empty slot when it is
+//! done (its count then grows by one per block, not per row); larger ones go straight to the
+//! global table.
 use super::plan::{self, GLOBAL_GROUPS, GroupLayout, SMEM_GROUPS, status};
 use super::tables::word;
 use crate::arch::{Atomic, Shared, sync_threads, thread_idx};
@@ -14,7 +16,8 @@ pub struct GroupTable {
     pub layout: GroupLayout,
     out_sums: *mut u64,
     out_counts: *mut u32,
-    /// The block's shared-memory table, when the layout fits; else rows go to `out_*`.
+    /// The block's shared-memory table (sums, occupancy bits), when the layout fits; else
+    /// rows go to `out_*`.
     shared: Option<(Shared<u64>, Shared<u32>)>,
 }
 
@@ -25,14 +28,14 @@ impl GroupTable {
     ///
     /// # Safety
     /// `plan` is a built plan; `out_sums` / `out_counts` hold [`GLOBAL_GROUPS`] slots; the
-    /// shared buffers hold [`SMEM_GROUPS`] slots.
+    /// shared buffers hold [`SMEM_GROUPS`] sums and [`SMEM_GROUPS`]` / 32` occupancy words.
     #[inline(always)]
     pub unsafe fn new<const NT: usize>(
         plan: *mut u32,
         out_sums: *mut u64,
         out_counts: *mut u32,
         sh_sums: Shared<u64>,
-        sh_counts: Shared<u32>,
+        sh_occupied: Shared<u32>,
     ) -> Option<GroupTable> {
         // SAFETY: by contract.
         let layout = GroupLayout::from_plan(|i| unsafe { word(plan, i) });
@@ -43,14 +46,17 @@ impl GroupTable {
             }
             return None;
         }
-        let shared = layout.total as usize <= SMEM_GROUPS.min(sh_sums.len()).min(sh_counts.len());
+        let total = layout.total as usize;
+        let shared = total <= SMEM_GROUPS.min(sh_sums.len()).min(sh_occupied.len() * 32);
         if shared {
             let mut i = thread_idx();
-            while i < layout.total as usize {
-                // SAFETY: i < total <= the buffers' length; one writer per slot.
+            while i < total {
+                // SAFETY: i < total <= the buffers' length; one writer per slot and word.
                 unsafe {
                     sh_sums.write(i, 0);
-                    sh_counts.write(i, 0);
+                    if i % 32 == 0 {
+                        sh_occupied.write(i / 32, 0);
+                    }
                 }
                 i += NT;
             }
@@ -60,7 +66,7 @@ impl GroupTable {
             layout,
             out_sums,
             out_counts,
-            shared: shared.then_some((sh_sums, sh_counts)),
+            shared: shared.then_some((sh_sums, sh_occupied)),
         })
     }
 
@@ -96,9 +102,9 @@ impl GroupTable {
                 // SAFETY: a flagged row passed every dimension, so each of its values lies in
                 // the range its build recorded and i < total.
                 unsafe {
-                    if let Some((sums, counts)) = self.shared {
+                    if let Some((sums, occupied)) = self.shared {
                         sums.atomic_add(i, value(k));
-                        counts.atomic_add(i, 1);
+                        occupied.atomic_or(i / 32, 1 << (i % 32));
                     } else {
                         u64::atomic_add(self.out_sums.add(i), value(k));
                         u32::atomic_add(self.out_counts.add(i), 1);
@@ -111,7 +117,7 @@ impl GroupTable {
     /// Adds this block's shared table to the global one (all threads; starts with a barrier).
     #[inline(always)]
     pub fn flush<const NT: usize>(&self) {
-        let Some((sums, counts)) = self.shared else {
+        let Some((sums, occupied)) = self.shared else {
             return;
         };
         sync_threads();
@@ -119,10 +125,9 @@ impl GroupTable {
         while i < self.layout.total as usize {
             // SAFETY: i < total; the shared slots are final after the barrier.
             unsafe {
-                let c = counts.read(i);
-                if c != 0 {
+                if occupied.read(i / 32) >> (i % 32) & 1 != 0 {
                     u64::atomic_add(self.out_sums.add(i), sums.read(i));
-                    u32::atomic_add(self.out_counts.add(i), c);
+                    u32::atomic_add(self.out_counts.add(i), 1);
                 }
             }
             i += NT;

@@ -21,8 +21,8 @@ mod device {
         pub filter: Shared<u32>,
         /// Group sums.
         pub sums: Shared<u64>,
-        /// Group counts.
-        pub counts: Shared<u32>,
+        /// Which group slots hold rows, one bit each.
+        pub occupied: Shared<u32>,
         /// The tile offsets of the rows that pass the first probe ([`warp_compact`]).
         pub survivors: Shared<u16>,
     }
@@ -195,7 +195,7 @@ mod device {
         unsafe {
             let plan = out.plan;
             let Some(groups) =
-                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.occupied)
             else {
                 return;
             };
@@ -258,7 +258,7 @@ mod device {
         unsafe {
             let plan = out.plan;
             let Some(groups) =
-                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.occupied)
             else {
                 return;
             };
@@ -331,7 +331,7 @@ mod device {
         unsafe {
             let plan = out.plan;
             let Some(groups) =
-                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.counts)
+                GroupTable::new::<NT>(plan, out.sums, out.counts, sh.sums, sh.occupied)
             else {
                 return;
             };
@@ -396,7 +396,7 @@ macro_rules! probe_shared {
         ProbeShared {
             filter: crate::shared_array!(ssb_filter: [u32; crate::ssb::plan::FILTER_WORDS]),
             sums: crate::shared_array!(ssb_sums: [u64; crate::ssb::plan::SMEM_GROUPS]),
-            counts: crate::shared_array!(ssb_counts: [u32; crate::ssb::plan::SMEM_GROUPS]),
+            occupied: crate::shared_array!(ssb_occupied: [u32; crate::ssb::plan::SMEM_GROUPS / 32]),
             survivors: crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]),
         }
     };
@@ -461,7 +461,7 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 4: `(lo_suppkey, lo_partkey, lo_custkey, lo_orderdate, lo_revenue,
     /// lo_supplycost, n, payload, bits, plan, sums, counts)`; persistent.
-    SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 4, MIN_BLOCKS = 4](
+    SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_partkey: *const i32, lo_custkey: *const i32,
         lo_orderdate: *const i32, lo_revenue: *const i32, lo_supplycost: *const i32, n: u32,
         payload: *mut u16, bits: *mut u32, plan: *mut u32, sums: *mut u64, counts: *mut u32
