@@ -53,6 +53,12 @@ impl<T: Copy> Shared<T> {
         // address; the sizes match the transmutes.
         unsafe {
             match core::mem::size_of::<T>() {
+                2 => {
+                    let r: u16;
+                    asm!("ld.shared.b16 {r}, [{a}];", r = out(reg16) r, a = in(reg32) a,
+                        options(readonly, nostack, preserves_flags));
+                    core::mem::transmute_copy(&r)
+                }
                 4 => {
                     let r: u32;
                     asm!("ld.shared.b32 {r}, [{a}];", r = out(reg32) r, a = in(reg32) a,
@@ -80,6 +86,11 @@ impl<T: Copy> Shared<T> {
         // SAFETY: as for `read`.
         unsafe {
             match core::mem::size_of::<T>() {
+                2 => {
+                    let v: u16 = core::mem::transmute_copy(&v);
+                    asm!("st.shared.b16 [{a}], {v};", a = in(reg32) a, v = in(reg16) v,
+                        options(nostack, preserves_flags));
+                }
                 4 => {
                     let v: u32 = core::mem::transmute_copy(&v);
                     asm!("st.shared.b32 [{a}], {v};", a = in(reg32) a, v = in(reg32) v,

@@ -9,6 +9,28 @@ use super::plan::{self, GLOBAL_GROUPS, GroupLayout, SMEM_GROUPS, status};
 use super::tables::word;
 use crate::arch::{Atomic, Shared, sync_threads, thread_idx};
 
+/// `sums[i] += v` as two 32-bit shared atomics, low word first with the carry into the high
+/// one (skipped when there is nothing to add: always for values below 2^32 that do not carry).
+/// A 64-bit `atom.shared.add` is a compare-and-swap loop in SASS (`ATOMS.CAST.SPIN.64`), and
+/// rows of the same group retried each other's swaps.
+///
+/// # Safety
+/// `i < sums.len()`; the slot is read only after a barrier.
+#[inline(always)]
+unsafe fn add_wide(sums: Shared<u64>, i: usize, v: u64) {
+    // Little-endian halves of slot i.
+    let words = sums.cast::<u32>();
+    let (lo, hi) = (v as u32, (v >> 32) as u32);
+    // SAFETY: words 2i and 2i + 1 are slot i.
+    unsafe {
+        let old = words.atomic_add(2 * i, lo);
+        let high = hi.wrapping_add(old.overflowing_add(lo).1 as u32);
+        if high != 0 {
+            words.atomic_add(2 * i + 1, high);
+        }
+    }
+}
+
 /// Where rows are added.
 #[derive(Clone, Copy)]
 pub struct GroupTable {
@@ -103,7 +125,7 @@ impl GroupTable {
                 // the range its build recorded and i < total.
                 unsafe {
                     if let Some((sums, occupied)) = self.shared {
-                        sums.atomic_add(i, value(k));
+                        add_wide(sums, i, value(k));
                         occupied.atomic_or(i / 32, 1 << (i % 32));
                     } else {
                         u64::atomic_add(self.out_sums.add(i), value(k));

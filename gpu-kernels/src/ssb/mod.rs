@@ -21,7 +21,7 @@ mod tables;
 #[cfg(target_arch = "nvptx64")]
 pub use aggregate::GroupTable;
 #[cfg(target_arch = "nvptx64")]
-pub use tables::{BitFilter, ColPred, DenseMap};
+pub use tables::{BitFilter, ColPred, DenseMap, SharedBits, Staged};
 
 /// Calls `f(start, valid)` for every tile of `NT * IPT` rows of `n` that this block owns
 /// (tiles `block, block + grid, ...`). `f` must be called uniformly by the block, as it is.

@@ -12,7 +12,9 @@ mod device {
     use crate::block::*;
     use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
     use crate::ssb::tables::word;
-    use crate::ssb::{BitFilter, ColPred, DenseMap, GroupTable, for_each_tile, gather, load};
+    use crate::ssb::{
+        BitFilter, ColPred, DenseMap, GroupTable, Staged, for_each_tile, gather, load,
+    };
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -126,14 +128,14 @@ mod device {
     unsafe fn supplier_rows<const NT: usize, const IPT: usize>(
         lo_suppkey: *const i32,
         (start, valid): (usize, usize),
-        filter: BitFilter,
+        filter: Staged,
     ) -> ([i32; IPT], [bool; IPT]) {
         // SAFETY: forwarded contracts.
         unsafe {
             let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
             let mut flags = [false; IPT];
             block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-            block_probe::<i32, BitFilter, NT, IPT>(&suppkey, &mut flags, filter);
+            filter.probe::<NT, IPT>(&suppkey, &mut flags);
             (suppkey, flags)
         }
     }

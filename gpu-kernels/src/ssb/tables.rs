@@ -135,10 +135,10 @@ impl BitFilter {
     /// # Safety
     /// The bitmap is built and not modified during the kernel.
     #[inline(always)]
-    pub unsafe fn staged<const NT: usize>(self, shared: Shared<u32>) -> BitFilter {
+    pub unsafe fn staged<const NT: usize>(self, shared: Shared<u32>) -> Staged {
         let n = Self::words_for(self.len);
         if n > shared.len() {
-            return self;
+            return Staged::Global(self);
         }
         let mut i = thread_idx();
         while i < n {
@@ -147,9 +147,65 @@ impl BitFilter {
             i += NT;
         }
         sync_threads();
-        BitFilter {
-            words: shared.ptr(0),
-            ..self
+        Staged::Shared(SharedBits {
+            words: shared,
+            min: self.min,
+            len: self.len,
+        })
+    }
+}
+
+/// A [`BitFilter`] where [`BitFilter::staged`] left it.
+#[derive(Clone, Copy)]
+pub enum Staged {
+    /// Copied to shared memory.
+    Shared(SharedBits),
+    /// Too large for it: probed in global memory.
+    Global(BitFilter),
+}
+
+impl Staged {
+    /// Clears the flags of the items whose key is not in the filter.
+    ///
+    /// # Safety
+    /// As for [`crate::block::block_probe`].
+    #[inline(always)]
+    pub unsafe fn probe<const NT: usize, const IPT: usize>(
+        self,
+        keys: &[i32; IPT],
+        flags: &mut [bool; IPT],
+    ) {
+        match self {
+            Staged::Shared(f) => f.probe(keys, flags),
+            // SAFETY: forwarded.
+            Staged::Global(f) => unsafe {
+                crate::block::block_probe::<i32, BitFilter, NT, IPT>(keys, flags, f)
+            },
+        }
+    }
+}
+
+/// A bit filter in shared memory, read with `ld.shared`: through the generic pointer of a
+/// [`BitFilter`] every probe paid the generic path's address-space resolution.
+#[derive(Clone, Copy)]
+pub struct SharedBits {
+    words: Shared<u32>,
+    min: u32,
+    len: u32,
+}
+
+impl SharedBits {
+    /// Clears the flags of the items whose key is not in the filter.
+    #[inline(always)]
+    pub fn probe<const IPT: usize>(self, keys: &[i32; IPT], flags: &mut [bool; IPT]) {
+        for k in 0..IPT {
+            let (s, inside) = perfect_pos(keys[k] as u32, self.min, self.len);
+            let hit = flags[k] && inside && {
+                // SAFETY: s < len, so word s / 32 was staged.
+                let w = unsafe { self.words.read(s as usize / 32) };
+                w >> (s % 32) & 1 != 0
+            };
+            flags[k] = hit;
         }
     }
 }
