@@ -26,38 +26,27 @@ pub use tables::{BitFilter, ColPred, DenseMap, SharedBits, Staged};
 /// Calls `f(start, valid)` for every tile of `NT * IPT` rows of `n` that this block owns
 /// (tiles `block, block + grid, ...`). `f` must be called uniformly by the block, as it is.
 ///
-/// With `SPLIT`, full tiles go through their own call site, where `valid` is a constant, so
-/// every bounds test in the inlined tile body folds away: ncu showed those tests costing ~60
-/// ALU instructions per tile and warp in flight 1, computed ahead of the full-tile test
-/// (q1.2 0.476 -> 0.399 ms at SF 20). Flight 3 does not split: with two copies of its body it
-/// ran 1.6x slower (q3.1 1.38 -> 2.22 ms).
+/// Full tiles go through their own call site, where `valid` is a constant, so every bounds
+/// test in the inlined tile body folds away: ncu showed those tests costing ~60 ALU
+/// instructions per tile and warp in flight 1, computed ahead of the full-tile test (q1.2
+/// 0.476 -> 0.399 ms at SF 20). Flight 3's body was once too large for two copies (q3.1 1.38
+/// -> 2.22 ms with them); since the bodies run their later steps over survivors only
+/// ([`crate::block::warp_compact`]) the split pays there too (q3.3 0.354 -> 0.335 ms).
 ///
 /// Callers mark `f` `#[inline(always)]`: with two call sites LLVM may otherwise outline it
 /// (`build-ptx --check` rejects calls).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub fn for_each_tile<const NT: usize, const IPT: usize, const SPLIT: bool>(
-    n: usize,
-    mut f: impl FnMut(usize, usize),
-) {
+pub fn for_each_tile<const NT: usize, const IPT: usize>(n: usize, mut f: impl FnMut(usize, usize)) {
     let tile_rows = NT * IPT;
+    let full_tiles = n / tile_rows;
     let mut tile = crate::arch::block_idx();
-    if SPLIT {
-        let full_tiles = n / tile_rows;
-        while tile < full_tiles {
-            f(tile * tile_rows, tile_rows);
-            tile += crate::arch::grid_dim();
-        }
-        if tile == full_tiles && n % tile_rows != 0 {
-            f(tile * tile_rows, n % tile_rows);
-        }
-    } else {
-        let tiles = n.div_ceil(tile_rows);
-        while tile < tiles {
-            let start = tile * tile_rows;
-            f(start, (n - start).min(tile_rows));
-            tile += crate::arch::grid_dim();
-        }
+    while tile < full_tiles {
+        f(tile * tile_rows, tile_rows);
+        tile += crate::arch::grid_dim();
+    }
+    if tile == full_tiles && n % tile_rows != 0 {
+        f(tile * tile_rows, n % tile_rows);
     }
 }
 

@@ -71,7 +71,7 @@ mod device {
             let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_tile::<NT, IPT, true>(
+            for_each_tile::<NT, IPT>(
                 n,
                 #[inline(always)]
                 |start, valid| {
@@ -204,7 +204,7 @@ mod device {
             let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, true>(
+            for_each_tile::<NT, IPT>(
                 n,
                 #[inline(always)]
                 |start, valid| {
@@ -268,7 +268,7 @@ mod device {
             let supplier = DenseMap::of(plan, SUPPLIER, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, false>(
+            for_each_tile::<NT, IPT>(
                 n,
                 #[inline(always)]
                 |start, valid| {
@@ -342,7 +342,7 @@ mod device {
             let part = DenseMap::of(plan, PART, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT, true>(
+            for_each_tile::<NT, IPT>(
                 n,
                 #[inline(always)]
                 |start, valid| {
