@@ -329,6 +329,9 @@ pub(crate) struct Scratch {
     plan: CudaSlice<u32>,
     sums: CudaSlice<u64>,
     counts: CudaSlice<u32>,
+    /// Group slots from this one on are zero: the last query's table size once its result
+    /// was read, all of them while a query may still be adding.
+    groups_dirty: std::cell::Cell<usize>,
 }
 
 impl Scratch {
@@ -351,29 +354,40 @@ impl Scratch {
             counts: s
                 .alloc_zeros::<u32>(P::GLOBAL_GROUPS)
                 .map_err(alloc("allocating the SSB group table"))?,
+            groups_dirty: std::cell::Cell::new(0),
             layout,
         })
     }
 
-    /// Queues the plan upload and the clearing of the tables the query builds and of the
-    /// group table.
+    /// Queues the plan upload and the clearing of the tables the query builds (one range
+    /// over all of them: the dimensions lie next to each other, and every clear is a launch)
+    /// and of the group slots the last query used.
     pub(crate) fn prepare(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
         s.memcpy_htod(&plan.words, &mut self.plan)
             .map_err(err("uploading an SSB plan"))?;
-        for &d in &plan.builds {
-            let l = self.layout.dims[d];
-            let (p, b) = (l.payload as usize, l.bits as usize);
-            s.memset_zeros(&mut self.payload.slice_mut(p..p + l.len as usize))
-                .map_err(err("clearing an SSB dimension table"))?;
-            s.memset_zeros(&mut self.bits.slice_mut(b..b + (l.len as usize).div_ceil(32)))
-                .map_err(err("clearing an SSB dimension bitmap"))?;
+        let dims = plan.builds.iter().map(|&d| self.layout.dims[d]);
+        let payload = dims
+            .clone()
+            .map(|l| l.payload as usize..(l.payload + l.len) as usize);
+        let bits = dims.map(|l| l.bits as usize..l.bits as usize + (l.len as usize).div_ceil(32));
+        if let Some(r) = span(payload) {
+            s.memset_zeros(&mut self.payload.slice_mut(r))
+                .map_err(err("clearing the SSB dimension tables"))?;
         }
-        s.memset_zeros(&mut self.sums)
-            .map_err(err("clearing the SSB group table"))?;
-        s.memset_zeros(&mut self.counts)
-            .map_err(err("clearing the SSB group table"))
+        if let Some(r) = span(bits) {
+            s.memset_zeros(&mut self.bits.slice_mut(r))
+                .map_err(err("clearing the SSB dimension bitmaps"))?;
+        }
+        let dirty = self.groups_dirty.replace(P::GLOBAL_GROUPS);
+        if dirty > 0 {
+            s.memset_zeros(&mut self.sums.slice_mut(..dirty))
+                .map_err(err("clearing the SSB group table"))?;
+            s.memset_zeros(&mut self.counts.slice_mut(..dirty))
+                .map_err(err("clearing the SSB group table"))?;
+        }
+        Ok(())
     }
 
     /// Queues the build of dimension `d` from its device columns (see [`dim_columns`]).
@@ -482,6 +496,8 @@ impl Scratch {
             )));
         }
         let total = layout.total as usize;
+        // The probe added to slots below `total` only.
+        self.groups_dirty.set(total);
         let mut sums = vec![0u64; total];
         let mut counts = vec![0u32; total];
         s.memcpy_dtoh(&self.sums.slice(..total), &mut sums[..])
@@ -505,6 +521,11 @@ impl Scratch {
             .collect();
         Ok(QueryResult::new(q, rows))
     }
+}
+
+/// The smallest range covering all of `ranges` (`None` when there are none).
+fn span(ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Option<std::ops::Range<usize>> {
+    ranges.reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
 }
 
 /// A `Gpu` the engine owns or borrows.
