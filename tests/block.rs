@@ -1,5 +1,6 @@
-//! Block-wide functions exercised on their own: BlockPred (Set / Or / And), BlockAggregate (sum,
-//! min, max, count) for every item type, on partial and full tiles.
+//! Block-wide functions exercised on their own: BlockPred (Set / Or / And), WarpCompact and its
+//! survivor rounds, BlockAggregate (sum, min, max, count) for every item type, on partial and
+//! full tiles.
 mod common;
 use common::*;
 use tessera::ops::testing as t;
@@ -99,4 +100,30 @@ fn block_aggregate_every_type() {
         );
     }
     let _ = f32::TYPE;
+}
+
+#[test]
+fn warp_compact_visits_each_flagged_row_once() {
+    let Some(gpu) = gpu("warp_compact_visits_each_flagged_row_once") else {
+        return;
+    };
+    let rows = t::block_compact_tile_rows();
+    for &n in &[0usize, 1, 31, rows - 1, rows, rows + 1, 100_001] {
+        // None, sparse (one survivor round), about one in five (two rounds per warp at
+        // most), most, and all rows flagged.
+        for &per_mille in &[0u32, 10, 200, 900, 1000] {
+            let input: Vec<u32> = uniform_i32(n, 1000, n as u64 + u64::from(per_mille))
+                .iter()
+                .map(|&x| ((x as u32) < per_mille) as u32)
+                .collect();
+            let (visits, counts) = t::block_compact(gpu, &input).unwrap();
+            assert_eq!(visits, input, "n={n} per mille={per_mille}: visits");
+            let mut expected = vec![0u32; counts.len()];
+            for (i, &f) in input.iter().enumerate() {
+                let warp = t::block_compact_warp(i % rows);
+                expected[i / rows * t::BLOCK_COMPACT_WARPS + warp] += f;
+            }
+            assert_eq!(counts, expected, "n={n} per mille={per_mille}: warp counts");
+        }
+    }
 }

@@ -6,9 +6,17 @@
 //! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
 //! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
 //! its group table, is amortized over many tiles; each reads like its SQL: load the first key
-//! column, probe, load the next column only where rows survive (`crate::block::block_load_sel`
-//! skips the sectors of dropped rows), probe, ..., and add the aggregate to a shared-memory
-//! group table that is flushed to global memory once per block.
+//! column and test it, pack each warp's surviving rows ([`crate::block::warp_compact`]), then
+//! for the survivors only: read the next column at their rows ([`gather`]: sectors without a
+//! survivor are not read), probe, ..., and add the aggregate to a shared-memory group table
+//! that is flushed to global memory once per block.
+//!
+//! Measured and dropped: prefetching the block's next tile of the leading columns into L2
+//! (`prefetch.global.L2`, one line per thread) while it works on the current one. The probes
+//! were then latency-bound on their chains of dependent loads, yet the prefetch cost more than
+//! it hid: SF 20 geometric mean 0.607 ms without, 0.645 / 0.660 / 0.744 ms prefetching the
+//! first one / two / three columns (the instructions, not the loads, bounded the kernels; the
+//! survivor rounds above fixed that).
 pub mod plan;
 
 #[cfg(target_arch = "nvptx64")]

@@ -1,8 +1,8 @@
 //! The probe kernels, one per query flight (the flight's queries differ only in their plan).
 //! Each walks its block's tiles of lineorder and reads like the SQL: the first key column in
-//! full, then every further column only where rows survive, a lookup per joined dimension
-//! (the smallest table first: supplier's bitmap in shared memory), and the aggregate added
-//! to the block's group table.
+//! full and its test (supplier's bitmap in shared memory, or flight 1's date range), then, over
+//! the warp's survivors only, every further column where rows still qualify, a lookup per
+//! joined dimension, and the aggregate added to the block's group table.
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 

@@ -186,6 +186,43 @@ pub fn block_pred_i32(gpu: &Gpu, input: &[i32], a: i32, b: i32, c: i32) -> Resul
     out.to_vec(gpu)
 }
 
+/// [`k::BLOCK_COMPACT`] over `input` (rows flagged where non-zero): the visits of each row by
+/// the survivor rounds, and each warp's survivor count, tile by tile (tiles of
+/// [`block_compact_tile_rows`] rows, [`BLOCK_COMPACT_WARPS`] warps each).
+pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let spec = k::BLOCK_COMPACT;
+    let d = gpu.upload(input)?;
+    let mut visits = gpu.zeros::<u32>(input.len())?;
+    let tiles = input.len().div_ceil(block_compact_tile_rows());
+    let mut counts = gpu.zeros::<u32>(tiles * BLOCK_COMPACT_WARPS)?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, input.len(), 0)?,
+            [&d.buf, &n32, &mut visits.buf, &mut counts.buf]
+        )?;
+    }
+    Ok((visits.to_vec(gpu)?, counts.to_vec(gpu)?))
+}
+
+/// Warps per block of [`k::BLOCK_COMPACT`].
+pub const BLOCK_COMPACT_WARPS: usize = k::BLOCK_COMPACT.threads as usize / 32;
+
+/// Rows per tile of [`k::BLOCK_COMPACT`].
+pub fn block_compact_tile_rows() -> usize {
+    k::BLOCK_COMPACT.tile() as usize
+}
+
+/// The warp of [`k::BLOCK_COMPACT`] that holds the row at offset `o` of its tile (the inverse
+/// of `tessera_kernels::layout::tile_offset` for its vectors of four `u32`).
+pub fn block_compact_warp(o: usize) -> usize {
+    let spec = k::BLOCK_COMPACT;
+    let v = tessera_kernels::layout::vec_width(4, spec.items_per_thread as usize);
+    o % (spec.threads as usize * v) / v / 32
+}
+
 /// Item types with a block-aggregate test kernel.
 pub trait AggregateItem: DeviceItem {
     /// The kernel.
