@@ -6,8 +6,8 @@
 //! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
 //! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
 //! its group table, is amortized over many tiles; each reads like its SQL: load the first key
-//! column and test it, pack each warp's surviving rows ([`crate::block::warp_compact`]), then
-//! for the survivors only: read the next column at their rows ([`gather`]: sectors without a
+//! column and test it, pack each warp's surviving rows (`crate::block::warp_compact`), then
+//! for the survivors only: read the next column at their rows (`gather`: sectors without a
 //! survivor are not read), probe, ..., and add the aggregate to a shared-memory group table
 //! that is flushed to global memory once per block.
 //!
