@@ -3,6 +3,10 @@
 //! rows still qualify), and inserts the qualifying keys with their group value into the
 //! dimension's `DenseMap` and `BitFilter`; it also
 //! widens the plan's range of group values, which fixes the query's group layout.
+//!
+//! Measured and dropped: reading every column in full and at once instead of each where rows
+//! still qualify, to cut the builds' chains of load latencies: SF 20 q3.3 0.318 -> 0.330 ms,
+//! q4.2 0.793 -> 0.804 (the part and customer builds read more than they waited).
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 
