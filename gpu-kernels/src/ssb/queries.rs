@@ -318,8 +318,8 @@ mod device {
     #[inline(always)]
     pub unsafe fn flight4<const NT: usize, const IPT: usize>(
         lo_suppkey: *const i32,
-        lo_partkey: *const i32,
         lo_custkey: *const i32,
+        lo_partkey: *const i32,
         lo_orderdate: *const i32,
         lo_revenue: *const i32,
         lo_supplycost: *const i32,
@@ -363,10 +363,10 @@ mod device {
                                 );
                             }
                             join_rows::<NT>(
-                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
+                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                             );
                             join_rows::<NT>(
-                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
+                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
                             );
                             join_rows::<NT>(
                                 lo_orderdate,
@@ -461,17 +461,17 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// Flight 4: `(lo_suppkey, lo_partkey, lo_custkey, lo_orderdate, lo_revenue,
+    /// Flight 4: `(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
     /// lo_supplycost, n, payload, bits, plan, sums, counts)`; persistent.
     SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 8, MIN_BLOCKS = 4](
-        lo_suppkey: *const i32, lo_partkey: *const i32, lo_custkey: *const i32,
+        lo_suppkey: *const i32, lo_custkey: *const i32, lo_partkey: *const i32,
         lo_orderdate: *const i32, lo_revenue: *const i32, lo_supplycost: *const i32, n: u32,
         payload: *mut u16, bits: *mut u32, plan: *mut u32, sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight4::<NT, IPT>(lo_suppkey, lo_partkey, lo_custkey, lo_orderdate, lo_revenue,
+            flight4::<NT, IPT>(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
                 lo_supplycost, n as usize, payload, bits, Out { plan, sums, counts }, sh)
         }
     }

@@ -109,7 +109,7 @@ impl Flight {
             Flight::One => &[OrderDate, Discount, Quantity, ExtendedPrice],
             Flight::Two => &[SuppKey, PartKey, OrderDate, Revenue],
             Flight::Three => &[SuppKey, CustKey, OrderDate, Revenue],
-            Flight::Four => &[SuppKey, PartKey, CustKey, OrderDate, Revenue, SupplyCost],
+            Flight::Four => &[SuppKey, CustKey, PartKey, OrderDate, Revenue, SupplyCost],
         }
     }
 

@@ -104,8 +104,8 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
         ],
         Flight::Four => vec![
             (FactCol::SuppKey, qual(P::SUPPLIER)),
-            (FactCol::PartKey, qual(P::PART)),
             (FactCol::CustKey, qual(P::CUSTOMER)),
+            (FactCol::PartKey, qual(P::PART)),
             (FactCol::OrderDate, qual(P::DATE)),
             (FactCol::Revenue, none()),
             (FactCol::SupplyCost, none()),
