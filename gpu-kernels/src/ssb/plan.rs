@@ -58,10 +58,12 @@ pub mod fact {
     pub const QUANTITY: usize = 6;
     /// 1: flight 1 joins the date table instead of testing the lo_orderdate range.
     pub const DATE_JOIN: usize = 9;
+    /// 1: flight 4 joins part before customer (its filter is the narrower one).
+    pub const PART_FIRST: usize = 10;
 }
 
 /// Status words the kernels set (see [`status`]).
-pub const STATUS: usize = FACT + 10;
+pub const STATUS: usize = FACT + 11;
 /// Status word offsets.
 pub mod status {
     /// The qualifying group values span more than [`super::GLOBAL_GROUPS`] groups.

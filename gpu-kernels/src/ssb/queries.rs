@@ -342,6 +342,8 @@ mod device {
             let part = DenseMap::of(plan, PART, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
+            // The narrower of the part and customer filters first (the plan's choice).
+            let part_first = word(plan, plan::FACT + fact::PART_FIRST) != 0;
             for_each_tile::<NT, IPT>(
                 n,
                 #[inline(always)]
@@ -362,12 +364,18 @@ mod device {
                                     &mut group,
                                 );
                             }
-                            join_rows::<NT>(
-                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
-                            );
-                            join_rows::<NT>(
-                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
-                            );
+                            let g = (&groups, &mut group);
+                            if part_first {
+                                join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                                join_rows::<NT>(
+                                    lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
+                                );
+                            } else {
+                                join_rows::<NT>(
+                                    lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
+                                );
+                                join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                            }
                             join_rows::<NT>(
                                 lo_orderdate,
                                 at,

@@ -84,7 +84,8 @@ impl FactCol {
 }
 
 /// A query flight: which probe kernel runs and which columns it reads, in its argument order
-/// (which is also the order it reads them in).
+/// (which is also the order it reads them in, but for flight 4's part and customer keys,
+/// whose order the plan picks: [`model::part_first`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flight {
     One,
@@ -271,6 +272,8 @@ impl QueryPlan {
         }
         let date_join = flight == Flight::One && range.is_none();
         w[P::FACT + fact::DATE_JOIN] = date_join as u32;
+        w[P::FACT + fact::PART_FIRST] =
+            (flight == Flight::Four && model::part_first(data, q)) as u32;
         for d in 0..P::DIMS {
             let base = d * P::DIM_WORDS;
             let dim_kind = [
