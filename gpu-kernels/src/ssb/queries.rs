@@ -122,22 +122,41 @@ mod device {
         }
     }
 
-    /// The tile's `lo_suppkey` at `rows = (start, valid)`, rows flagged where the supplier
-    /// passes the query's filter (`filter`, staged in shared memory).
+    /// Flights 2-4's walk over lineorder: for each of the block's tiles, the rows whose
+    /// `lo_suppkey` passes the query's supplier filter (`filter`, staged in shared memory) are
+    /// packed per warp into `survivors`, and `f(start, offsets, live)` runs over them, [`S`] per
+    /// lane and round (rows `start + offsets[s]` where `live[s]`).
+    ///
+    /// # Safety
+    /// `lo_suppkey` holds `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
     #[inline(always)]
-    unsafe fn supplier_rows<const NT: usize, const IPT: usize>(
+    unsafe fn for_each_supplier_survivor<const NT: usize, const IPT: usize>(
+        n: usize,
         lo_suppkey: *const i32,
-        (start, valid): (usize, usize),
         filter: Staged,
-    ) -> ([i32; IPT], [bool; IPT]) {
-        // SAFETY: forwarded contracts.
-        unsafe {
-            let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
-            let mut flags = [false; IPT];
-            block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-            filter.probe::<NT, IPT>(&suppkey, &mut flags);
-            (suppkey, flags)
-        }
+        survivors: Shared<u16>,
+        mut f: impl FnMut(usize, &[u32; S], &[bool; S]),
+    ) {
+        for_each_tile::<NT, IPT>(
+            n,
+            #[inline(always)]
+            |start, valid| {
+                // SAFETY: forwarded contracts; every thread of the block gets here.
+                unsafe {
+                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+                    let mut flags = [false; IPT];
+                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
+                    filter.probe::<NT, IPT>(&suppkey, &mut flags);
+                    let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
+                    for_each_survivor::<NT, IPT, S>(
+                        survivors,
+                        count,
+                        #[inline(always)]
+                        |offsets, live| f(start, offsets, live),
+                    );
+                }
+            },
+        );
     }
 
     /// `JOIN` dimension `d` (its table `dim`) on the flagged rows' `keys`: rows without a
@@ -204,36 +223,27 @@ mod device {
             let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT>(
+            for_each_supplier_survivor::<NT, IPT>(
                 n,
+                lo_suppkey,
+                supplier,
+                sh.survivors,
                 #[inline(always)]
-                |start, valid| {
-                    let rows = (start, valid);
-                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier);
-                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
-                    for_each_survivor::<NT, IPT, S>(
-                        sh.survivors,
-                        survivors,
-                        #[inline(always)]
-                        |offsets, live| {
-                            let at = (start, offsets);
-                            let (mut flags, mut group) = (*live, [0u32; S]);
-                            join_rows::<NT>(
-                                lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
-                            );
-                            join_rows::<NT>(
-                                lo_orderdate,
-                                at,
-                                &mut flags,
-                                date,
-                                DATE,
-                                &groups,
-                                &mut group,
-                            );
-                            let revenue = gather(lo_revenue, start, offsets, &flags);
-                            groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
-                        },
+                |start, offsets, live| {
+                    let at = (start, offsets);
+                    let (mut flags, mut group) = (*live, [0u32; S]);
+                    join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, &groups, &mut group);
+                    join_rows::<NT>(
+                        lo_orderdate,
+                        at,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
                     );
+                    let revenue = gather(lo_revenue, start, offsets, &flags);
+                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
             groups.flush::<NT>();
@@ -268,42 +278,34 @@ mod device {
             let supplier = DenseMap::of(plan, SUPPLIER, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_tile::<NT, IPT>(
+            for_each_supplier_survivor::<NT, IPT>(
                 n,
+                lo_suppkey,
+                supplier_bits,
+                sh.survivors,
                 #[inline(always)]
-                |start, valid| {
-                    let rows = (start, valid);
-                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
-                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
-                    for_each_survivor::<NT, IPT, S>(
-                        sh.survivors,
-                        survivors,
-                        #[inline(always)]
-                        |offsets, live| {
-                            let at = (start, offsets);
-                            let (mut flags, mut group) = (*live, [0u32; S]);
-                            if groups.grouped(SUPPLIER) {
-                                join_rows::<NT>(
-                                    lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups,
-                                    &mut group,
-                                );
-                            }
-                            join_rows::<NT>(
-                                lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
-                            );
-                            join_rows::<NT>(
-                                lo_orderdate,
-                                at,
-                                &mut flags,
-                                date,
-                                DATE,
-                                &groups,
-                                &mut group,
-                            );
-                            let revenue = gather(lo_revenue, start, offsets, &flags);
-                            groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
-                        },
+                |start, offsets, live| {
+                    let at = (start, offsets);
+                    let (mut flags, mut group) = (*live, [0u32; S]);
+                    if groups.grouped(SUPPLIER) {
+                        join_rows::<NT>(
+                            lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups, &mut group,
+                        );
+                    }
+                    join_rows::<NT>(
+                        lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                     );
+                    join_rows::<NT>(
+                        lo_orderdate,
+                        at,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
+                    );
+                    let revenue = gather(lo_revenue, start, offsets, &flags);
+                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
             groups.flush::<NT>();
@@ -344,54 +346,42 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             // The narrower of the part and customer filters first (the plan's choice).
             let part_first = word(plan, plan::FACT + fact::PART_FIRST) != 0;
-            for_each_tile::<NT, IPT>(
+            for_each_supplier_survivor::<NT, IPT>(
                 n,
+                lo_suppkey,
+                supplier_bits,
+                sh.survivors,
                 #[inline(always)]
-                |start, valid| {
-                    let rows = (start, valid);
-                    let (_, flags) = supplier_rows::<NT, IPT>(lo_suppkey, rows, supplier_bits);
-                    let survivors = warp_compact::<i32, NT, IPT>(&flags, sh.survivors);
-                    for_each_survivor::<NT, IPT, S>(
-                        sh.survivors,
-                        survivors,
-                        #[inline(always)]
-                        |offsets, live| {
-                            let at = (start, offsets);
-                            let (mut flags, mut group) = (*live, [0u32; S]);
-                            if groups.grouped(SUPPLIER) {
-                                join_rows::<NT>(
-                                    lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups,
-                                    &mut group,
-                                );
-                            }
-                            let g = (&groups, &mut group);
-                            if part_first {
-                                join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                                join_rows::<NT>(
-                                    lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
-                                );
-                            } else {
-                                join_rows::<NT>(
-                                    lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
-                                );
-                                join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                            }
-                            join_rows::<NT>(
-                                lo_orderdate,
-                                at,
-                                &mut flags,
-                                date,
-                                DATE,
-                                &groups,
-                                &mut group,
-                            );
-                            let revenue = gather(lo_revenue, start, offsets, &flags);
-                            let supplycost = gather(lo_supplycost, start, offsets, &flags);
-                            groups.add(&flags, &group, |k| {
-                                (revenue[k] as i64 - supplycost[k] as i64) as u64
-                            });
-                        },
+                |start, offsets, live| {
+                    let at = (start, offsets);
+                    let (mut flags, mut group) = (*live, [0u32; S]);
+                    if groups.grouped(SUPPLIER) {
+                        join_rows::<NT>(
+                            lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups, &mut group,
+                        );
+                    }
+                    let g = (&groups, &mut group);
+                    if part_first {
+                        join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                        join_rows::<NT>(lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1);
+                    } else {
+                        join_rows::<NT>(lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1);
+                        join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                    }
+                    join_rows::<NT>(
+                        lo_orderdate,
+                        at,
+                        &mut flags,
+                        date,
+                        DATE,
+                        &groups,
+                        &mut group,
                     );
+                    let revenue = gather(lo_revenue, start, offsets, &flags);
+                    let supplycost = gather(lo_supplycost, start, offsets, &flags);
+                    groups.add(&flags, &group, |k| {
+                        (revenue[k] as i64 - supplycost[k] as i64) as u64
+                    });
                 },
             );
             groups.flush::<NT>();
