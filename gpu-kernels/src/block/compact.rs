@@ -24,6 +24,8 @@ pub unsafe fn warp_compact<T, const NT: usize, const IPT: usize>(
     flags: &[bool; IPT],
     buf: Shared<u16>,
 ) -> u32 {
+    // Offsets are stored as u16.
+    const { assert!(NT * IPT <= 1 << 16, "tile too large for 16-bit offsets") };
     let t = thread_idx();
     let part = (t / 32) * 32 * IPT;
     let below = lanemask_lt();
