@@ -4,7 +4,7 @@ mod common;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Zipf};
 use tessera::cpu;
-use tessera::ops::{self, Order, RadixPartition, RadixSort};
+use tessera::ops::{self, Order, RadixPartition, RadixSort, SortStrategy};
 
 /// Items per tile of the 32-bit key-only, 32-bit key + value, and 64-bit key passes.
 const TILE32: usize = 256 * 16;
@@ -184,6 +184,193 @@ fn sort_pairs_u64_and_f32_are_stable() {
         same(&gk.to_vec(gpu).unwrap(), &ck, &format!("f32 keys n={n}"));
         same(&gv.to_vec(gpu).unwrap(), &cv, &format!("f32 values n={n}"));
     }
+}
+
+/// Keys for the MSD sort: `prefixes` distinct top-16-bit prefixes spread over the key space,
+/// `per` keys each, low bits drawn from `low` values (few values: many equal keys, so values
+/// show whether the sort is stable). Returned shuffled.
+fn bucketed(prefixes: u32, per: usize, low: u32, seed: u64) -> Vec<u32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut keys: Vec<u32> = (0..prefixes)
+        .flat_map(|p| {
+            let prefix = p.wrapping_mul(0x9e37) & 0xffff;
+            (0..per).map(move |_| prefix << 16)
+        })
+        .map(|k| k | (rng.random_range(0..low).wrapping_mul(0x0101) & 0xffff))
+        .collect();
+    for i in (1..keys.len()).rev() {
+        keys.swap(i, rng.random_range(0..=i));
+    }
+    keys
+}
+
+#[test]
+fn msd_sort_matches_cpu() {
+    let Some(gpu) = common::gpu("msd_sort_matches_cpu") else {
+        return;
+    };
+    let mut rng = StdRng::seed_from_u64(42);
+    let mut cases: Vec<(String, Vec<u32>)> = Vec::new();
+    for n in common::capped(&[1, 2, 255, 4097, 70_001, (1 << 20) + 3, 1 << 23]) {
+        cases.push((
+            format!("uniform n={n}"),
+            (0..n).map(|_| rng.random()).collect(),
+        ));
+        // Spread over the whole range, already in order and in reverse.
+        let step = (u32::MAX as usize / n.max(1)) as u32;
+        cases.push((
+            format!("sorted n={n}"),
+            (0..n as u32).map(|i| i * step).collect(),
+        ));
+        cases.push((
+            format!("reverse n={n}"),
+            (0..n as u32).rev().map(|i| i * step).collect(),
+        ));
+    }
+    // Buckets that need each local sort tile (2048, 5120 and 8192 items), with many equal keys.
+    for (prefixes, per, low) in [
+        (300, 2000, 7),
+        (100, 5000, 300),
+        (40, 8000, 2),
+        (1, 8192, 65536),
+    ] {
+        if common::capped(&[prefixes as usize * per]).is_empty() {
+            continue;
+        }
+        cases.push((
+            format!("{prefixes} buckets of {per}, {low} low values"),
+            bucketed(prefixes, per, low, per as u64),
+        ));
+    }
+    let cap = cases.iter().map(|(_, k)| k.len()).max().unwrap_or(0);
+    let mut sorter = RadixSort::<u32>::new(gpu, cap, true).unwrap();
+    sorter.set_strategy(SortStrategy::Msd);
+    for (what, keys) in &cases {
+        let n = keys.len();
+        let vals: Vec<u32> = (0..n as u32).collect();
+        let (dk, dv) = (gpu.upload(keys).unwrap(), gpu.upload(&vals).unwrap());
+        let (mut ko, mut vo) = (gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap());
+        for order in [Order::Ascending, Order::Descending] {
+            sorter
+                .sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, order)
+                .unwrap();
+            assert_eq!(sorter.strategy_run(), Some(SortStrategy::Msd), "{what}");
+            let (ck, cv) = cpu::sort_pairs(keys, Some(&vals), order).unwrap();
+            same(
+                &ko.to_vec(gpu).unwrap(),
+                &ck,
+                &format!("keys {what} {order:?}"),
+            );
+            same(
+                &vo.to_vec(gpu).unwrap(),
+                &cv,
+                &format!("values {what} {order:?}"),
+            );
+            let mut keys_only = gpu.zeros(n).unwrap();
+            sorter.sort_keys(gpu, &dk, &mut keys_only, order).unwrap();
+            same(
+                &keys_only.to_vec(gpu).unwrap(),
+                &ck,
+                &format!("keys only {what} {order:?}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn msd_sort_of_signed_and_float_keys_matches_cpu() {
+    let Some(gpu) = common::gpu("msd_sort_of_signed_and_float_keys_matches_cpu") else {
+        return;
+    };
+    for n in common::capped(&[3, 10_007, 1 << 21]) {
+        let mut rng = StdRng::seed_from_u64(n as u64);
+        let raw: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+        for order in [Order::Ascending, Order::Descending] {
+            let i: Vec<i32> = raw.iter().map(|&x| x as i32).collect();
+            let mut si = RadixSort::<i32>::new(gpu, n, false).unwrap();
+            si.set_strategy(SortStrategy::Msd);
+            let mut out = gpu.zeros(n).unwrap();
+            si.sort_keys(gpu, &gpu.upload(&i).unwrap(), &mut out, order)
+                .unwrap();
+            assert_eq!(si.strategy_run(), Some(SortStrategy::Msd));
+            same(
+                &out.to_vec(gpu).unwrap(),
+                &cpu::sort(&i, order),
+                &format!("i32 n={n} {order:?}"),
+            );
+
+            let mut f: Vec<f32> = raw.iter().map(|&x| f32::from_bits(x)).collect();
+            for (slot, s) in f
+                .iter_mut()
+                .zip([f32::NAN, -f32::NAN, 0.0, -0.0, f32::INFINITY])
+            {
+                *slot = s;
+            }
+            let vals: Vec<u32> = (0..n as u32).collect();
+            let mut sf = RadixSort::<f32>::new(gpu, n, true).unwrap();
+            sf.set_strategy(SortStrategy::Msd);
+            let (mut ko, mut vo) = (gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap());
+            sf.sort_pairs(
+                gpu,
+                &gpu.upload(&f).unwrap(),
+                &gpu.upload(&vals).unwrap(),
+                &mut ko,
+                &mut vo,
+                order,
+            )
+            .unwrap();
+            assert_eq!(sf.strategy_run(), Some(SortStrategy::Msd));
+            let (ck, cv) = cpu::sort_pairs(&f, Some(&vals), order).unwrap();
+            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            same(
+                &bits(&ko.to_vec(gpu).unwrap()),
+                &bits(&ck),
+                &format!("f32 n={n} {order:?}"),
+            );
+            same(
+                &vo.to_vec(gpu).unwrap(),
+                &cv,
+                &format!("f32 values n={n} {order:?}"),
+            );
+        }
+    }
+}
+
+#[test]
+fn msd_sort_falls_back_to_lsb_for_large_buckets() {
+    let Some(gpu) = common::gpu("msd_sort_falls_back_to_lsb_for_large_buckets") else {
+        return;
+    };
+    let n = common::capped(&[100_000, 20_000])
+        .first()
+        .copied()
+        .unwrap_or(20_000);
+    let mut rng = StdRng::seed_from_u64(7);
+    // Three 16-bit prefixes hold every key: their buckets exceed every local sort's tile.
+    let keys: Vec<u32> = (0..n)
+        .map(|_| (rng.random_range(0..3u32) << 30) | rng.random_range(0..1 << 16))
+        .collect();
+    let vals: Vec<u32> = (0..n as u32).collect();
+    let mut sorter = RadixSort::<u32>::new(gpu, n, true).unwrap();
+    sorter.set_strategy(SortStrategy::Msd);
+    let (mut ko, mut vo) = (gpu.zeros(n).unwrap(), gpu.zeros(n).unwrap());
+    let (dk, dv) = (gpu.upload(&keys).unwrap(), gpu.upload(&vals).unwrap());
+    sorter
+        .sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
+        .unwrap();
+    assert_eq!(sorter.strategy_run(), Some(SortStrategy::Lsb));
+    // Bits 16..24 are zero everywhere: the fallback skips that pass, as the LSB sort does.
+    assert_eq!(sorter.passes_run(), 3);
+    let (ck, cv) = cpu::sort_pairs(&keys, Some(&vals), Order::Ascending).unwrap();
+    same(&ko.to_vec(gpu).unwrap(), &ck, "fallback keys");
+    same(&vo.to_vec(gpu).unwrap(), &cv, "fallback values");
+    // Small inputs take the LSB sort unless asked otherwise.
+    sorter.set_strategy(SortStrategy::Auto);
+    sorter
+        .sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
+        .unwrap();
+    assert_eq!(sorter.strategy_run(), Some(SortStrategy::Lsb));
+    same(&ko.to_vec(gpu).unwrap(), &ck, "auto keys");
 }
 
 #[test]

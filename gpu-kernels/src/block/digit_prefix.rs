@@ -58,8 +58,9 @@ impl StatusWord for u64 {
 }
 
 /// Publishes this tile's digit totals (the thread's digits `t * DPT + j`, see
-/// [`super::block_radix_count`]); tile 0's totals are already prefixes. Call it as early as
-/// possible: successors wait for it.
+/// [`super::block_radix_count`]); the totals of a `first` tile (tile 0, or the first tile of a
+/// segment in a segmented pass) are already prefixes. Call it as early as possible: successors
+/// wait for it.
 ///
 /// # Safety
 /// `status` holds `BINS` zeroed words per tile, tile-major; `tile` came from
@@ -68,10 +69,11 @@ impl StatusWord for u64 {
 pub unsafe fn block_digit_publish<S: StatusWord, const BINS: usize, const DPT: usize>(
     status: *mut S,
     tile: usize,
+    first: bool,
     totals: &[u32; DPT],
 ) {
     let t = crate::arch::thread_idx();
-    let flag = if tile == 0 { PREFIX } else { AGGREGATE };
+    let flag = if first { PREFIX } else { AGGREGATE };
     for (j, &c) in totals.iter().enumerate() {
         let d = t * DPT + j;
         if d < BINS {
@@ -91,19 +93,21 @@ pub unsafe fn block_digit_publish<S: StatusWord, const BINS: usize, const DPT: u
 /// the round trips it saves.
 ///
 /// # Safety
-/// As for [`block_digit_publish`], which this tile must have called first.
+/// As for [`block_digit_publish`], which this tile must have called first with the same
+/// `first`; the walk stops at the nearest earlier `first` tile at the latest.
 #[inline(always)]
 pub unsafe fn block_digit_lookback<S: StatusWord, const BINS: usize, const DPT: usize>(
     status: *mut S,
     tile: usize,
+    first: bool,
     totals: &[u32; DPT],
 ) -> [u32; DPT] {
     let t = crate::arch::thread_idx();
     core::array::from_fn(|j| {
         let d = t * DPT + j;
         let mut excl = 0u32;
-        if d < BINS && tile > 0 {
-            // Tile 0 carries a prefix, so the walk ends before `next` reaches 0.
+        if d < BINS && !first {
+            // A first tile carries a prefix, so the walk ends before `next` passes it.
             let mut next = tile;
             loop {
                 // SAFETY: next - 1 < tile, in bounds by contract.

@@ -9,4 +9,5 @@ pub mod project;
 pub mod scan;
 pub mod select;
 pub mod sort;
+pub mod sort_msd;
 pub mod testing;

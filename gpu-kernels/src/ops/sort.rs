@@ -171,6 +171,70 @@ mod device {
         pub counter: usize,
         /// Index of the status words, in status-word units.
         pub status: usize,
+        /// Segmented passes: word index of the segments' first tiles (`segments + 1` words,
+        /// the last one the number of tiles); the digit offsets are then `segments * BINS + 1`
+        /// absolute positions, segment `s` spanning `offsets[s * BINS] .. offsets[(s + 1) *
+        /// BINS]`.
+        pub segs: usize,
+        /// Segments of a segmented pass.
+        pub segments: usize,
+    }
+
+    /// Where one tile of a pass lies.
+    #[derive(Clone, Copy)]
+    struct TilePlace {
+        /// Tile id (its look-back status words).
+        tile: usize,
+        /// First item.
+        start: usize,
+        /// Items.
+        valid: usize,
+        /// Whether the look-back ends here: tile 0, or a segment's first tile.
+        first: bool,
+        /// Word index of the digit offsets the tile's digits start at.
+        offsets: usize,
+    }
+
+    /// The tile `tile` of a pass over `n` items, or of a segmented pass (see [`PassState`]).
+    #[inline(always)]
+    fn place<const BINS: usize, const SEGMENTED: bool>(
+        tile: usize,
+        tile_items: usize,
+        n: usize,
+        st: &PassState,
+    ) -> TilePlace {
+        if !SEGMENTED {
+            let start = tile * tile_items;
+            return TilePlace {
+                tile,
+                start,
+                valid: (n - start).min(tile_items),
+                first: tile == 0,
+                offsets: st.offsets,
+            };
+        }
+        // SAFETY (all reads): the segment table and offsets hold the words PassState names.
+        let word = |i: usize| unsafe { st.words.add(i).read() } as usize;
+        // The last segment whose first tile is at most `tile` (empty segments own no tile).
+        let (mut lo, mut hi) = (0, st.segments);
+        while hi - lo > 1 {
+            let mid = (lo + hi) / 2;
+            if word(st.segs + mid) <= tile {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        let local = tile - word(st.segs + lo);
+        let offsets = st.offsets + lo * BINS;
+        let start = word(offsets) + local * tile_items;
+        TilePlace {
+            tile,
+            start,
+            valid: (word(offsets + BINS) - start).min(tile_items),
+            first: local == 0,
+            offsets,
+        }
     }
 
     /// One radix pass over digit `shift .. shift + R` (`BINS = 2^R`, `DPT = ceil(BINS / NT)`):
@@ -186,9 +250,13 @@ mod device {
     /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
     /// digits are recomputed from the keys and ranks overwrite the in-warp ranks.
     ///
+    /// A `SEGMENTED` pass orders each segment of its input by the digit on its own (the second
+    /// pass of the MSD sort, whose segments are the first pass's digits): tiles never straddle
+    /// segments, and a segment's first tile starts its look-back chain.
+    ///
     /// # Safety
-    /// Inputs and outputs hold `n` items; the state was prepared as [`RadixState`] says; one
-    /// block per tile.
+    /// Inputs and outputs hold `n` items; the state was prepared as [`RadixState`] (or
+    /// [`MsdState`]) says; one block per tile.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn radix_pass<
@@ -203,6 +271,7 @@ mod device {
         const STABLE: bool,
         const EARLY: bool,
         const BLOCK_IDS: bool,
+        const SEGMENTED: bool,
     >(
         keys_in: *const K::Bits,
         keys_out: *mut K::Bits,
@@ -216,31 +285,31 @@ mod device {
     ) where
         K::Bits: Default,
     {
-        const { assert!(BINS == 1 << R) };
+        const { assert!(BINS == 1 << R && (STABLE || !SEGMENTED)) };
         let tile = if STABLE && !BLOCK_IDS {
             // SAFETY: the counter word of this pass, zeroed.
             unsafe { block_dynamic_tile_id(st.words.add(st.counter), sh.slot) }
         } else {
             block_idx()
         };
-        let valid = (n - tile * NT * IPT).min(NT * IPT);
+        let at = place::<BINS, SEGMENTED>(tile, NT * IPT, n, &st);
         let io = (keys_in, keys_out, vals_in, vals_out);
-        // Every tile but the last is full: its instance tests no item against the tail.
+        // Full tiles (all but a segment's last) test no item against the tail.
         // SAFETY: forwarded.
         unsafe {
-            if valid == NT * IPT {
+            if at.valid == NT * IPT {
                 pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, true>(
-                    io, tile, valid, shift, mode, st, sh,
+                    io, at, shift, mode, st, sh,
                 )
             } else {
                 pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, false>(
-                    io, tile, valid, shift, mode, st, sh,
+                    io, at, shift, mode, st, sh,
                 )
             }
         }
     }
 
-    /// [`radix_pass`] for tile `tile` of `valid` items (`FULL`: all `NT * IPT`).
+    /// [`radix_pass`] for the tile at `at` (`FULL`: of all `NT * IPT` items).
     ///
     /// # Safety
     /// As for [`radix_pass`].
@@ -265,8 +334,7 @@ mod device {
             *const u32,
             *mut u32,
         ),
-        tile: usize,
-        valid: usize,
+        at: TilePlace,
         shift: u32,
         mode: u32,
         st: PassState,
@@ -274,9 +342,9 @@ mod device {
     ) where
         K::Bits: Default,
     {
-        let valid = if FULL { NT * IPT } else { valid };
+        let valid = if FULL { NT * IPT } else { at.valid };
         let t = thread_idx();
-        let start = tile * NT * IPT;
+        let (tile, start) = (at.tile, at.start);
         let (first, last, desc) = (
             mode & MODE_FIRST != 0,
             mode & MODE_LAST != 0,
@@ -320,12 +388,12 @@ mod device {
         let status = st.words.cast::<S>().wrapping_add(st.status);
         if STABLE {
             // SAFETY: this pass's status words, BINS per tile.
-            unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, &totals) };
+            unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, at.first, &totals) };
         }
         let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, EARLY>(
             digit, &mut ranks, &totals, sh.rank, FULL,
         );
-        let offsets = st.words.wrapping_add(st.offsets);
+        let offsets = st.words.wrapping_add(at.offsets);
         // Where item i of the sorted tile goes, less the count of its digit in earlier tiles:
         // the digit's global start (stable) minus its tile start (wrapping: it may be
         // "negative"). Read before the look-back, whose wait hides the load.
@@ -341,7 +409,7 @@ mod device {
         });
         let before: [u32; DPT] = if STABLE {
             // SAFETY: published above.
-            unsafe { block_digit_lookback::<S, BINS, DPT>(status, tile, &totals) }
+            unsafe { block_digit_lookback::<S, BINS, DPT>(status, tile, at.first, &totals) }
         } else {
             core::array::from_fn(|j| {
                 let d = t * DPT + j;
@@ -442,10 +510,11 @@ macro_rules! or_default {
 
 /// Defines radix pass kernels: key type, status word type, items per thread, radix bits,
 /// values or not, stable or not, resident blocks per SM, early counts (default: with values),
-/// whether the values take the keys' shared memory (`SHARE`, default no) and whether tiles are
-/// block indices (`BLOCK_IDS`, default no; see [`radix_pass`]).
+/// whether the values take the keys' shared memory (`SHARE`, default no), whether tiles are
+/// block indices (`BLOCK_IDS`, default no) and whether the pass is segmented (`SEGMENTED`,
+/// default no; see [`radix_pass`]).
 macro_rules! pass_kernel {
-    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)? $(, BLOCK_IDS = $ids:literal)?);)*) => {$(
+    ($($spec:ident = $name:ident($k:ty, $s:ty, IPT = $ipt:literal, R = $r:literal, VALUES = $v:literal, STABLE = $stable:literal, MIN_BLOCKS = $mb:literal $(, EARLY = $early:literal)? $(, SHARE = $share:literal)? $(, BLOCK_IDS = $ids:literal)? $(, SEGMENTED = $seg:literal)?);)*) => {$(
         crate::kernel! {
             /// One radix pass (see `radix_pass`).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -459,7 +528,9 @@ macro_rules! pass_kernel {
                 state: *mut u32,
                 offsets_at: u32,
                 counter_at: u32,
-                status_at: u32
+                status_at: u32,
+                segs_at: u32,
+                segments: u32
             ) {
                 const BINS: usize = 1 << $r;
                 const DPT: usize = BINS.div_ceil(NT);
@@ -468,6 +539,7 @@ macro_rules! pass_kernel {
                 const COUNTERS: usize = NT / 32 * BINS;
                 const SHARE: bool = or_default!(false $(, $share)?);
                 const BLOCK_IDS: bool = or_default!(false $(, $ids)?);
+                const SEGMENTED: bool = or_default!(false $(, $seg)?);
                 const UNION: usize = if $v && !SHARE && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
                 let keys = crate::shared_array!(sorted_keys: [B; NT * IPT]);
@@ -487,10 +559,12 @@ macro_rules! pass_kernel {
                     offsets: offsets_at as usize,
                     counter: counter_at as usize,
                     status: status_at as usize,
+                    segs: segs_at as usize,
+                    segments: segments as usize,
                 };
                 // SAFETY: the host sizes the buffers for n items and prepares the state.
                 unsafe {
-                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY, BLOCK_IDS>(
+                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY, BLOCK_IDS, SEGMENTED>(
                         keys_in, keys_out, vals_in, vals_out, n as usize, shift, mode, st, sh,
                     )
                 }
@@ -516,6 +590,10 @@ pass_kernel! {
     SORT_U64_K_S64 = sort_u64_k_s64(u64, u64, IPT = 12, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3);
     SORT_U64_KV_S32 = sort_u64_kv_s32(u64, u32, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
     SORT_U64_KV_S64 = sort_u64_kv_s64(u64, u64, IPT = 12, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2);
+    // The MSD sort's second pass (see `sort_msd`): ordered bits in and out, so one kernel
+    // serves every 32-bit key type.
+    SORT_SEG_K = sort_segmented_k(u32, u32, IPT = 20, R = 8, VALUES = false, STABLE = true, MIN_BLOCKS = 3, EARLY = true, BLOCK_IDS = true, SEGMENTED = true);
+    SORT_SEG_KV = sort_segmented_kv(u32, u32, IPT = 26, R = 8, VALUES = true, STABLE = true, MIN_BLOCKS = 2, SHARE = true, SEGMENTED = true);
 }
 
 /// Defines the partition pass kernels for 1..=10 radix bits, `[stable with u32 status, stable

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
-use crate::ops::{Order, RadixPartition, RadixSort, SortKey};
+use crate::ops::{Order, RadixPartition, RadixSort, SortKey, SortStrategy};
 use crate::runtime::{DeviceColumn, Gpu, median};
 use crate::{Error, Result, cpu, gpu_or_skip};
 use tessera_kernels::spec::KernelSpec;
@@ -59,7 +59,11 @@ fn sort_model(bw: &Bandwidth, n: f64, key_bytes: f64, val_bytes: f64, passes: us
     bw.model_ms(key_bytes * n, 0.0) + passes as f64 * bw.model_ms(per_pass, per_pass)
 }
 
-/// Times a GPU sort of `keys` (with values `0..n` when `values`) and returns its record.
+/// Times a GPU sort of `keys` (with values `0..n` when `values`) with `strategy` and returns
+/// its record. The model is the LSB sort's (a histogram read, then one pass per 8-bit digit
+/// that is not the same for every key) whichever sort ran: the MSD sort is measured against
+/// the four passes it saves one of.
+#[allow(clippy::too_many_arguments)]
 fn time_sort<K: SortKey>(
     gpu: &Gpu,
     bw: &Bandwidth,
@@ -67,12 +71,14 @@ fn time_sort<K: SortKey>(
     keys: &[K],
     values: bool,
     order: Order,
+    strategy: SortStrategy,
     label: &str,
 ) -> Result<Record> {
     let n = keys.len();
     let dk = gpu.upload(keys)?;
     let mut ko: DeviceColumn<K> = gpu.zeros(n)?;
     let mut sorter = RadixSort::<K>::new(gpu, n, values)?;
+    sorter.set_strategy(strategy);
     let t = if values {
         let idx: Vec<u32> = (0..n as u32).collect();
         let dv = gpu.upload(&idx)?;
@@ -86,13 +92,26 @@ fn time_sort<K: SortKey>(
     .median_ms();
     let kb = std::mem::size_of::<K>() as f64;
     let vb = if values { 4.0 } else { 0.0 };
+    let (config, lsb_passes) = match sorter.strategy_run() {
+        Some(SortStrategy::Msd) => {
+            // The digits the LSB sort would not skip.
+            let mut lsb = RadixSort::<K>::new(gpu, n, false)?;
+            lsb.set_strategy(SortStrategy::Lsb);
+            lsb.sort_keys(gpu, &dk, &mut ko, order)?;
+            ("MSD: 2 passes + local sorts".to_string(), lsb.passes_run())
+        }
+        _ => (
+            format!("LSB: {} passes", sorter.passes_run()),
+            sorter.passes_run(),
+        ),
+    };
     Ok(Record::new(
         "radix_sort",
         label,
-        format!("{} passes", sorter.passes_run()),
+        config,
         n as u64,
         t,
-        sort_model(bw, n as f64, kb, vb, sorter.passes_run()),
+        sort_model(bw, n as f64, kb, vb, lsb_passes),
     ))
 }
 
@@ -171,6 +190,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
         &keys,
         true,
         Order::Ascending,
+        SortStrategy::Auto,
         "tessera u32 key + u32 value",
     )?);
     rec.push(time_sort(
@@ -180,7 +200,28 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
         &keys,
         false,
         Order::Ascending,
+        SortStrategy::Auto,
         "tessera u32 keys",
+    )?);
+    rec.push(time_sort(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        true,
+        Order::Ascending,
+        SortStrategy::Lsb,
+        "tessera u32 key + u32 value, LSB",
+    )?);
+    rec.push(time_sort(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        false,
+        Order::Ascending,
+        SortStrategy::Lsb,
+        "tessera u32 keys, LSB",
     )?);
     // Tile sweeps of the u32 passes.
     let pairs = tessera_kernels::ops::sort::sweep::PAIRS;
@@ -195,6 +236,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
             &keys,
             true,
             Order::Descending,
+            SortStrategy::Auto,
             "tessera u32 kv descending",
         )?);
         let i: Vec<i32> = keys.par_iter().map(|&x| x as i32).collect();
@@ -205,6 +247,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
             &i,
             true,
             Order::Ascending,
+            SortStrategy::Auto,
             "tessera i32 key + u32 value",
         )?);
         drop(i);
@@ -216,6 +259,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
             &f,
             true,
             Order::Ascending,
+            SortStrategy::Auto,
             "tessera f32 key + u32 value",
         )?);
         drop(f);
@@ -231,6 +275,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
             &w,
             true,
             Order::Ascending,
+            SortStrategy::Auto,
             "tessera u64 key + u32 value (n/2)",
         )?);
         drop(w);
@@ -242,6 +287,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
             &narrow,
             true,
             Order::Ascending,
+            SortStrategy::Auto,
             "tessera u32 kv, 24-bit keys",
         )?);
         drop(narrow);

@@ -9,6 +9,7 @@ mod project;
 mod scan;
 mod select;
 mod sort;
+mod sort_msd;
 #[doc(hidden)]
 pub mod testing;
 
@@ -24,6 +25,7 @@ pub use select::{
     select_with,
 };
 pub use sort::*;
+pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).

@@ -4,9 +4,11 @@
 //! identity), so keys of a narrow range cost fewer passes.
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::sort::{self as k, RadixState};
+use tessera_kernels::ops::sort_msd as msd;
 use tessera_kernels::radix::{RadixBits, RadixKey};
 use tessera_kernels::spec::KernelSpec;
 
+use super::sort_msd::{self as msd_host, MsdBuffers, MsdKernels, MsdValues};
 use super::{check_same_len, launch};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, tile_grid};
@@ -27,22 +29,48 @@ pub trait SortKey: DeviceItem + RadixKey {
     const HIST: KernelSpec;
     /// Pass kernels: `[keys only, with values][32-bit status, 64-bit status]`.
     const PASS: [[KernelSpec; 2]; 2];
+    /// The MSD sort's kernels (32-bit keys).
+    const MSD: Option<MsdKernels>;
 }
 
 macro_rules! sort_key {
-    ($($t:ty: $h:ident, [$a:ident, $b:ident], [$c:ident, $d:ident];)*) => {$(
+    ($($t:ty: $h:ident, [$a:ident, $b:ident], [$c:ident, $d:ident], $msd:expr;)*) => {$(
         impl SortKey for $t {
             const HIST: KernelSpec = k::$h;
             const PASS: [[KernelSpec; 2]; 2] = [[k::$a, k::$b], [k::$c, k::$d]];
+            const MSD: Option<MsdKernels> = $msd;
         }
     )*};
 }
 sort_key! {
-    u32: RADIX_HIST_U32, [SORT_U32_K_S32, SORT_U32_K_S64], [SORT_U32_KV_S32, SORT_U32_KV_S64];
-    i32: RADIX_HIST_I32, [SORT_I32_K_S32, SORT_I32_K_S64], [SORT_I32_KV_S32, SORT_I32_KV_S64];
-    f32: RADIX_HIST_F32, [SORT_F32_K_S32, SORT_F32_K_S64], [SORT_F32_KV_S32, SORT_F32_KV_S64];
-    u64: RADIX_HIST_U64, [SORT_U64_K_S32, SORT_U64_K_S64], [SORT_U64_KV_S32, SORT_U64_KV_S64];
+    u32: RADIX_HIST_U32, [SORT_U32_K_S32, SORT_U32_K_S64], [SORT_U32_KV_S32, SORT_U32_KV_S64],
+        Some(MsdKernels { hist: msd::MSD_HIST_U32, local: msd::LOCAL_U32 });
+    i32: RADIX_HIST_I32, [SORT_I32_K_S32, SORT_I32_K_S64], [SORT_I32_KV_S32, SORT_I32_KV_S64],
+        Some(MsdKernels { hist: msd::MSD_HIST_I32, local: msd::LOCAL_I32 });
+    f32: RADIX_HIST_F32, [SORT_F32_K_S32, SORT_F32_K_S64], [SORT_F32_KV_S32, SORT_F32_KV_S64],
+        Some(MsdKernels { hist: msd::MSD_HIST_F32, local: msd::LOCAL_F32 });
+    u64: RADIX_HIST_U64, [SORT_U64_K_S32, SORT_U64_K_S64], [SORT_U64_KV_S32, SORT_U64_KV_S64], None;
 }
+
+/// How [`RadixSort`] sorts 32-bit keys.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SortStrategy {
+    /// MSD from [`MSD_MIN_ITEMS`] items on, where every 16-bit bucket fits a local sort; LSB
+    /// otherwise.
+    #[default]
+    Auto,
+    /// Always the LSB sort: a histogram, then one one-sweep pass per 8-bit digit that is not
+    /// the same for every key.
+    Lsb,
+    /// The MSD sort at any size: a histogram of the top 16 bits, a one-sweep pass on bits
+    /// 24..32, a segmented one on bits 16..24, then one shared-memory sort per 16-bit bucket.
+    /// Three passes over the data instead of four; when a bucket is larger than a block can
+    /// sort (keys concentrated in a few 16-bit prefixes), the LSB sort runs instead.
+    Msd,
+}
+
+/// Inputs from which [`SortStrategy::Auto`] tries the MSD sort.
+pub const MSD_MIN_ITEMS: usize = 1 << 22;
 
 /// Index of the look-back status width `n` items need: 0 for 32-bit words, 1 for 64-bit ones
 /// (the kernels' second variant); a status word occupies `1 + index` state words.
@@ -147,54 +175,115 @@ impl RadixWork {
         vals: Option<(&CudaSlice<u32>, &mut CudaSlice<u32>)>,
     ) -> Result<()> {
         let l = self.layout;
-        let (n32, offsets_at, counter_at, status_at) = (
-            n as u32,
-            l.offsets(p) as u32,
-            l.counter(p) as u32,
-            l.status(p) as u32,
-        );
-        let cfg = tile_grid(&spec, n, 0)?;
-        match vals {
-            Some((vi, vo)) => launch!(
+        let at = PassWords {
+            offsets: l.offsets(p),
+            counter: l.counter(p),
+            status: l.status(p),
+            segs: 0,
+            segments: 0,
+        };
+        let tiles = spec.tiles(n as u64) as usize;
+        let io = PassIo {
+            keys_in,
+            keys_out,
+            vals,
+        };
+        launch_pass(gpu, spec, &mut self.state, at, tiles, n, shift, mode, io)
+    }
+}
+
+/// Where a pass kernel finds its parts of the state buffer (`u32` word indices; status in
+/// status-word units) and, when segmented, its segment table.
+pub(super) struct PassWords {
+    pub(super) offsets: usize,
+    pub(super) counter: usize,
+    pub(super) status: usize,
+    pub(super) segs: usize,
+    pub(super) segments: usize,
+}
+
+/// A pass's inputs and outputs.
+pub(super) struct PassIo<'a, B> {
+    pub(super) keys_in: &'a CudaSlice<B>,
+    pub(super) keys_out: &'a mut CudaSlice<B>,
+    pub(super) vals: Option<(&'a CudaSlice<u32>, &'a mut CudaSlice<u32>)>,
+}
+
+/// Queues one pass kernel over `tiles` tiles.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn launch_pass<B>(
+    gpu: &Gpu,
+    spec: KernelSpec,
+    state: &mut CudaSlice<u32>,
+    at: PassWords,
+    tiles: usize,
+    n: usize,
+    shift: u32,
+    mode: u32,
+    io: PassIo<'_, B>,
+) -> Result<()> {
+    let word = |w: usize| {
+        u32::try_from(w)
+            .map_err(|_| Error::invalid(format!("{}: state index {w} exceeds 32 bits", spec.name)))
+    };
+    let (n32, offsets_at, counter_at, status_at, segs_at, segments) = (
+        n as u32,
+        word(at.offsets)?,
+        word(at.counter)?,
+        word(at.status)?,
+        word(at.segs)?,
+        word(at.segments)?,
+    );
+    let cfg = tile_grid(&spec, tiles * spec.tile() as usize, 0)?;
+    let PassIo {
+        keys_in,
+        keys_out,
+        vals,
+    } = io;
+    match vals {
+        Some((vi, vo)) => launch!(
+            gpu,
+            spec,
+            cfg,
+            [
+                keys_in,
+                keys_out,
+                vi,
+                vo,
+                &n32,
+                &shift,
+                &mode,
+                state,
+                &offsets_at,
+                &counter_at,
+                &status_at,
+                &segs_at,
+                &segments
+            ]
+        ),
+        None => {
+            // Keys-only kernels never touch the value pointers.
+            let none = 0u64;
+            launch!(
                 gpu,
                 spec,
                 cfg,
                 [
                     keys_in,
                     keys_out,
-                    vi,
-                    vo,
+                    &none,
+                    &none,
                     &n32,
                     &shift,
                     &mode,
-                    &mut self.state,
+                    state,
                     &offsets_at,
                     &counter_at,
-                    &status_at
+                    &status_at,
+                    &segs_at,
+                    &segments
                 ]
-            ),
-            None => {
-                // Keys-only kernels never touch the value pointers.
-                let none = 0u64;
-                launch!(
-                    gpu,
-                    spec,
-                    cfg,
-                    [
-                        keys_in,
-                        keys_out,
-                        &none,
-                        &none,
-                        &n32,
-                        &shift,
-                        &mode,
-                        &mut self.state,
-                        &offsets_at,
-                        &counter_at,
-                        &status_at
-                    ]
-                )
-            }
+            )
         }
     }
 }
@@ -205,7 +294,11 @@ pub struct RadixSort<K: SortKey> {
     temp_keys: DeviceColumn<K>,
     temp_vals: Option<DeviceColumn<u32>>,
     work: Option<RadixWork>,
+    msd_hist: Option<CudaSlice<u32>>,
+    msd_state: Option<CudaSlice<u32>>,
+    strategy: SortStrategy,
     passes_run: usize,
+    ran: Option<SortStrategy>,
     /// A pass kernel for the benchmark's sweep, and whether it moves values.
     pass_override: Option<(KernelSpec, bool)>,
 }
@@ -221,9 +314,24 @@ impl<K: SortKey> RadixSort<K> {
                 None
             },
             work: None,
+            msd_hist: None,
+            msd_state: None,
+            strategy: SortStrategy::Auto,
             passes_run: 0,
+            ran: None,
             pass_override: None,
         })
+    }
+
+    /// Chooses how later sorts of 32-bit keys run (`u64` keys always take the LSB sort).
+    pub fn set_strategy(&mut self, strategy: SortStrategy) {
+        self.strategy = strategy;
+    }
+
+    /// The sort the last call ran: [`SortStrategy::Lsb`] or [`SortStrategy::Msd`] (`None`
+    /// before the first sort and for empty inputs).
+    pub fn strategy_run(&self) -> Option<SortStrategy> {
+        self.ran
     }
 
     /// Uses `spec` (a pass kernel of `K` with 32-bit status, such as the tile sweep's; key +
@@ -232,7 +340,9 @@ impl<K: SortKey> RadixSort<K> {
         self.pass_override = Some((spec, values));
     }
 
-    /// Radix passes the last sort ran (after skipping trivial ones).
+    /// Passes over the data the last sort ran after its histogram: the LSB sort's one-sweep
+    /// passes (after skipping trivial ones), or 3 for the MSD sort (two passes and the local
+    /// sorts).
     pub fn passes_run(&self) -> usize {
         self.passes_run
     }
@@ -283,6 +393,7 @@ impl<K: SortKey> RadixSort<K> {
             )));
         }
         self.passes_run = 0;
+        self.ran = None;
         if n == 0 {
             return Ok(());
         }
@@ -309,9 +420,52 @@ impl<K: SortKey> RadixSort<K> {
             status_words: 1 + s64,
         };
         let desc = order == Order::Descending;
+        let msd = K::MSD.filter(|_| {
+            n as u64 <= k::STATUS32_MAX_ITEMS
+                && self.pass_override.is_none()
+                && match self.strategy {
+                    SortStrategy::Auto => n >= MSD_MIN_ITEMS,
+                    SortStrategy::Lsb => false,
+                    SortStrategy::Msd => true,
+                }
+        });
+        // The MSD sort's histogram also counts what the LSB sort needs if a bucket is too
+        // large for it.
+        let mut lsb_hist = None;
+        if let Some(m) = msd {
+            let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
+            match msd_host::local_kernel(&hist, &m.local, with_values) {
+                Some(local) => {
+                    let first = K::PASS[usize::from(with_values)][0];
+                    let b = MsdBuffers {
+                        keys: &keys.buf,
+                        out: &mut out.buf,
+                        temp: &mut self.temp_keys.buf,
+                        vals: match (vals, temp_vals) {
+                            (Some((vi, vo)), Some(tv)) => Some(MsdValues {
+                                vals: &vi.buf,
+                                out: &mut vo.buf,
+                                temp: &mut tv.buf,
+                            }),
+                            _ => None,
+                        },
+                    };
+                    msd_host::sort(gpu, &hist, n, desc, first, local, &mut self.msd_state, b)?;
+                    self.passes_run = 3;
+                    self.ran = Some(SortStrategy::Msd);
+                    return Ok(());
+                }
+                None => lsb_hist = Some(msd_host::lsb_histograms(&hist)),
+            }
+        }
         let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
-        work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
-        let hist = work.read_histograms(gpu)?;
+        let hist = match lsb_hist {
+            Some(h) => h,
+            None => {
+                work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
+                work.read_histograms(gpu)?
+            }
+        };
         work.write_offsets(gpu, &digit_offsets(&hist, layout.bins))?;
         // A pass where one digit holds every key moves nothing; run at least one pass, which
         // also maps the keys to ordered bits and back.
@@ -354,6 +508,7 @@ impl<K: SortKey> RadixSort<K> {
             work.pass(gpu, spec, p, n, shift, mode, ki, ko, v)?;
         }
         self.passes_run = run.len();
+        self.ran = Some(SortStrategy::Lsb);
         self.work = Some(work);
         Ok(())
     }
