@@ -227,9 +227,10 @@ fn msd_sort_matches_cpu() {
             (0..n as u32).rev().map(|i| i * step).collect(),
         ));
     }
-    // Buckets that need each local sort tile (2048, 5120 and 8192 items), with many equal keys.
+    // Buckets that need each local sort tile (2048, 4608 and 8192 items), with many equal keys.
     for (prefixes, per, low) in [
         (300, 2000, 7),
+        (200, 4500, 50),
         (100, 5000, 300),
         (40, 8000, 2),
         (1, 8192, 65536),

@@ -166,9 +166,9 @@ mod device {
         pub src: [Shared<u16>; 2],
     }
 
-    /// One ranking of [`radix_local_sort`] (`PASS` 0: bits 0..8, 1: bits 8..16): moves the
-    /// keys to their ranks in `sh.keys` and records where each came from, then waits at a
-    /// barrier.
+    /// One ranking of [`radix_local_sort`] (`PASS` 0: bits 0..8, 1: bits 8..16) over the
+    /// whole tile (the padding included): moves the keys to their ranks in `sh.keys` and
+    /// records where each came from, then waits at a barrier.
     #[inline(always)]
     fn local_rank_scatter<
         const NT: usize,
@@ -178,39 +178,29 @@ mod device {
         const PASS: usize,
     >(
         bits: &[u32; IPT],
-        mine: u32,
         sh: LocalSortShared,
     ) {
         let t = thread_idx();
-        let digit = |k: usize| {
-            if (k as u32) < mine {
-                bits[k].digit(PASS as u32 * 8, 8)
-            } else {
-                NO_DIGIT
-            }
-        };
+        let digit = |k: usize| bits[k].digit(PASS as u32 * 8, 8);
         let mut ranks = [0u32; IPT];
-        let totals =
-            block_radix_count::<NT, IPT, 256, DPT, true>(digit, &mut ranks, sh.rank, false);
+        let totals = block_radix_count::<NT, IPT, 256, DPT, true>(digit, &mut ranks, sh.rank, true);
         block_radix_rank_finish::<NT, IPT, 256, DPT, true>(
-            digit, &mut ranks, &totals, sh.rank, false,
+            digit, &mut ranks, &totals, sh.rank, true,
         );
         for k in 0..IPT {
-            if (k as u32) < mine {
-                let (r, at) = (ranks[k] as usize, warp_striped_offset::<IPT>(t, k));
-                // SAFETY: ranks of the bucket's items are distinct positions below its length;
-                // the last reads of `keys` were before the ranking's barriers; `src[0]` was
-                // written before the barrier that ended the first pass.
-                unsafe {
-                    sh.keys.write(r, bits[k]);
-                    if VALUES {
-                        let from = if PASS == 0 {
-                            at as u16
-                        } else {
-                            sh.src[0].read(at)
-                        };
-                        sh.src[PASS].write(r, from);
-                    }
+            let (r, at) = (ranks[k] as usize, warp_striped_offset::<IPT>(t, k));
+            // SAFETY: ranks are a permutation of the tile; the last reads of `keys` were before
+            // the ranking's barriers; `src[0]` was written before the barrier that ended the
+            // first pass.
+            unsafe {
+                sh.keys.write(r, bits[k]);
+                if VALUES {
+                    let from = if PASS == 0 {
+                        at as u16
+                    } else {
+                        sh.src[0].read(at)
+                    };
+                    sh.src[PASS].write(r, from);
                 }
             }
         }
@@ -222,7 +212,10 @@ mod device {
     /// from ordered bits as `mode` says) and values to the same places of the outputs.
     ///
     /// The keys are ranked twice by 8-bit digits in registers, as a pass ranks its tile, and
-    /// exchanged through shared memory between the rankings. Values do not take registers:
+    /// exchanged through shared memory between the rankings. The tile past the bucket is padded
+    /// with keys whose low 16 bits are all ones: they rank after every key of the bucket (they
+    /// come last in tile order, and rankings are stable), so every slot is ranked alike, with
+    /// no per-item tests (those tests cost more instructions than the padding's ranking). Values do not take registers:
     /// they wait in shared memory in input order while each ranking records where its items
     /// came from, and are gathered through those records once, on the way out. The block then
     /// holds its bucket in order and stores it with coalesced writes.
@@ -264,9 +257,10 @@ mod device {
         }
         let t = thread_idx();
         // SAFETY: the bucket lies within the inputs.
-        let mut bits = unsafe { block_load_warp_striped::<u32, NT, IPT>(keys_in.add(lo), len, 0) };
-        let mine = warp_striped_count::<IPT>(t, len) as u32;
+        let mut bits =
+            unsafe { block_load_warp_striped::<u32, NT, IPT>(keys_in.add(lo), len, u32::MAX) };
         if VALUES {
+            let mine = warp_striped_count::<IPT>(t, len) as u32;
             for k in 0..IPT {
                 if (k as u32) < mine {
                     let at = warp_striped_offset::<IPT>(t, k);
@@ -275,16 +269,14 @@ mod device {
                 }
             }
         }
-        local_rank_scatter::<NT, IPT, DPT, VALUES, 0>(&bits, mine, sh);
+        local_rank_scatter::<NT, IPT, DPT, VALUES, 0>(&bits, sh);
         // Back to registers, warp-striped, so that the next ranking is stable in the order
         // this one left.
         for (k, b) in bits.iter_mut().enumerate() {
-            if (k as u32) < mine {
-                // SAFETY: written before the barrier.
-                *b = unsafe { sh.keys.read(warp_striped_offset::<IPT>(t, k)) };
-            }
+            // SAFETY: written before the barrier.
+            *b = unsafe { sh.keys.read(warp_striped_offset::<IPT>(t, k)) };
         }
-        local_rank_scatter::<NT, IPT, DPT, VALUES, 1>(&bits, mine, sh);
+        local_rank_scatter::<NT, IPT, DPT, VALUES, 1>(&bits, sh);
         let (last, desc) = (mode & MODE_LAST != 0, mode & MODE_DESC != 0);
         let mut i = t;
         while i < len {
@@ -364,48 +356,85 @@ macro_rules! local_sort_kernel {
 local_sort_kernel! {
     LOCAL_U32_K_256X8 = local_sort_u32_k_256x8(u32, NT = 256, IPT = 8, VALUES = false, MIN_BLOCKS = 4);
     LOCAL_U32_KV_256X8 = local_sort_u32_kv_256x8(u32, NT = 256, IPT = 8, VALUES = true, MIN_BLOCKS = 4);
-    LOCAL_U32_K_256X20 = local_sort_u32_k_256x20(u32, NT = 256, IPT = 20, VALUES = false, MIN_BLOCKS = 3);
-    LOCAL_U32_KV_256X20 = local_sort_u32_kv_256x20(u32, NT = 256, IPT = 20, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_U32_K_256X18 = local_sort_u32_k_256x18(u32, NT = 256, IPT = 18, VALUES = false, MIN_BLOCKS = 3);
+    LOCAL_U32_KV_256X18 = local_sort_u32_kv_256x18(u32, NT = 256, IPT = 18, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_U32_K_512X9 = local_sort_u32_k_512x9(u32, NT = 512, IPT = 9, VALUES = false, MIN_BLOCKS = 2);
+    LOCAL_U32_KV_512X9 = local_sort_u32_kv_512x9(u32, NT = 512, IPT = 9, VALUES = true, MIN_BLOCKS = 2);
     LOCAL_U32_K_512X16 = local_sort_u32_k_512x16(u32, NT = 512, IPT = 16, VALUES = false, MIN_BLOCKS = 2);
     LOCAL_U32_KV_512X16 = local_sort_u32_kv_512x16(u32, NT = 512, IPT = 16, VALUES = true, MIN_BLOCKS = 2);
     LOCAL_I32_K_256X8 = local_sort_i32_k_256x8(i32, NT = 256, IPT = 8, VALUES = false, MIN_BLOCKS = 4);
     LOCAL_I32_KV_256X8 = local_sort_i32_kv_256x8(i32, NT = 256, IPT = 8, VALUES = true, MIN_BLOCKS = 4);
-    LOCAL_I32_K_256X20 = local_sort_i32_k_256x20(i32, NT = 256, IPT = 20, VALUES = false, MIN_BLOCKS = 3);
-    LOCAL_I32_KV_256X20 = local_sort_i32_kv_256x20(i32, NT = 256, IPT = 20, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_I32_K_256X18 = local_sort_i32_k_256x18(i32, NT = 256, IPT = 18, VALUES = false, MIN_BLOCKS = 3);
+    LOCAL_I32_KV_256X18 = local_sort_i32_kv_256x18(i32, NT = 256, IPT = 18, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_I32_K_512X9 = local_sort_i32_k_512x9(i32, NT = 512, IPT = 9, VALUES = false, MIN_BLOCKS = 2);
+    LOCAL_I32_KV_512X9 = local_sort_i32_kv_512x9(i32, NT = 512, IPT = 9, VALUES = true, MIN_BLOCKS = 2);
     LOCAL_I32_K_512X16 = local_sort_i32_k_512x16(i32, NT = 512, IPT = 16, VALUES = false, MIN_BLOCKS = 2);
     LOCAL_I32_KV_512X16 = local_sort_i32_kv_512x16(i32, NT = 512, IPT = 16, VALUES = true, MIN_BLOCKS = 2);
     LOCAL_F32_K_256X8 = local_sort_f32_k_256x8(f32, NT = 256, IPT = 8, VALUES = false, MIN_BLOCKS = 4);
     LOCAL_F32_KV_256X8 = local_sort_f32_kv_256x8(f32, NT = 256, IPT = 8, VALUES = true, MIN_BLOCKS = 4);
-    LOCAL_F32_K_256X20 = local_sort_f32_k_256x20(f32, NT = 256, IPT = 20, VALUES = false, MIN_BLOCKS = 3);
-    LOCAL_F32_KV_256X20 = local_sort_f32_kv_256x20(f32, NT = 256, IPT = 20, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_F32_K_256X18 = local_sort_f32_k_256x18(f32, NT = 256, IPT = 18, VALUES = false, MIN_BLOCKS = 3);
+    LOCAL_F32_KV_256X18 = local_sort_f32_kv_256x18(f32, NT = 256, IPT = 18, VALUES = true, MIN_BLOCKS = 3);
+    LOCAL_F32_K_512X9 = local_sort_f32_k_512x9(f32, NT = 512, IPT = 9, VALUES = false, MIN_BLOCKS = 2);
+    LOCAL_F32_KV_512X9 = local_sort_f32_kv_512x9(f32, NT = 512, IPT = 9, VALUES = true, MIN_BLOCKS = 2);
     LOCAL_F32_K_512X16 = local_sort_f32_k_512x16(f32, NT = 512, IPT = 16, VALUES = false, MIN_BLOCKS = 2);
     LOCAL_F32_KV_512X16 = local_sort_f32_kv_512x16(f32, NT = 512, IPT = 16, VALUES = true, MIN_BLOCKS = 2);
 }
 
-/// A key type's local sort kernels by tile size, smallest first (the host picks the smallest
-/// whose tile holds the largest bucket).
+/// A key type's local sort kernels by tile size, smallest first: the host picks the first
+/// whose tile holds the largest bucket. Of two with the same tile, the first won on the H100
+/// (the other stays for `tessera bench sort`'s sweep).
 #[derive(Clone, Copy, Debug)]
 pub struct LocalSorts {
     /// Keys alone.
-    pub keys: [crate::spec::KernelSpec; 3],
+    pub keys: &'static [crate::spec::KernelSpec],
     /// Keys with values.
-    pub pairs: [crate::spec::KernelSpec; 3],
+    pub pairs: &'static [crate::spec::KernelSpec],
 }
 
 /// Local sort kernels for `u32` keys.
 pub const LOCAL_U32: LocalSorts = LocalSorts {
-    keys: [LOCAL_U32_K_256X8, LOCAL_U32_K_256X20, LOCAL_U32_K_512X16],
-    pairs: [LOCAL_U32_KV_256X8, LOCAL_U32_KV_256X20, LOCAL_U32_KV_512X16],
+    keys: &[
+        LOCAL_U32_K_256X8,
+        LOCAL_U32_K_256X18,
+        LOCAL_U32_K_512X9,
+        LOCAL_U32_K_512X16,
+    ],
+    pairs: &[
+        LOCAL_U32_KV_256X8,
+        LOCAL_U32_KV_256X18,
+        LOCAL_U32_KV_512X9,
+        LOCAL_U32_KV_512X16,
+    ],
 };
 
 /// Local sort kernels for `i32` keys.
 pub const LOCAL_I32: LocalSorts = LocalSorts {
-    keys: [LOCAL_I32_K_256X8, LOCAL_I32_K_256X20, LOCAL_I32_K_512X16],
-    pairs: [LOCAL_I32_KV_256X8, LOCAL_I32_KV_256X20, LOCAL_I32_KV_512X16],
+    keys: &[
+        LOCAL_I32_K_256X8,
+        LOCAL_I32_K_256X18,
+        LOCAL_I32_K_512X9,
+        LOCAL_I32_K_512X16,
+    ],
+    pairs: &[
+        LOCAL_I32_KV_256X8,
+        LOCAL_I32_KV_256X18,
+        LOCAL_I32_KV_512X9,
+        LOCAL_I32_KV_512X16,
+    ],
 };
 
 /// Local sort kernels for `f32` keys.
 pub const LOCAL_F32: LocalSorts = LocalSorts {
-    keys: [LOCAL_F32_K_256X8, LOCAL_F32_K_256X20, LOCAL_F32_K_512X16],
-    pairs: [LOCAL_F32_KV_256X8, LOCAL_F32_KV_256X20, LOCAL_F32_KV_512X16],
+    keys: &[
+        LOCAL_F32_K_256X8,
+        LOCAL_F32_K_256X18,
+        LOCAL_F32_K_512X9,
+        LOCAL_F32_K_512X16,
+    ],
+    pairs: &[
+        LOCAL_F32_KV_256X8,
+        LOCAL_F32_KV_256X18,
+        LOCAL_F32_KV_512X9,
+        LOCAL_F32_KV_512X16,
+    ],
 };

@@ -175,6 +175,64 @@ fn sweep_tiles(
     Ok(rec)
 }
 
+/// Times the MSD sort of the u32 `keys` (with values `0..n` when `values`) with each local
+/// sort kernel of `specs` whose tile holds the largest bucket, checking that each sorts as
+/// the first one does.
+fn sweep_local(
+    gpu: &Gpu,
+    bw: &Bandwidth,
+    reps: usize,
+    keys: &[u32],
+    specs: &[KernelSpec],
+    values: bool,
+) -> Result<Vec<Record>> {
+    let n = keys.len();
+    let dk = gpu.upload(keys)?;
+    let mut ko = gpu.zeros::<u32>(n)?;
+    let vals_len = if values { n } else { 0 };
+    let dv = gpu.upload(&(0..vals_len as u32).collect::<Vec<_>>())?;
+    let mut vo = gpu.zeros::<u32>(vals_len)?;
+    let mut reference = None;
+    let mut rec = Vec::new();
+    for &spec in specs {
+        let mut sorter = RadixSort::<u32>::new(gpu, n, values)?;
+        sorter.set_strategy(SortStrategy::Msd);
+        sorter.set_local_kernel(spec);
+        let mut sort = || {
+            if values {
+                sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
+            } else {
+                sorter.sort_keys(gpu, &dk, &mut ko, Order::Ascending)
+            }
+        };
+        sort()?;
+        let t = gpu.time(WARMUP, reps, &mut sort)?.median_ms();
+        if sorter.local_run() != Some(spec) {
+            continue; // the largest bucket does not fit its tile
+        }
+        let got = (ko.to_vec(gpu)?, vo.to_vec(gpu)?);
+        if *reference.get_or_insert_with(|| got.clone()) != got {
+            return Err(Error::invalid(format!(
+                "local sort sweep: {} sorts differently from {}",
+                spec.name, specs[0].name
+            )));
+        }
+        rec.push(Record::new(
+            if values {
+                "radix_sort_local"
+            } else {
+                "radix_sort_local_keys"
+            },
+            spec.name,
+            format!("{}x{}", spec.threads, spec.items_per_thread),
+            n as u64,
+            t,
+            sort_model(bw, n as f64, 4.0, if values { 4.0 } else { 0.0 }, 4),
+        ));
+    }
+    Ok(rec)
+}
+
 /// Runs the suite on `gpu`.
 pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     let n = 1usize << args.log2n;
@@ -228,6 +286,9 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &pairs, true)?);
     let only = tessera_kernels::ops::sort::sweep::KEYS;
     rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &only, false)?);
+    let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
+    rec.extend(sweep_local(gpu, &bw, reps, &keys, local.pairs, true)?);
+    rec.extend(sweep_local(gpu, &bw, reps, &keys, local.keys, false)?);
     if !args.quick {
         rec.push(time_sort(
             gpu,

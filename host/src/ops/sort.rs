@@ -301,6 +301,10 @@ pub struct RadixSort<K: SortKey> {
     ran: Option<SortStrategy>,
     /// A pass kernel for the benchmark's sweep, and whether it moves values.
     pass_override: Option<(KernelSpec, bool)>,
+    /// A local sort kernel for the benchmark's sweep of the MSD sort.
+    local_override: Option<KernelSpec>,
+    /// The local sort kernel the last MSD sort ran.
+    local_run: Option<KernelSpec>,
 }
 
 impl<K: SortKey> RadixSort<K> {
@@ -320,6 +324,8 @@ impl<K: SortKey> RadixSort<K> {
             passes_run: 0,
             ran: None,
             pass_override: None,
+            local_override: None,
+            local_run: None,
         })
     }
 
@@ -338,6 +344,17 @@ impl<K: SortKey> RadixSort<K> {
     /// value when `values`) for the sorts of that kind below 2^30 items: for the benchmark.
     pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec, values: bool) {
         self.pass_override = Some((spec, values));
+    }
+
+    /// Uses `spec` (a local sort kernel of `K`, keys alone or with values as the sorts will
+    /// be) for the MSD sort's buckets when its tile holds the largest: for the benchmark.
+    pub(crate) fn set_local_kernel(&mut self, spec: KernelSpec) {
+        self.local_override = Some(spec);
+    }
+
+    /// The local sort kernel the last sort ran, if it was the MSD sort.
+    pub(crate) fn local_run(&self) -> Option<KernelSpec> {
+        self.local_run
     }
 
     /// Passes over the data the last sort ran after its histogram: the LSB sort's one-sweep
@@ -394,6 +411,7 @@ impl<K: SortKey> RadixSort<K> {
         }
         self.passes_run = 0;
         self.ran = None;
+        self.local_run = None;
         if n == 0 {
             return Ok(());
         }
@@ -434,7 +452,13 @@ impl<K: SortKey> RadixSort<K> {
         let mut lsb_hist = None;
         if let Some(m) = msd {
             let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
-            match msd_host::local_kernel(&hist, &m.local, with_values) {
+            let local = msd_host::local_kernel(&hist, &m.local, with_values).map(|fit| match self
+                .local_override
+            {
+                Some(o) if o.tile() >= fit.tile() => o,
+                _ => fit,
+            });
+            match local {
                 Some(local) => {
                     let first = K::PASS[usize::from(with_values)][0];
                     let b = MsdBuffers {
@@ -453,6 +477,7 @@ impl<K: SortKey> RadixSort<K> {
                     msd_host::sort(gpu, &hist, n, desc, first, local, &mut self.msd_state, b)?;
                     self.passes_run = 3;
                     self.ran = Some(SortStrategy::Msd);
+                    self.local_run = Some(local);
                     return Ok(());
                 }
                 None => lsb_hist = Some(msd_host::lsb_histograms(&hist)),

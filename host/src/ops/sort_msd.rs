@@ -76,7 +76,7 @@ pub(super) fn histogram<K>(
 /// The local sort kernel whose tile holds the largest bucket, if any does.
 pub(super) fn local_kernel(hist: &[u32], local: &LocalSorts, values: bool) -> Option<KernelSpec> {
     let largest = hist[..MSD_BUCKETS].iter().copied().max().unwrap_or(0);
-    let kernels = if values { &local.pairs } else { &local.keys };
+    let kernels = if values { local.pairs } else { local.keys };
     kernels.iter().copied().find(|s| s.tile() >= largest)
 }
 
@@ -323,7 +323,9 @@ mod tests {
         assert_eq!(local_kernel(&h, &local, true), Some(local.pairs[0]));
         h[9] = local.pairs[0].tile() + 1;
         assert_eq!(local_kernel(&h, &local, true), Some(local.pairs[1]));
-        h[9] = local.pairs[2].tile() + 1;
+        h[9] = local.pairs[local.pairs.len() - 1].tile();
+        assert_eq!(local_kernel(&h, &local, true), local.pairs.last().copied());
+        h[9] += 1;
         assert_eq!(local_kernel(&h, &local, true), None);
     }
 }
