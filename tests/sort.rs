@@ -227,7 +227,7 @@ fn msd_sort_matches_cpu() {
             (0..n as u32).rev().map(|i| i * step).collect(),
         ));
     }
-    // Buckets that need each local sort tile (2048, 4608 and 8192 items), with many equal keys.
+    // Buckets that need each local sort tile (up to 2304, 4608 and 9216 items), with many equal keys.
     for (prefixes, per, low) in [
         (300, 2000, 7),
         (200, 4500, 50),

@@ -55,8 +55,10 @@ sort_key! {
 /// How [`RadixSort`] sorts 32-bit keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortStrategy {
-    /// MSD from [`MSD_MIN_ITEMS`] items on, where every 16-bit bucket fits a local sort; LSB
-    /// otherwise.
+    /// MSD where it moves less than LSB: from [`MSD_MIN_ITEMS`] items on, when every 16-bit
+    /// bucket fits a local sort and the local sorts' tiles (each bucket costs a whole tile,
+    /// about what a pass costs per item) cost less than the LSB passes the MSD sort saves.
+    /// LSB otherwise.
     #[default]
     Auto,
     /// Always the LSB sort: a histogram, then one one-sweep pass per 8-bit digit that is not
@@ -69,8 +71,9 @@ pub enum SortStrategy {
     Msd,
 }
 
-/// Inputs from which [`SortStrategy::Auto`] tries the MSD sort.
-pub const MSD_MIN_ITEMS: usize = 1 << 22;
+/// Inputs from which [`SortStrategy::Auto`] tries the MSD sort: below it even the smallest
+/// local sort tile costs more than the passes the MSD sort saves.
+pub const MSD_MIN_ITEMS: usize = 1 << 25;
 
 /// Index of the look-back status width `n` items need: 0 for 32-bit words, 1 for 64-bit ones
 /// (the kernels' second variant); a status word occupies `1 + index` state words.
@@ -452,12 +455,16 @@ impl<K: SortKey> RadixSort<K> {
         let mut lsb_hist = None;
         if let Some(m) = msd {
             let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
-            let local = msd_host::local_kernel(&hist, &m.local, with_values).map(|fit| match self
-                .local_override
-            {
-                Some(o) if o.tile() >= fit.tile() => o,
-                _ => fit,
-            });
+            let lsb = msd_host::lsb_histograms(&hist);
+            let strategy = self.strategy;
+            let local = msd_host::local_kernel(&hist, &m.local, with_values)
+                .map(|fit| match self.local_override {
+                    Some(o) if o.tile() >= fit.tile() => o,
+                    _ => fit,
+                })
+                .filter(|l| {
+                    strategy == SortStrategy::Msd || msd_host::pays(n, l.tile() as usize, &lsb)
+                });
             match local {
                 Some(local) => {
                     let first = K::PASS[usize::from(with_values)][0];
@@ -480,7 +487,7 @@ impl<K: SortKey> RadixSort<K> {
                     self.local_run = Some(local);
                     return Ok(());
                 }
-                None => lsb_hist = Some(msd_host::lsb_histograms(&hist)),
+                None => lsb_hist = Some(lsb),
             }
         }
         let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
