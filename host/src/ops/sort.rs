@@ -1,7 +1,9 @@
 //! Radix sort and radix partitioning (thesis §3.6.4) with one-sweep passes: one histogram
 //! kernel reads the keys once for every pass, then each pass reads and writes keys (and values)
 //! once. Passes whose digit is the same for every key are skipped (their permutation is the
-//! identity), so keys of a narrow range cost fewer passes.
+//! identity), so keys of a narrow range cost fewer passes. Large inputs of 32-bit keys take the
+//! MSD sort of `sort_msd` instead when it pays (see [`SortStrategy`]): two passes and one
+//! shared-memory sort per 16-bit bucket, three trips through memory instead of four.
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::sort::{self as k, RadixState};
 use tessera_kernels::ops::sort_msd as msd;
@@ -55,10 +57,9 @@ sort_key! {
 /// How [`RadixSort`] sorts 32-bit keys.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SortStrategy {
-    /// MSD where it moves less than LSB: from [`MSD_MIN_ITEMS`] items on, when every 16-bit
-    /// bucket fits a local sort and the local sorts' tiles (each bucket costs a whole tile,
-    /// about what a pass costs per item) cost less than the LSB passes the MSD sort saves.
-    /// LSB otherwise.
+    /// MSD where it costs less than LSB: from [`MSD_MIN_ITEMS`] items on, when every 16-bit
+    /// bucket fits a local sort and the local sorts (each bucket costs a whole tile, padding
+    /// included) cost less than the LSB passes the MSD sort saves. LSB otherwise.
     #[default]
     Auto,
     /// Always the LSB sort: a histogram, then one one-sweep pass per 8-bit digit that is not
@@ -73,7 +74,7 @@ pub enum SortStrategy {
 
 /// Inputs from which [`SortStrategy::Auto`] tries the MSD sort: below it even the smallest
 /// local sort tile costs more than the passes the MSD sort saves.
-pub const MSD_MIN_ITEMS: usize = 1 << 25;
+pub const MSD_MIN_ITEMS: usize = 1 << 26;
 
 /// Index of the look-back status width `n` items need: 0 for 32-bit words, 1 for 64-bit ones
 /// (the kernels' second variant); a status word occupies `1 + index` state words.
@@ -463,7 +464,8 @@ impl<K: SortKey> RadixSort<K> {
                     _ => fit,
                 })
                 .filter(|l| {
-                    strategy == SortStrategy::Msd || msd_host::pays(n, l.tile() as usize, &lsb)
+                    strategy == SortStrategy::Msd
+                        || msd_host::pays(n, l.tile() as usize, with_values, &lsb)
                 });
             match local {
                 Some(local) => {

@@ -80,16 +80,21 @@ pub(super) fn local_kernel(hist: &[u32], local: &LocalSorts, values: bool) -> Op
     kernels.iter().copied().find(|s| s.tile() >= largest)
 }
 
-/// Whether the MSD sort of `n` keys with local sort tiles of `tile` items moves less than the
-/// LSB sort with histograms `lsb`: two passes, and a tile's work per bucket (per slot about
-/// what a pass costs per item on the H100: 2.5 against 2.3 ms at 2^28), against one pass per
-/// digit the LSB sort does not skip.
-pub(super) fn pays(n: usize, tile: usize, lsb: &[u32]) -> bool {
+/// Whether the MSD sort of `n` keys (with values or not) with local sort tiles of `tile` items
+/// moves less than the LSB sort with histograms `lsb`. Costs are in LSB passes: the MSD sort
+/// takes two, a tenth for its larger histogram, and per bucket (empty ones too) a fixed cost
+/// plus a per-slot cost of its tile, fitted on the H100 to the local sorts of 2^26 and 2^28
+/// uniform keys (key + value sort: a bucket costs what a pass costs for 900 items, a slot
+/// 0.8 items; keys alone: 1,700 and 0.7); the LSB sort takes one pass per digit it does not
+/// skip.
+pub(super) fn pays(n: usize, tile: usize, values: bool, lsb: &[u32]) -> bool {
     let passes = lsb
         .chunks(256)
         .filter(|h| !h.iter().any(|&c| c as usize == n))
         .count();
-    2.0 + (MSD_BUCKETS * tile) as f64 / n as f64 <= passes as f64 - 0.5
+    let (fixed, slot) = if values { (900.0, 0.8) } else { (1700.0, 0.7) };
+    let local = MSD_BUCKETS as f64 * (fixed + slot * tile as f64) / n as f64;
+    2.1 + local <= passes as f64
 }
 
 /// The LSB sort's four digit histograms (bits 0..8 first) from the MSD histogram.
@@ -330,15 +335,21 @@ mod tests {
     #[test]
     fn msd_pays_when_tiles_cost_less_than_the_saved_passes() {
         let lsb = vec![1u32; 1024]; // four digits that vary
-        assert!(pays(1 << 28, 4608, &lsb));
-        assert!(pays(1 << 27, 2304, &lsb));
-        assert!(!pays(1 << 27, 4608, &lsb));
-        assert!(!pays(1 << 24, 1280, &lsb));
+        for values in [false, true] {
+            assert!(pays(1 << 28, 4608, values, &lsb));
+            assert!(pays(1 << 27, 2304, values, &lsb));
+            assert!(pays(1 << 29, 9216, values, &lsb));
+            assert!(!pays(1 << 27, 9216, values, &lsb));
+            assert!(!pays(1 << 25, 1280, values, &lsb));
+        }
+        // Measured at 2^26: key + value 2.44 (MSD) against 2.48 ms, keys 1.98 against 1.74.
+        assert!(pays(1 << 26, 1280, true, &lsb));
+        assert!(!pays(1 << 26, 1280, false, &lsb));
         // Three varying digits: the MSD sort would save nothing.
         let mut three = lsb.clone();
         three[768..].fill(0);
         three[768] = 1 << 28;
-        assert!(!pays(1 << 28, 4608, &three));
+        assert!(!pays(1 << 28, 4608, true, &three));
     }
 
     #[test]
