@@ -115,15 +115,26 @@ fn time_sort<K: SortKey>(
     ))
 }
 
-/// Times the u32 sort of `keys` (with values `0..n` when `values`) with each pass kernel of
-/// `specs`, checking that every kernel sorts exactly as the first one does.
-fn sweep_tiles(
+/// Which kernel a sweep varies.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Sweep {
+    /// The LSB sort's pass kernel.
+    Pass,
+    /// The MSD sort's local sort kernel (kernels whose tile cannot hold the largest bucket are
+    /// left out).
+    Local,
+}
+
+/// Times the u32 sort of `keys` (with values `0..n` when `values`) with each kernel of `specs`
+/// in the role `what`, checking that every kernel sorts exactly as the first one timed does.
+fn sweep(
     gpu: &Gpu,
     bw: &Bandwidth,
     reps: usize,
     keys: &[u32],
     specs: &[KernelSpec],
     values: bool,
+    what: Sweep,
 ) -> Result<Vec<Record>> {
     let n = keys.len();
     let dk = gpu.upload(keys)?;
@@ -133,101 +144,53 @@ fn sweep_tiles(
     let dv = gpu.upload(&(0..vals_len as u32).collect::<Vec<_>>())?;
     let mut vo = gpu.zeros::<u32>(vals_len)?;
     let mut sorter = RadixSort::<u32>::new(gpu, n, values)?;
-    let mut reference = None;
+    let mut reference: Option<(&str, _)> = None;
     let mut rec = Vec::new();
     for &spec in specs {
-        sorter.set_pass_kernel(spec, values);
-        let t = gpu
-            .time(WARMUP, reps, || {
-                if values {
-                    sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
-                } else {
-                    sorter.sort_keys(gpu, &dk, &mut ko, Order::Ascending)
-                }
-            })?
-            .median_ms();
-        let got = (ko.to_vec(gpu)?, vo.to_vec(gpu)?);
-        if *reference.get_or_insert_with(|| got.clone()) != got {
-            return Err(Error::invalid(format!(
-                "tile sweep: {} sorts differently from {}",
-                spec.name, specs[0].name
-            )));
+        match what {
+            Sweep::Pass => sorter.set_pass_kernel(spec, values),
+            Sweep::Local => {
+                sorter.set_strategy(SortStrategy::Msd);
+                sorter.set_local_kernel(spec);
+            }
         }
-        rec.push(Record::new(
-            if values {
-                "radix_sort_tiles"
-            } else {
-                "radix_sort_tiles_keys"
-            },
-            spec.name,
-            format!("{}x{}", spec.threads, spec.items_per_thread),
-            n as u64,
-            t,
-            sort_model(
-                bw,
-                n as f64,
-                4.0,
-                if values { 4.0 } else { 0.0 },
-                sorter.passes_run(),
-            ),
-        ));
-    }
-    Ok(rec)
-}
-
-/// Times the MSD sort of the u32 `keys` (with values `0..n` when `values`) with each local
-/// sort kernel of `specs` whose tile holds the largest bucket, checking that each sorts as
-/// the first one does.
-fn sweep_local(
-    gpu: &Gpu,
-    bw: &Bandwidth,
-    reps: usize,
-    keys: &[u32],
-    specs: &[KernelSpec],
-    values: bool,
-) -> Result<Vec<Record>> {
-    let n = keys.len();
-    let dk = gpu.upload(keys)?;
-    let mut ko = gpu.zeros::<u32>(n)?;
-    let vals_len = if values { n } else { 0 };
-    let dv = gpu.upload(&(0..vals_len as u32).collect::<Vec<_>>())?;
-    let mut vo = gpu.zeros::<u32>(vals_len)?;
-    let mut reference = None;
-    let mut rec = Vec::new();
-    for &spec in specs {
-        let mut sorter = RadixSort::<u32>::new(gpu, n, values)?;
-        sorter.set_strategy(SortStrategy::Msd);
-        sorter.set_local_kernel(spec);
-        let mut sort = || {
+        let mut sort = |sorter: &mut RadixSort<u32>| {
             if values {
                 sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
             } else {
                 sorter.sort_keys(gpu, &dk, &mut ko, Order::Ascending)
             }
         };
-        sort()?;
-        let t = gpu.time(WARMUP, reps, &mut sort)?.median_ms();
-        if sorter.local_run() != Some(spec) {
-            continue; // the largest bucket does not fit its tile
+        sort(&mut sorter)?;
+        if what == Sweep::Local && sorter.local_run() != Some(spec) {
+            continue;
         }
+        let t = gpu.time(WARMUP, reps, || sort(&mut sorter))?.median_ms();
         let got = (ko.to_vec(gpu)?, vo.to_vec(gpu)?);
-        if *reference.get_or_insert_with(|| got.clone()) != got {
-            return Err(Error::invalid(format!(
-                "local sort sweep: {} sorts differently from {}",
-                spec.name, specs[0].name
-            )));
+        match &reference {
+            None => reference = Some((spec.name, got)),
+            Some((first, want)) if *want != got => {
+                return Err(Error::invalid(format!(
+                    "kernel sweep: {} sorts differently from {first}",
+                    spec.name
+                )));
+            }
+            Some(_) => {}
         }
+        // The model is the LSB sort's, for the MSD sort too (see time_sort).
+        let (group, passes) = match (what, values) {
+            (Sweep::Pass, true) => ("radix_sort_tiles", sorter.passes_run()),
+            (Sweep::Pass, false) => ("radix_sort_tiles_keys", sorter.passes_run()),
+            (Sweep::Local, true) => ("radix_sort_local", 4),
+            (Sweep::Local, false) => ("radix_sort_local_keys", 4),
+        };
         rec.push(Record::new(
-            if values {
-                "radix_sort_local"
-            } else {
-                "radix_sort_local_keys"
-            },
+            group,
             spec.name,
             format!("{}x{}", spec.threads, spec.items_per_thread),
             n as u64,
             t,
-            sort_model(bw, n as f64, 4.0, if values { 4.0 } else { 0.0 }, 4),
+            sort_model(bw, n as f64, 4.0, if values { 4.0 } else { 0.0 }, passes),
         ));
     }
     Ok(rec)
@@ -241,54 +204,40 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     let keys = random_vec::<u32>(n, 1);
     let (bw, mut rec) = measure_bandwidth(gpu, &keys, reps)?;
 
-    rec.push(time_sort(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        true,
-        Order::Ascending,
-        SortStrategy::Auto,
-        "tessera u32 key + u32 value",
-    )?);
-    rec.push(time_sort(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        false,
-        Order::Ascending,
-        SortStrategy::Auto,
-        "tessera u32 keys",
-    )?);
-    rec.push(time_sort(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        true,
-        Order::Ascending,
-        SortStrategy::Lsb,
-        "tessera u32 key + u32 value, LSB",
-    )?);
-    rec.push(time_sort(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        false,
-        Order::Ascending,
-        SortStrategy::Lsb,
-        "tessera u32 keys, LSB",
-    )?);
+    // The u32 sorts: the default (MSD at this size), then the LSB sort.
+    for (strategy, suffix) in [(SortStrategy::Auto, ""), (SortStrategy::Lsb, ", LSB")] {
+        for (values, what) in [(true, "key + u32 value"), (false, "keys")] {
+            let label = format!("tessera u32 {what}{suffix}");
+            let order = Order::Ascending;
+            rec.push(time_sort(
+                gpu, &bw, reps, &keys, values, order, strategy, &label,
+            )?);
+        }
+    }
     // Tile sweeps of the u32 passes.
     let pairs = tessera_kernels::ops::sort::sweep::PAIRS;
-    rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &pairs, true)?);
+    rec.extend(sweep(gpu, &bw, reps, &keys, &pairs, true, Sweep::Pass)?);
     let only = tessera_kernels::ops::sort::sweep::KEYS;
-    rec.extend(sweep_tiles(gpu, &bw, reps, &keys, &only, false)?);
+    rec.extend(sweep(gpu, &bw, reps, &keys, &only, false, Sweep::Pass)?);
     let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
-    rec.extend(sweep_local(gpu, &bw, reps, &keys, local.pairs, true)?);
-    rec.extend(sweep_local(gpu, &bw, reps, &keys, local.keys, false)?);
+    rec.extend(sweep(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        local.pairs,
+        true,
+        Sweep::Local,
+    )?);
+    rec.extend(sweep(
+        gpu,
+        &bw,
+        reps,
+        &keys,
+        local.keys,
+        false,
+        Sweep::Local,
+    )?);
     if !args.quick {
         rec.push(time_sort(
             gpu,

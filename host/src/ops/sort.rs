@@ -244,52 +244,24 @@ pub(super) fn launch_pass<B>(
         keys_out,
         vals,
     } = io;
+    use cudarc::driver::PushKernelArg as _;
+    let f = gpu.function(&spec)?;
+    let mut b = gpu.stream().launch_builder(&f);
+    b.arg(keys_in).arg(keys_out);
+    // Keys-only kernels never touch the value pointers.
+    let none = 0u64;
     match vals {
-        Some((vi, vo)) => launch!(
-            gpu,
-            spec,
-            cfg,
-            [
-                keys_in,
-                keys_out,
-                vi,
-                vo,
-                &n32,
-                &shift,
-                &mode,
-                state,
-                &offsets_at,
-                &counter_at,
-                &status_at,
-                &segs_at,
-                &segments
-            ]
-        ),
-        None => {
-            // Keys-only kernels never touch the value pointers.
-            let none = 0u64;
-            launch!(
-                gpu,
-                spec,
-                cfg,
-                [
-                    keys_in,
-                    keys_out,
-                    &none,
-                    &none,
-                    &n32,
-                    &shift,
-                    &mode,
-                    state,
-                    &offsets_at,
-                    &counter_at,
-                    &status_at,
-                    &segs_at,
-                    &segments
-                ]
-            )
-        }
-    }
+        Some((vi, vo)) => b.arg(vi).arg(vo),
+        None => b.arg(&none).arg(&none),
+    };
+    b.arg(&n32).arg(&shift).arg(&mode).arg(state);
+    b.arg(&offsets_at).arg(&counter_at).arg(&status_at);
+    b.arg(&segs_at).arg(&segments);
+    // SAFETY: the arguments are the pass kernels' signature (see `pass_kernel!`), with buffers
+    // of `n` items and the state prepared for these words and tiles.
+    unsafe { b.launch(cfg) }
+        .map(|_| ())
+        .map_err(Error::launch(spec.name))
 }
 
 /// A reusable radix sort: temporary buffers and kernel state for inputs of up to `capacity`
