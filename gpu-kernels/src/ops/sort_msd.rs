@@ -168,7 +168,9 @@ mod device {
 
     /// One ranking of [`radix_local_sort`] (`PASS` 0: bits 0..8, 1: bits 8..16) over the
     /// whole tile (the padding included): moves the keys to their ranks in `sh.keys` and
-    /// records where each came from, then waits at a barrier.
+    /// records where each came from, then waits at a barrier. Early counts (one atomic per
+    /// item, then the match) keep the ranks out of registers through the scan: matching while
+    /// counting spills at 256 x 18.
     #[inline(always)]
     fn local_rank_scatter<
         const NT: usize,
