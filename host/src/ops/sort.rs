@@ -414,15 +414,17 @@ impl<K: SortKey> RadixSort<K> {
             status_words: 1 + s64,
         };
         let desc = order == Order::Descending;
-        let msd = K::MSD.filter(|_| {
-            n as u64 <= k::STATUS32_MAX_ITEMS
-                && self.pass_override.is_none()
-                && match self.strategy {
-                    SortStrategy::Auto => n >= MSD_MIN_ITEMS,
-                    SortStrategy::Lsb => false,
-                    SortStrategy::Msd => true,
-                }
-        });
+        let wanted = n as u64 <= k::STATUS32_MAX_ITEMS
+            && self.pass_override.is_none()
+            && match self.strategy {
+                SortStrategy::Auto => n >= MSD_MIN_ITEMS,
+                SortStrategy::Lsb => false,
+                SortStrategy::Msd => true,
+            };
+        let msd = match K::MSD {
+            Some(m) if wanted && msd_host::fits(gpu, &m.hist, msd::MSD_HIST_SMEM)? => Some(m),
+            _ => None,
+        };
         // The MSD sort's histogram also counts what the LSB sort needs if a bucket is too
         // large for it.
         let mut lsb_hist = None;
@@ -430,7 +432,10 @@ impl<K: SortKey> RadixSort<K> {
             let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
             let lsb = msd_host::lsb_histograms(&hist);
             let strategy = self.strategy;
-            let local = msd_host::local_kernel(&hist, &m.local, with_values)
+            let runs = |s: &KernelSpec| {
+                msd_host::fits(gpu, s, msd::local_sort_smem(s.tile() as usize, with_values))
+            };
+            let local = msd_host::local_kernel(&hist, &m.local, with_values, runs)?
                 .map(|fit| match self.local_override {
                     Some(o) if o.tile() >= fit.tile() => o,
                     _ => fit,

@@ -1,7 +1,7 @@
 //! Host side of the MSD sort of 32-bit keys (three passes over the data, see
 //! `tessera_kernels::ops::sort_msd`): the histogram, the plan (which local sort kernel holds
 //! the largest bucket, or none), the state the two one-sweep passes share, and the launches.
-use cudarc::driver::sys::CUfunction_attribute as FnAttr;
+use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::sort::{self as k, MODE_DESC, MODE_FIRST, MODE_LAST};
 use tessera_kernels::ops::sort_msd::{
@@ -31,6 +31,20 @@ fn allow_smem(gpu: &Gpu, spec: &KernelSpec, bytes: usize) -> Result<()> {
             bytes as i32,
         )
         .map_err(Error::driver("allowing a kernel's shared memory", bytes))
+}
+
+/// Whether `spec` runs on `gpu` with `dynamic` bytes of dynamic shared memory beside its static
+/// shared memory (the MSD kernels need more than 48 KB, which smaller GPUs may not offer).
+pub(super) fn fits(gpu: &Gpu, spec: &KernelSpec, dynamic: usize) -> Result<bool> {
+    let optin = gpu
+        .context()
+        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+        .map_err(Error::driver("querying the shared memory per block", 0))?;
+    let fixed = gpu
+        .function(spec)?
+        .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        .map_err(Error::driver("querying a kernel's shared memory", 0))?;
+    Ok(fixed.max(0) as usize + dynamic <= optin.max(0) as usize)
 }
 
 /// Counts the keys' top-16-bit buckets and low digits into `buf` and returns them
@@ -73,11 +87,22 @@ pub(super) fn histogram<K>(
     Ok(h)
 }
 
-/// The local sort kernel whose tile holds the largest bucket, if any does.
-pub(super) fn local_kernel(hist: &[u32], local: &LocalSorts, values: bool) -> Option<KernelSpec> {
+/// The local sort kernel whose tile holds the largest bucket, if any does among those that
+/// `runs` (see [`fits`]).
+pub(super) fn local_kernel(
+    hist: &[u32],
+    local: &LocalSorts,
+    values: bool,
+    runs: impl Fn(&KernelSpec) -> Result<bool>,
+) -> Result<Option<KernelSpec>> {
     let largest = hist[..MSD_BUCKETS].iter().copied().max().unwrap_or(0);
     let kernels = if values { local.pairs } else { local.keys };
-    kernels.iter().copied().find(|s| s.tile() >= largest)
+    for s in kernels.iter().filter(|s| s.tile() >= largest) {
+        if runs(s)? {
+            return Ok(Some(*s));
+        }
+    }
+    Ok(None)
 }
 
 /// Whether the MSD sort of `n` keys (with values or not) with local sort tiles of `tile` items
@@ -355,14 +380,21 @@ mod tests {
     #[test]
     fn local_kernel_fits_the_largest_bucket() {
         let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
+        let all = |_: &KernelSpec| Ok(true);
+        let pick = |h: &[u32], runs: &dyn Fn(&KernelSpec) -> Result<bool>| {
+            local_kernel(h, &local, true, runs).unwrap()
+        };
         let mut h = vec![0u32; MSD_HIST_WORDS];
         h[3] = local.pairs[0].tile();
-        assert_eq!(local_kernel(&h, &local, true), Some(local.pairs[0]));
+        assert_eq!(pick(&h, &all), Some(local.pairs[0]));
         h[9] = local.pairs[0].tile() + 1;
-        assert_eq!(local_kernel(&h, &local, true), Some(local.pairs[1]));
+        assert_eq!(pick(&h, &all), Some(local.pairs[1]));
+        // A kernel the GPU cannot run is passed over.
+        let not_second = |s: &KernelSpec| Ok(*s != local.pairs[1]);
+        assert_eq!(pick(&h, &not_second), Some(local.pairs[2]));
         h[9] = local.pairs[local.pairs.len() - 1].tile();
-        assert_eq!(local_kernel(&h, &local, true), local.pairs.last().copied());
+        assert_eq!(pick(&h, &all), local.pairs.last().copied());
         h[9] += 1;
-        assert_eq!(local_kernel(&h, &local, true), None);
+        assert_eq!(pick(&h, &all), None);
     }
 }
