@@ -1,6 +1,7 @@
 //! The MSD sort of 32-bit keys: three passes over the data instead of the LSB sort's four.
 //!
-//! 1. One histogram kernel counts every key's top 16 bits (65,536 buckets).
+//! 1. One histogram kernel counts every key's top 16 bits (65,536 buckets) and its two low
+//!    digits (for the LSB sort, which the host falls back to when a bucket is too large).
 //! 2. A one-sweep pass orders the keys by bits 24..32 (the LSB sort's pass, on its top digit).
 //! 3. A segmented one-sweep pass orders each of those 256 segments by bits 16..24: after it,
 //!    each 16-bit bucket is contiguous, where the histogram said it would be.
@@ -10,16 +11,15 @@
 //!
 //! Every step is stable, so the sort is. It needs every bucket to fit one block's tile, which
 //! holds for well-spread keys (2^28 uniform keys: buckets of 4,096 ± 64); the host checks the
-//! histogram and otherwise runs the LSB sort.
+//! histogram and otherwise runs the LSB sort, whose histograms the same kernel counted.
 
 /// Buckets of the top 16 bits.
 pub const MSD_BUCKETS: usize = 1 << 16;
 /// Segments of the second pass (digits of the first).
 pub const MSD_SEGMENTS: usize = 256;
-/// Words of the histogram kernel's output: the buckets' counts. (It counted the two low
-/// digits too, for the LSB fallback, until that was measured: three shared-memory atomics per
-/// key made it shared-memory bound.)
-pub const MSD_HIST_WORDS: usize = MSD_BUCKETS;
+/// Words of the histogram kernel's output: the buckets' counts, then the counts of bits
+/// 8..16 and of bits 0..8 (256 words each).
+pub const MSD_HIST_WORDS: usize = MSD_BUCKETS + 512;
 /// Dynamic shared memory of the histogram kernel: the buckets' counts as 16-bit halves.
 pub const MSD_HIST_SMEM: usize = MSD_BUCKETS * 2;
 /// A block's 16-bit bucket count is flushed to global memory each time it reaches this.
@@ -71,10 +71,11 @@ mod device {
     use crate::ops::sort::{MODE_DESC, MODE_LAST};
     use crate::radix::{RadixBits, RadixKey};
 
-    /// Counts every key's top 16 bits into `hist` (zeroed). Grid-stride over tiles. A block
-    /// counts buckets in 16-bit halves of `pairs` (`MSD_BUCKETS / 2` words, 128 KB of dynamic
-    /// shared memory): the thread whose increment takes a half to [`MSD_FLUSH`] moves that much
-    /// to global memory, so a half never overflows.
+    /// Counts every key's top 16 bits into `hist[0 .. MSD_BUCKETS]` and its digits 8..16 and
+    /// 0..8 into the next 512 words (zeroed). Grid-stride over tiles. A block counts buckets in
+    /// 16-bit halves of `pairs` (`MSD_BUCKETS / 2` words, 128 KB of dynamic shared memory):
+    /// the thread whose increment takes a half to [`MSD_FLUSH`] moves that much to global
+    /// memory, so a half never overflows; `low` holds the 512 low-digit counters.
     ///
     /// # Safety
     /// `keys` holds `n` items; `hist` holds [`MSD_HIST_WORDS`] words.
@@ -89,12 +90,18 @@ mod device {
         descending: bool,
         hist: *mut u32,
         pairs: Shared<u32>,
+        low: Shared<u32>,
     ) {
         let t = thread_idx();
         let mut i = t;
         while i < MSD_BUCKETS / 2 {
-            // SAFETY: within `pairs`.
-            unsafe { pairs.write(i, 0) };
+            // SAFETY: within `pairs`; `low` is 512 words.
+            unsafe {
+                pairs.write(i, 0);
+                if i < 512 {
+                    low.write(i, 0);
+                }
+            }
             i += NT;
         }
         sync_threads();
@@ -110,13 +117,15 @@ mod device {
                     let b = K::ordered(r, descending);
                     let bucket = (b >> 16) as usize;
                     let half = (bucket as u32 & 1) * 16;
-                    // SAFETY: bucket / 2 < MSD_BUCKETS / 2.
+                    // SAFETY: bucket / 2 < MSD_BUCKETS / 2; digits < 256.
                     unsafe {
                         let old = pairs.atomic_add(bucket / 2, 1 << half);
                         if (old >> half) & 0xffff == MSD_FLUSH - 1 {
                             pairs.atomic_add(bucket / 2, (MSD_FLUSH << half).wrapping_neg());
                             u32::atomic_add(hist.add(bucket), MSD_FLUSH);
                         }
+                        low.atomic_add(b.digit(8, 8) as usize, 1);
+                        low.atomic_add(256 + b.digit(0, 8) as usize, 1);
                     }
                 }
             }
@@ -130,6 +139,12 @@ mod device {
                 let c = (pairs.read(i / 2) >> ((i as u32 & 1) * 16)) & 0xffff;
                 if c != 0 {
                     u32::atomic_add(hist.add(i), c);
+                }
+                if i < 512 {
+                    let c = low.read(i);
+                    if c != 0 {
+                        u32::atomic_add(hist.add(MSD_BUCKETS + i), c);
+                    }
                 }
             }
             i += NT;
@@ -287,13 +302,14 @@ mod device {
 macro_rules! msd_histogram_kernel {
     ($($spec:ident = $name:ident($k:ty);)*) => {$(
         crate::kernel! {
-            /// Top-16-bit bucket counts (see `radix_histogram_msd`);
+            /// Top-16-bit bucket counts and low digit counts (see `radix_histogram_msd`);
             /// launched with [`MSD_HIST_SMEM`] bytes of dynamic shared memory.
             $spec = $name[NT = 1024, IPT = 8, MIN_BLOCKS = 1](keys: *const u32, n: u32, descending: u32, hist: *mut u32) {
                 // SAFETY: the host launches with MSD_HIST_SMEM bytes of dynamic shared memory.
                 let pairs = unsafe { crate::arch::dynamic_shared::<u32>(MSD_BUCKETS / 2) };
+                let low = crate::shared_array!(msd_low: [u32; 512]);
                 // SAFETY: the host sizes `hist` to MSD_HIST_WORDS words, zeroed.
-                unsafe { radix_histogram_msd::<$k, NT, IPT>(keys, n as usize, descending != 0, hist, pairs) }
+                unsafe { radix_histogram_msd::<$k, NT, IPT>(keys, n as usize, descending != 0, hist, pairs, low) }
             }
         }
     )*};

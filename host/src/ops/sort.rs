@@ -425,8 +425,12 @@ impl<K: SortKey> RadixSort<K> {
             Some(m) if wanted && msd_host::fits(gpu, &m.hist, msd::MSD_HIST_SMEM)? => Some(m),
             _ => None,
         };
+        // The MSD sort's histogram also counts what the LSB sort needs if a bucket is too
+        // large for it.
+        let mut lsb_hist = None;
         if let Some(m) = msd {
             let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
+            let lsb = msd_host::lsb_histograms(&hist);
             let strategy = self.strategy;
             let runs = |s: &KernelSpec| {
                 msd_host::fits(gpu, s, msd::local_sort_smem(s.tile() as usize, with_values))
@@ -438,33 +442,41 @@ impl<K: SortKey> RadixSort<K> {
                 })
                 .filter(|l| {
                     strategy == SortStrategy::Msd
-                        || msd_host::pays(n, l.tile() as usize, with_values, &hist)
+                        || msd_host::pays(n, l.tile() as usize, with_values, &lsb)
                 });
-            if let Some(local) = local {
-                let first = K::PASS[usize::from(with_values)][0];
-                let b = MsdBuffers {
-                    keys: &keys.buf,
-                    out: &mut out.buf,
-                    temp: &mut self.temp_keys.buf,
-                    vals: match (vals, temp_vals) {
-                        (Some((vi, vo)), Some(tv)) => Some(MsdValues {
-                            vals: &vi.buf,
-                            out: &mut vo.buf,
-                            temp: &mut tv.buf,
-                        }),
-                        _ => None,
-                    },
-                };
-                msd_host::sort(gpu, &hist, n, desc, first, local, &mut self.msd_state, b)?;
-                self.passes_run = 3;
-                self.ran = Some(SortStrategy::Msd);
-                self.local_run = Some(local);
-                return Ok(());
+            match local {
+                Some(local) => {
+                    let first = K::PASS[usize::from(with_values)][0];
+                    let b = MsdBuffers {
+                        keys: &keys.buf,
+                        out: &mut out.buf,
+                        temp: &mut self.temp_keys.buf,
+                        vals: match (vals, temp_vals) {
+                            (Some((vi, vo)), Some(tv)) => Some(MsdValues {
+                                vals: &vi.buf,
+                                out: &mut vo.buf,
+                                temp: &mut tv.buf,
+                            }),
+                            _ => None,
+                        },
+                    };
+                    msd_host::sort(gpu, &hist, n, desc, first, local, &mut self.msd_state, b)?;
+                    self.passes_run = 3;
+                    self.ran = Some(SortStrategy::Msd);
+                    self.local_run = Some(local);
+                    return Ok(());
+                }
+                None => lsb_hist = Some(lsb),
             }
         }
         let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
-        work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
-        let hist = work.read_histograms(gpu)?;
+        let hist = match lsb_hist {
+            Some(h) => h,
+            None => {
+                work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
+                work.read_histograms(gpu)?
+            }
+        };
         work.write_offsets(gpu, &digit_offsets(&hist, layout.bins))?;
         // A pass where one digit holds every key moves nothing; run at least one pass, which
         // also maps the keys to ordered bits and back.

@@ -106,15 +106,15 @@ pub(super) fn local_kernel(
 }
 
 /// Whether the MSD sort of `n` keys (with values or not) with local sort tiles of `tile` items
-/// moves less than the LSB sort, given the MSD histogram `hist`. Costs are in LSB passes: the
-/// MSD sort takes two, a tenth for its larger histogram, and per bucket (empty ones too) a
-/// fixed cost plus a per-slot cost of its tile, fitted on the H100 to the local sorts of 2^26
-/// and 2^28 uniform keys (key + value sort: a bucket costs what a pass costs for 900 items, a
-/// slot 0.8 items; keys alone: 1,700 and 0.7); the LSB sort takes one pass per digit it does
-/// not skip (the two low digits, which the histogram does not count, are taken to vary).
-pub(super) fn pays(n: usize, tile: usize, values: bool, hist: &[u32]) -> bool {
-    let passes = 2 + top_digits(hist)
-        .iter()
+/// moves less than the LSB sort with histograms `lsb`. Costs are in LSB passes: the MSD sort
+/// takes two, a tenth for its larger histogram, and per bucket (empty ones too) a fixed cost
+/// plus a per-slot cost of its tile, fitted on the H100 to the local sorts of 2^26 and 2^28
+/// uniform keys (key + value sort: a bucket costs what a pass costs for 900 items, a slot
+/// 0.8 items; keys alone: 1,700 and 0.7); the LSB sort takes one pass per digit it does not
+/// skip.
+pub(super) fn pays(n: usize, tile: usize, values: bool, lsb: &[u32]) -> bool {
+    let passes = lsb
+        .chunks(256)
         .filter(|h| !h.iter().any(|&c| c as usize == n))
         .count();
     let (fixed, slot) = if values { (900.0, 0.8) } else { (1700.0, 0.7) };
@@ -122,14 +122,16 @@ pub(super) fn pays(n: usize, tile: usize, values: bool, hist: &[u32]) -> bool {
     2.1 + local <= passes as f64
 }
 
-/// The histograms of bits 24..32 and 16..24 from the MSD histogram.
-fn top_digits(hist: &[u32]) -> [[u32; 256]; 2] {
-    let mut d = [[0u32; 256]; 2];
-    for (b, &c) in hist[..MSD_BUCKETS].iter().enumerate() {
-        d[0][b >> 8] += c;
-        d[1][b & 255] += c;
+/// The LSB sort's four digit histograms (bits 0..8 first) from the MSD histogram.
+pub(super) fn lsb_histograms(hist: &[u32]) -> Vec<u32> {
+    let (buckets, low) = hist.split_at(MSD_BUCKETS);
+    let mut top = vec![0u32; 256];
+    let mut second = vec![0u32; 256];
+    for (b, &c) in buckets.iter().enumerate() {
+        top[b >> 8] += c;
+        second[b & 255] += c;
     }
-    d
+    [&low[256..512], &low[..256], &second[..], &top[..]].concat()
 }
 
 /// The state words the host writes before the passes: the first pass's digit offsets, the
@@ -300,20 +302,22 @@ mod tests {
         let mut h = vec![0u32; MSD_HIST_WORDS];
         for &x in keys {
             h[(x >> 16) as usize] += 1;
+            h[MSD_BUCKETS + ((x >> 8) & 255) as usize] += 1;
+            h[MSD_BUCKETS + 256 + (x & 255) as usize] += 1;
         }
         h
     }
 
     #[test]
-    fn top_digits_count_the_two_high_bytes() {
+    fn lsb_histograms_count_each_byte() {
         let keys = [0x0102_0304u32, 0x0102_0305, 0xff00_0001, 7];
-        let d = top_digits(&hist_of(&keys));
-        for (i, shift) in [24, 16].into_iter().enumerate() {
-            let mut want = [0u32; 256];
+        let h = lsb_histograms(&hist_of(&keys));
+        for (p, chunk) in h.chunks(256).enumerate() {
+            let mut want = vec![0u32; 256];
             for &x in &keys {
-                want[((x >> shift) & 255) as usize] += 1;
+                want[((x >> (8 * p)) & 255) as usize] += 1;
             }
-            assert_eq!(d[i], want, "bits {shift}..");
+            assert_eq!(chunk, &want[..], "digit {p}");
         }
     }
 
@@ -355,10 +359,7 @@ mod tests {
 
     #[test]
     fn msd_pays_when_tiles_cost_less_than_the_saved_passes() {
-        // Both top digits vary.
-        let mut lsb = vec![0u32; MSD_HIST_WORDS];
-        lsb[0x0102] = 1;
-        lsb[0x0304] = 1;
+        let lsb = vec![1u32; 1024]; // four digits that vary
         for values in [false, true] {
             assert!(pays(1 << 28, 4608, values, &lsb));
             assert!(pays(1 << 27, 2304, values, &lsb));
@@ -369,11 +370,10 @@ mod tests {
         // Measured at 2^26: key + value 2.44 (MSD) against 2.48 ms, keys 1.98 against 1.74.
         assert!(pays(1 << 26, 1280, true, &lsb));
         assert!(!pays(1 << 26, 1280, false, &lsb));
-        // Bits 24..32 the same for every key: the LSB sort takes three passes, no more than
-        // the MSD sort.
-        let mut three = vec![0u32; MSD_HIST_WORDS];
-        three[0x0102] = 1 << 27;
-        three[0x0103] = 1 << 27;
+        // Three varying digits: the MSD sort would save nothing.
+        let mut three = lsb.clone();
+        three[768..].fill(0);
+        three[768] = 1 << 28;
         assert!(!pays(1 << 28, 4608, true, &three));
     }
 
