@@ -18,7 +18,9 @@ pub const MSD_BUCKETS: usize = 1 << 16;
 /// Segments of the second pass (digits of the first).
 pub const MSD_SEGMENTS: usize = 256;
 /// Words of the histogram kernel's output: the buckets' counts, then the counts of bits
-/// 8..16 and of bits 0..8 (256 words each).
+/// 8..16 and of bits 0..8 (256 words each). Counting the top 16 bits alone (one shared-memory
+/// atomic per key instead of three) measured the same on the H100 (2^28 key + value sort:
+/// 7.65 / 7.68 against 7.72 / 7.66 ms), and the LSB fallback would then read the keys again.
 pub const MSD_HIST_WORDS: usize = MSD_BUCKETS + 512;
 /// Dynamic shared memory of the histogram kernel: the buckets' counts as 16-bit halves.
 pub const MSD_HIST_SMEM: usize = MSD_BUCKETS * 2;
