@@ -1,8 +1,8 @@
 //! The Star Schema Benchmark as fused tile-based kernels (thesis §3.7).
 //!
-//! A query is a few dimension builds ([`build`]: one kernel per joined dimension, a selective
-//! build into a perfect-hash table of `u16` payloads plus a bitmap of qualifying keys) and
-//! one probe kernel over lineorder ([`queries`]: one per query flight, the queries of a flight
+//! A query is its dimension builds ([`build`]: one launch for all joined dimensions, a
+//! selective build into a perfect-hash table of `u16` payloads plus a bitmap of qualifying
+//! keys per dimension) and one probe kernel over lineorder ([`queries`]: one per query flight, the queries of a flight
 //! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
 //! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
 //! its group table, is amortized over many tiles; each reads like its SQL: load the first key

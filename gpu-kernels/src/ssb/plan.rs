@@ -42,8 +42,22 @@ pub mod dim {
     pub const GROUP_MAX: usize = 5;
     /// Whether the build reads a group column (else every qualifying row has value 0).
     pub const HAS_GROUP: usize = 6;
+    /// Which of the dimension's build columns ([`super::job`]) is the group column.
+    pub const GROUP_COL: usize = 7;
     /// `PRED_COLS` predicates of three words each: kind, a, b (see [`super::pred`]).
     pub const PREDS: usize = 8;
+}
+
+/// The build's job table: per dimension [`job::WORDS`] 64-bit words, the device addresses of
+/// its build columns (key first, then the predicate columns in the plan's order) and its row
+/// count. It stays the same for every query, so the host writes it once per engine.
+pub mod job {
+    /// Columns per dimension (date has the most: key and four predicate columns).
+    pub const COLS: usize = 5;
+    /// Offset of the row count.
+    pub const ROWS: usize = COLS;
+    /// Words per dimension.
+    pub const WORDS: usize = 8;
 }
 
 /// Fact-table section (flight 1): three predicates of three words, then the date mode.

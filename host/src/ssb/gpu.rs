@@ -2,18 +2,20 @@
 //! (the thesis' "standalone GPU"), and the same kernels fed through PCIe per query
 //! ([`CoprocessorEngine`], §3.3).
 //!
-//! A query runs as: write its plan (tessera_kernels::ssb::plan: table placement and
-//! predicates, as codes from [`QueryParams`]), build every joined dimension (one
-//! `ssb_build` launch each: a perfect-hash table of `u16` payloads and a bitmap of qualifying
-//! keys), then one probe kernel over lineorder for the query's flight, which adds into the
-//! group table. The result is the group table's non-empty slots, decoded with the group
+//! A query runs on its plan (tessera_kernels::ssb::plan: table placement and predicates, as
+//! codes from [`QueryParams`]; all 13 plans are uploaded with the columns): clear the joined
+//! dimensions' tables (two memsets), build them all in one `ssb_build` launch (per dimension
+//! a perfect-hash table of `u16` payloads and a bitmap of qualifying keys; the same launch
+//! clears the group table), then one probe kernel over lineorder for the query's flight,
+//! which adds into the group table. Four operations the host queues per query where there
+//! were up to ten: with queries of 0.3-0.7 ms, every launch counts. The result is the group table's non-empty slots, decoded with the group
 //! layout the builds recorded in the plan.
 use std::borrow::Borrow;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaView};
+use cudarc::driver::{CudaEvent, CudaSlice, CudaView, DevicePtr, LaunchConfig};
 use tessera_kernels::spec::KernelSpec;
-use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, fact, pred, status};
+use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, fact, job, pred, status};
 use tessera_kernels::ssb::{build::SSB_BUILD, queries as kq};
 
 mod coprocessor;
@@ -27,7 +29,7 @@ use super::engine::Engine;
 use super::query::{GroupCol, Pred, Query, QueryParams, QueryResult, Row};
 use crate::error::{Error, Result};
 use crate::ops::launch;
-use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
+use crate::runtime::{DeviceColumn, Gpu, resident_grid};
 
 /// The lineorder columns the probe kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -297,8 +299,13 @@ impl QueryPlan {
             builds.push(d);
             w[base + dim::LEN] = l.len;
             w[base + dim::GROUP_MIN] = u32::MAX;
-            let group = p.group_by.iter().any(|&g| group_source(g).0 == d);
-            w[base + dim::HAS_GROUP] = group as u32;
+            let group = p
+                .group_by
+                .iter()
+                .map(|&g| group_source(g))
+                .find(|&(gd, _)| gd == d);
+            w[base + dim::HAS_GROUP] = group.is_some() as u32;
+            w[base + dim::GROUP_COL] = group.map_or(0, |(_, c)| c as u32);
             for (c, pr) in dim_preds(&p, d).into_iter().enumerate() {
                 let at = base + dim::PREDS + 3 * c;
                 w[at..at + 3].copy_from_slice(&pred_words(pr));
@@ -314,22 +321,24 @@ impl QueryPlan {
 
     /// The group column a build of dimension `d` reads (position in [`dim_columns`]).
     pub(crate) fn group_column(&self, d: usize) -> Option<usize> {
-        self.query
-            .params()
-            .group_by
-            .iter()
-            .map(|&g| group_source(g))
-            .find(|&(gd, _)| gd == d)
-            .map(|(_, c)| c)
+        let base = d * P::DIM_WORDS;
+        (self.words[base + dim::HAS_GROUP] != 0).then(|| self.words[base + dim::GROUP_COL] as usize)
     }
 }
 
-/// Device buffers every query reuses: dimension tables, plan, group table.
+/// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
+/// job table.
 pub(crate) struct Scratch {
     layout: TableLayout,
     payload: CudaSlice<u16>,
     bits: CudaSlice<u32>,
-    plan: CudaSlice<u32>,
+    /// Every query's plan ([`P::WORDS`] words each, in [`Query::ALL`] order), uploaded once: a
+    /// run's writes to its plan (the group ranges, the status words) are the same in every
+    /// run over the same data, so a plan never needs restoring.
+    plans: CudaSlice<u32>,
+    jobs: CudaSlice<u64>,
+    /// Rows per dimension, as in the job table.
+    dim_rows: [usize; P::DIMS],
     sums: CudaSlice<u64>,
     counts: CudaSlice<u32>,
     /// Group slots from this one on are zero: the last query's table size once its result
@@ -338,9 +347,26 @@ pub(crate) struct Scratch {
 }
 
 impl Scratch {
-    pub(crate) fn new(gpu: &Gpu, layout: TableLayout) -> Result<Scratch> {
+    /// Buffers for `plans` (one per query of [`Query::ALL`]) whose builds read the columns
+    /// `dims` (per dimension, in [`dim_columns`] order). The columns must outlive the engine
+    /// and keep their place: the job table holds their addresses.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        layout: TableLayout,
+        plans: &[QueryPlan],
+        dims: &[Vec<&CudaSlice<i32>>],
+        dim_rows: [usize; P::DIMS],
+    ) -> Result<Scratch> {
         let s = gpu.stream();
         let alloc = |what| Error::driver(what, 0);
+        let words: Vec<u32> = plans.iter().flat_map(|p| p.words).collect();
+        let mut jobs = vec![0u64; P::DIMS * job::WORDS];
+        for (d, cols) in dims.iter().enumerate() {
+            for (c, col) in cols.iter().enumerate().take(job::COLS) {
+                jobs[d * job::WORDS + c] = col.device_ptr(s).0;
+            }
+            jobs[d * job::WORDS + job::ROWS] = dim_rows[d] as u64;
+        }
         Ok(Scratch {
             payload: s
                 .alloc_zeros::<u16>(layout.payload_slots)
@@ -348,9 +374,13 @@ impl Scratch {
             bits: s
                 .alloc_zeros::<u32>(layout.bit_words)
                 .map_err(alloc("allocating SSB dimension bitmaps"))?,
-            plan: s
-                .alloc_zeros::<u32>(P::WORDS)
-                .map_err(alloc("allocating an SSB plan"))?,
+            plans: s
+                .clone_htod(&words)
+                .map_err(alloc("uploading the SSB plans"))?,
+            jobs: s
+                .clone_htod(&jobs)
+                .map_err(alloc("uploading the SSB build jobs"))?,
+            dim_rows,
             sums: s
                 .alloc_zeros::<u64>(P::GLOBAL_GROUPS)
                 .map_err(alloc("allocating the SSB group table"))?,
@@ -362,14 +392,17 @@ impl Scratch {
         })
     }
 
-    /// Queues the plan upload and the clearing of the tables the query builds (one range
-    /// over all of them: the dimensions lie next to each other, and every clear is a launch)
-    /// and of the group slots the last query used.
+    /// Query `q`'s plan on the device.
+    fn plan(&self, q: Query) -> CudaView<'_, u32> {
+        let at = q as usize * P::WORDS;
+        self.plans.slice(at..at + P::WORDS)
+    }
+
+    /// Queues the clearing of the tables the query builds (one range over all of them: the
+    /// dimensions lie next to each other, and every clear is a launch).
     pub(crate) fn prepare(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
-        s.memcpy_htod(&plan.words, &mut self.plan)
-            .map_err(err("uploading an SSB plan"))?;
         let dims = plan.builds.iter().map(|&d| self.layout.dims[d]);
         let payload = dims
             .clone()
@@ -383,48 +416,44 @@ impl Scratch {
             s.memset_zeros(&mut self.bits.slice_mut(r))
                 .map_err(err("clearing the SSB dimension bitmaps"))?;
         }
-        let dirty = self.groups_dirty.replace(P::GLOBAL_GROUPS);
-        if dirty > 0 {
-            s.memset_zeros(&mut self.sums.slice_mut(..dirty))
-                .map_err(err("clearing the SSB group table"))?;
-            s.memset_zeros(&mut self.counts.slice_mut(..dirty))
-                .map_err(err("clearing the SSB group table"))?;
-        }
         Ok(())
     }
 
-    /// Queues the build of dimension `d` from its device columns (see [`dim_columns`]).
-    pub(crate) fn build(
-        &mut self,
-        gpu: &Gpu,
-        plan: &QueryPlan,
-        d: usize,
-        cols: &[CudaView<'_, i32>],
-        rows: usize,
-    ) -> Result<()> {
-        if rows == 0 {
+    /// Queues the build of every dimension the plan joins (one launch, which also clears the
+    /// group slots the last query used). The job table's columns must hold their rows.
+    pub(crate) fn build(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
+        let tile = SSB_BUILD.tile() as usize;
+        let tiles: usize = plan
+            .builds
+            .iter()
+            .map(|&d| self.dim_rows[d].div_ceil(tile))
+            .sum();
+        let clear = self.groups_dirty.replace(P::GLOBAL_GROUPS);
+        // A thread clears about 8 slots when the build's tiles are fewer.
+        let blocks = tiles.max(clear.div_ceil(SSB_BUILD.threads as usize * 8));
+        if blocks == 0 {
             return Ok(());
         }
-        let pick = |c: usize| &cols[if c < cols.len() { c } else { 0 }];
-        let group = pick(plan.group_column(d).unwrap_or(0));
-        let (n, d32) = (rows as u32, d as u32);
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (SSB_BUILD.threads, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let clear = clear as u32;
+        let q = plan.query as usize * P::WORDS;
+        let (jobs, pay, bits, sums, counts) = (
+            &self.jobs,
+            &mut self.payload,
+            &mut self.bits,
+            &mut self.sums,
+            &mut self.counts,
+        );
+        let mut pl = self.plans.slice_mut(q..q + P::WORDS);
         launch!(
             gpu,
             SSB_BUILD,
-            tile_grid(&SSB_BUILD, rows, 0)?,
-            [
-                pick(0),
-                pick(1),
-                pick(2),
-                pick(3),
-                pick(4),
-                group,
-                &n,
-                &d32,
-                &mut self.payload,
-                &mut self.bits,
-                &mut self.plan
-            ]
+            cfg,
+            [jobs, pay, bits, &mut pl, sums, counts, &clear]
         )
     }
 
@@ -443,10 +472,11 @@ impl Scratch {
         let spec = plan.flight.spec();
         let cfg = resident_grid(gpu, &spec, rows)?;
         let n = rows as u32;
-        let (pay, bits, pl, sums, counts) = (
+        let q = plan.query as usize * P::WORDS;
+        let pl = &mut self.plans.slice_mut(q..q + P::WORDS);
+        let (pay, bits, sums, counts) = (
             &mut self.payload,
             &mut self.bits,
-            &mut self.plan,
             &mut self.sums,
             &mut self.counts,
         );
@@ -480,7 +510,7 @@ impl Scratch {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
         let mut w = [0u32; P::WORDS];
-        s.memcpy_dtoh(&self.plan, &mut w[..])
+        s.memcpy_dtoh(&self.plan(q), &mut w[..])
             .map_err(err("downloading an SSB plan"))?;
         gpu.synchronize()?;
         if w[P::STATUS + status::BAD_DIMENSION] != 0 {
@@ -590,7 +620,8 @@ impl Events {
 pub struct GpuEngine<'g> {
     gpu: GpuRef<'g>,
     fact: Vec<DeviceColumn<i32>>,
-    dims: Vec<Vec<DeviceColumn<i32>>>,
+    /// The dimension columns, held here: the builds find them through the job table.
+    _dims: Vec<Vec<DeviceColumn<i32>>>,
     plans: Vec<QueryPlan>,
     scratch: std::cell::RefCell<Scratch>,
     events: Events,
@@ -611,7 +642,7 @@ impl<'g> GpuEngine<'g> {
     fn with(gpu: GpuRef<'g>, data: &SsbData) -> Result<GpuEngine<'g>> {
         data.validate()?;
         let layout = TableLayout::of(data)?;
-        let plans = Query::ALL
+        let plans: Vec<QueryPlan> = Query::ALL
             .iter()
             .map(|&q| QueryPlan::new(q, data, &layout))
             .collect();
@@ -627,12 +658,18 @@ impl<'g> GpuEngine<'g> {
                     .map(|c| g.upload(c))
                     .collect()
             })
-            .collect::<Result<_>>()?;
-        let scratch = std::cell::RefCell::new(Scratch::new(g, layout)?);
+            .collect::<Result<Vec<Vec<_>>>>()?;
+        let dim_rows = std::array::from_fn(|d: usize| dim_columns(data, d)[0].len());
+        let dim_bufs: Vec<Vec<&CudaSlice<i32>>> = dims
+            .iter()
+            .map(|cols| cols.iter().map(|c| &c.buf).collect())
+            .collect();
+        let scratch = Scratch::new(g, layout, &plans, &dim_bufs, dim_rows)?;
+        let scratch = std::cell::RefCell::new(scratch);
         let events = Events::new(g)?;
         Ok(GpuEngine {
             fact,
-            dims,
+            _dims: dims,
             plans,
             scratch,
             events,
@@ -656,10 +693,7 @@ impl<'g> GpuEngine<'g> {
         let plan = self.plan(q);
         let mut s = self.scratch.borrow_mut();
         s.prepare(gpu, plan)?;
-        for &d in &plan.builds {
-            let cols: Vec<CudaView<i32>> = self.dims[d].iter().map(|c| c.buf.slice(..)).collect();
-            s.build(gpu, plan, d, &cols, self.dims[d][0].len())?;
-        }
+        s.build(gpu, plan)?;
         let cols: Vec<CudaView<i32>> = plan
             .flight
             .columns()

@@ -60,7 +60,7 @@ impl<'g> CoprocessorEngine<'g> {
     pub fn new(gpu: &'g Gpu, data: &SsbData) -> Result<CoprocessorEngine<'g>> {
         data.validate()?;
         let layout = TableLayout::of(data)?;
-        let plans = Query::ALL
+        let plans: Vec<QueryPlan> = Query::ALL
             .iter()
             .map(|&q| QueryPlan::new(q, data, &layout))
             .collect();
@@ -98,8 +98,15 @@ impl<'g> CoprocessorEngine<'g> {
             .context()
             .new_stream()
             .map_err(Error::driver("creating a copy stream", 0))?;
+        // The builds read the staged dimension columns, which stay where they are.
+        let staged_refs: Vec<Vec<&CudaSlice<i32>>> = staged_dims
+            .iter()
+            .map(|cols| cols.iter().collect())
+            .collect();
+        let rows = std::array::from_fn(|d| dim_rows[d]);
+        let scratch = Scratch::new(gpu, layout, &plans, &staged_refs, rows)?;
         Ok(CoprocessorEngine {
-            scratch: RefCell::new(Scratch::new(gpu, layout)?),
+            scratch: RefCell::new(scratch),
             events: Events::new(gpu)?,
             staged: RefCell::new(Staging {
                 dims: staged_dims,
@@ -166,10 +173,16 @@ impl<'g> CoprocessorEngine<'g> {
             }
         }
         s.prepare(gpu, plan)?;
-        for &d in &plan.builds {
-            let cols: Vec<CudaView<i32>> = st.dims[d].iter().map(|c| c.slice(..)).collect();
-            s.build(gpu, plan, d, &cols, self.dim_rows[d])?;
-        }
+        // The build kernel finds the staged columns through the job table, where cudarc's
+        // tracking does not see them: it waits for their copies by this event.
+        let shipped = self
+            .copy
+            .record_event(None)
+            .map_err(err("recording the shipped dimensions"))?;
+        gpu.stream()
+            .wait(&shipped)
+            .map_err(err("waiting for the shipped dimensions"))?;
+        s.build(gpu, plan)?;
         let fact_cols = plan.flight.columns();
         for (i, start) in (0..self.rows).step_by(CHUNK_ROWS).enumerate() {
             let len = CHUNK_ROWS.min(self.rows - start);
