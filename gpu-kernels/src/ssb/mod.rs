@@ -2,14 +2,14 @@
 //!
 //! A query is its dimension builds ([`build`]: one launch for all joined dimensions, a
 //! selective build into a perfect-hash table of `u16` payloads plus a bitmap of qualifying
-//! keys per dimension) and one probe kernel over lineorder ([`queries`]: one per query flight, the queries of a flight
-//! differ only in their [`plan`]). The probe kernels are persistent (a block walks tiles with a
-//! grid stride) so that what a block sets up once, the supplier bitmap in shared memory and
-//! its group table, is amortized over many tiles; each reads like its SQL: load the first key
-//! column and test it, pack each warp's surviving rows (`crate::block::warp_compact`), then
-//! for the survivors only: read the next column at their rows (`gather`: sectors without a
-//! survivor are not read), probe, ..., and add the aggregate to a shared-memory group table
-//! that is flushed to global memory once per block.
+//! keys per dimension) and one probe kernel over lineorder ([`queries`]: one per query
+//! flight, the queries of a flight differ only in their [`plan`]). The probe kernels are
+//! persistent (a block walks tiles with a grid stride) so that what a block sets up once, the
+//! supplier bitmap in shared memory and its group table, is amortized over many tiles; each
+//! reads like its SQL: load the first key column and test it, pack each warp's surviving rows
+//! (`crate::block::warp_compact`), then for the survivors only: read the next column at their
+//! rows (`gather`: sectors without a survivor are not read), probe, ..., and add the aggregate
+//! to a shared-memory group table that is flushed to global memory once per block.
 //!
 //! Measured and dropped: prefetching the block's next tile of the leading columns into L2
 //! (`prefetch.global.L2`, one line per thread) while it works on the current one. The probes

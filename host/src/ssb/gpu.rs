@@ -8,8 +8,8 @@
 //! a perfect-hash table of `u16` payloads and a bitmap of qualifying keys; the same launch
 //! clears the group table), then one probe kernel over lineorder for the query's flight,
 //! which adds into the group table. Four operations the host queues per query where there
-//! were up to ten: with queries of 0.3-0.7 ms, every launch counts. The result is the group table's non-empty slots, decoded with the group
-//! layout the builds recorded in the plan.
+//! were up to ten: with queries of 0.3-0.7 ms, every launch counts. The result is the group
+//! table's non-empty slots, decoded with the group layout the builds recorded in the plan.
 use std::borrow::Borrow;
 
 use cudarc::driver::sys::CUevent_flags;
@@ -346,6 +346,12 @@ pub(crate) struct Scratch {
     groups_dirty: std::cell::Cell<usize>,
 }
 
+/// Where query `q`'s plan lies in [`Scratch`]'s plans.
+fn plan_words(q: Query) -> std::ops::Range<usize> {
+    let at = q as usize * P::WORDS;
+    at..at + P::WORDS
+}
+
 impl Scratch {
     /// Buffers for `plans` (one per query of [`Query::ALL`]) whose builds read the columns
     /// `dims` (per dimension, in [`dim_columns`] order). The columns must outlive the engine
@@ -391,13 +397,6 @@ impl Scratch {
             layout,
         })
     }
-
-    /// Query `q`'s plan on the device.
-    fn plan(&self, q: Query) -> CudaView<'_, u32> {
-        let at = q as usize * P::WORDS;
-        self.plans.slice(at..at + P::WORDS)
-    }
-
     /// Queues the clearing of the tables the query builds (one range over all of them: the
     /// dimensions lie next to each other, and every clear is a launch).
     pub(crate) fn prepare(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
@@ -440,7 +439,6 @@ impl Scratch {
             shared_mem_bytes: 0,
         };
         let clear = clear as u32;
-        let q = plan.query as usize * P::WORDS;
         let (jobs, pay, bits, sums, counts) = (
             &self.jobs,
             &mut self.payload,
@@ -448,7 +446,7 @@ impl Scratch {
             &mut self.sums,
             &mut self.counts,
         );
-        let mut pl = self.plans.slice_mut(q..q + P::WORDS);
+        let mut pl = self.plans.slice_mut(plan_words(plan.query));
         launch!(
             gpu,
             SSB_BUILD,
@@ -472,8 +470,7 @@ impl Scratch {
         let spec = plan.flight.spec();
         let cfg = resident_grid(gpu, &spec, rows)?;
         let n = rows as u32;
-        let q = plan.query as usize * P::WORDS;
-        let pl = &mut self.plans.slice_mut(q..q + P::WORDS);
+        let pl = &mut self.plans.slice_mut(plan_words(plan.query));
         let (pay, bits, sums, counts) = (
             &mut self.payload,
             &mut self.bits,
@@ -510,7 +507,7 @@ impl Scratch {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
         let mut w = [0u32; P::WORDS];
-        s.memcpy_dtoh(&self.plan(q), &mut w[..])
+        s.memcpy_dtoh(&self.plans.slice(plan_words(q)), &mut w[..])
             .map_err(err("downloading an SSB plan"))?;
         gpu.synchronize()?;
         if w[P::STATUS + status::BAD_DIMENSION] != 0 {
