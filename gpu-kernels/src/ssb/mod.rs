@@ -31,8 +31,14 @@ pub use aggregate::GroupTable;
 #[cfg(target_arch = "nvptx64")]
 pub use tables::{BitFilter, ColPred, DenseMap, SharedBits, Staged};
 
-/// Calls `f(start, valid)` for every tile of `NT * IPT` rows of `n` that this block owns
-/// (tiles `block, block + grid, ...`). `f` must be called uniformly by the block, as it is.
+/// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of `n` that this block owns
+/// (tiles `block, block + grid, ...`), with the tile's `rows` of `col` (the first column a
+/// probe reads in full) already loaded. `f` must be called uniformly by the block, as it is.
+///
+/// The loads of the block's next full tile are issued before `f` runs on the current one, so
+/// a warp keeps a tile of its leading column in flight while it works through its survivors'
+/// chains of dependent loads (gather, lookup, gather, ...); without it DRAM idles whenever
+/// most warps are in those rounds. Costs `IPT` registers.
 ///
 /// Full tiles go through their own call site, where `valid` is a constant, so every bounds
 /// test in the inlined tile body folds away: ncu showed those tests costing ~60 ALU
@@ -43,18 +49,44 @@ pub use tables::{BitFilter, ColPred, DenseMap, SharedBits, Staged};
 ///
 /// Callers mark `f` `#[inline(always)]`: with two call sites LLVM may otherwise outline it
 /// (`build-ptx --check` rejects calls).
+///
+/// # Safety
+/// `col` holds `n` rows and is 16-byte aligned.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub fn for_each_tile<const NT: usize, const IPT: usize>(n: usize, mut f: impl FnMut(usize, usize)) {
+pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
+    col: *const i32,
+    n: usize,
+    mut f: impl FnMut(usize, usize, &[i32; IPT]),
+) {
     let tile_rows = NT * IPT;
     let full_tiles = n / tile_rows;
+    let grid = crate::arch::grid_dim();
     let mut tile = crate::arch::block_idx();
-    while tile < full_tiles {
-        f(tile * tile_rows, tile_rows);
-        tile += crate::arch::grid_dim();
+    if tile < full_tiles {
+        // SAFETY (this block): tiles below `full_tiles` hold `tile_rows` rows of `col`.
+        let mut rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, tile_rows) };
+        loop {
+            let next = tile + grid;
+            let ahead = if next < full_tiles {
+                // SAFETY: as above.
+                unsafe { load::<NT, IPT>(col, next * tile_rows, tile_rows) }
+            } else {
+                [0; IPT]
+            };
+            f(tile * tile_rows, tile_rows, &rows);
+            tile = next;
+            if tile >= full_tiles {
+                break;
+            }
+            rows = ahead;
+        }
     }
     if tile == full_tiles && n % tile_rows != 0 {
-        f(tile * tile_rows, n % tile_rows);
+        let valid = n % tile_rows;
+        // SAFETY: the last tile holds `valid` rows.
+        let rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, valid) };
+        f(tile * tile_rows, valid, &rows);
     }
 }
 

@@ -13,7 +13,7 @@ mod device {
     use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
     use crate::ssb::tables::word;
     use crate::ssb::{
-        BitFilter, ColPred, DenseMap, GroupTable, Staged, for_each_tile, gather, load,
+        BitFilter, ColPred, DenseMap, GroupTable, Staged, for_each_loaded_tile, gather,
     };
 
     /// Shared memory of a probe kernel.
@@ -71,18 +71,18 @@ mod device {
             let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_tile::<NT, IPT>(
+            for_each_loaded_tile::<NT, IPT>(
+                lo_orderdate,
                 n,
                 #[inline(always)]
-                |start, valid| {
-                    let d = load::<NT, IPT>(lo_orderdate, start, valid);
+                |start, valid, d| {
                     let mut flags = [false; IPT];
                     if date_join {
-                        block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |_| true);
+                        block_pred::<i32, NT, IPT>(d, valid, &mut flags, Combine::Set, |_| true);
                         let mut year = [0u32; IPT];
-                        block_lookup::<i32, DenseMap, NT, IPT>(&d, &mut flags, date, &mut year);
+                        block_lookup::<i32, DenseMap, NT, IPT>(d, &mut flags, date, &mut year);
                     } else {
-                        block_pred::<i32, NT, IPT>(&d, valid, &mut flags, Combine::Set, |v| {
+                        block_pred::<i32, NT, IPT>(d, valid, &mut flags, Combine::Set, |v| {
                             orderdate.matches(v)
                         });
                     }
@@ -137,16 +137,16 @@ mod device {
         survivors: Shared<u16>,
         mut f: impl FnMut(usize, &[u32; S], &[bool; S]),
     ) {
-        for_each_tile::<NT, IPT>(
-            n,
-            #[inline(always)]
-            |start, valid| {
-                // SAFETY: forwarded contracts; every thread of the block gets here.
-                unsafe {
-                    let suppkey = load::<NT, IPT>(lo_suppkey, start, valid);
+        // SAFETY: forwarded contracts; every thread of the block gets to each tile.
+        unsafe {
+            for_each_loaded_tile::<NT, IPT>(
+                lo_suppkey,
+                n,
+                #[inline(always)]
+                |start, valid, suppkey| {
                     let mut flags = [false; IPT];
-                    block_pred::<i32, NT, IPT>(&suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    filter.probe::<NT, IPT>(&suppkey, &mut flags);
+                    block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
+                    filter.probe::<NT, IPT>(suppkey, &mut flags);
                     let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
                     for_each_survivor::<NT, IPT, S>(
                         survivors,
@@ -154,9 +154,9 @@ mod device {
                         #[inline(always)]
                         |offsets, live| f(start, offsets, live),
                     );
-                }
-            },
-        );
+                },
+            );
+        }
     }
 
     /// `JOIN` dimension `d` (its table `dim`) on the flagged rows' `keys`: rows without a
