@@ -119,6 +119,20 @@ fn all_queries_match_the_cpu_engine_at_each_scale_factor() {
 }
 
 #[test]
+fn queries_without_supplier_codes_fall_back_to_lookups() {
+    let Some(gpu) = common::gpu("ssb gpu code fallback") else {
+        return;
+    };
+    // q3.1 and q4.2 group by 5 supplier nations, q3.2 and q4.3 by 10 cities, q3.3 and q3.4 by
+    // 2: with no code slot every one of them falls back, with 5 the cities' queries do.
+    let scale = 0.01;
+    for slots in [0, 5] {
+        let e = GpuEngine::with_code_slots(gpu, sf(scale), slots).unwrap();
+        all_queries_agree_at(&e, scale, &format!("{slots} code slots"));
+    }
+}
+
+#[test]
 fn coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor() {
     let Some(gpu) = common::gpu("ssb gpu coprocessor") else {
         return;

@@ -227,27 +227,30 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// WarpCompact: each warp packs the rows of its tile part whose `input` is non-zero and
-    /// writes their number to `counts[block * warps + warp]`; the survivor rounds (two per
-    /// lane) add one to `visits` at each packed row.
+    /// WarpCompact with tags: each warp packs the rows of its tile part whose `input` is
+    /// non-zero, tagged with the input's low four bits, and writes their number to
+    /// `counts[block * warps + warp]`; the survivor rounds (two per lane) add the tag to
+    /// `visits` at each packed row.
     BLOCK_COMPACT = block_compact[NT = 128, IPT = 8](input: *const u32, n: u32, visits: *mut u32, counts: *mut u32) {
         let start = block_idx() * NT * IPT;
         let valid = (n as usize - start).min(NT * IPT);
         let buf = crate::shared_array!(compact_buf: [u16; compact_slots(NT, IPT)]);
         let mut items = [0u32; IPT];
         let mut flags = [false; IPT];
-        // SAFETY: the tile lies within the buffers; every lane of every warp takes part.
+        // SAFETY: the tile lies within the buffers; every lane of every warp takes part; tags
+        // are four bits.
         unsafe {
             block_load::<u32, NT, IPT>(input.add(start), valid, &mut items);
             block_pred::<u32, NT, IPT>(&items, valid, &mut flags, Combine::Set, |x| x != 0);
-            let count = warp_compact::<u32, NT, IPT>(&flags, buf);
+            let tags = items.map(|x| x & 15);
+            let count = warp_compact_tagged::<u32, NT, IPT, 4>(&flags, &tags, buf);
             if lane_id() == 0 {
                 counts.add(block_idx() * (NT / 32) + warp_id()).write(count);
             }
-            for_each_survivor::<NT, IPT, 2>(buf, count, |offsets, live| {
+            for_each_survivor_tagged::<NT, IPT, 2, 4>(buf, count, |offsets, tags, live| {
                 for s in 0..2 {
                     if live[s] {
-                        u32::atomic_add(visits.add(start + offsets[s] as usize), 1);
+                        u32::atomic_add(visits.add(start + offsets[s] as usize), tags[s]);
                     }
                 }
             });

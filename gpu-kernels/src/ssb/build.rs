@@ -1,10 +1,11 @@
 //! The dimension builds: one launch builds every dimension a query joins. A block takes a tile
 //! of one dimension, evaluates the plan's predicates on the columns it names (each loaded only
 //! where rows still qualify), and inserts the qualifying keys with their group value into the
-//! dimension's `DenseMap` and `BitFilter`; it also widens the plan's range of group values,
-//! which fixes the query's group layout. The same launch clears the group slots the last query
-//! used, so that a query is two memsets, this kernel and its probe: at 0.3-0.7 ms per query,
-//! each launch the host queues costs about 1%.
+//! dimension's `DenseMap` and `BitFilter` (and its `CodeMap` when the plan gives it one); it
+//! also widens the plan's range of group values, which fixes the query's group layout. The
+//! same launch clears the group slots the last query used, so that a query is two memsets,
+//! this kernel and its probe: at 0.3-0.7 ms per query, each launch the host queues costs about
+//! 1%.
 //!
 //! Measured and dropped: reading every column in full and at once instead of each where rows
 //! still qualify, to cut the builds' chains of load latencies: SF 20 q3.3 0.318 -> 0.330 ms,
@@ -18,7 +19,7 @@ mod device {
     use crate::block::*;
     use crate::ssb::plan::{self, DIMS, PRED_COLS, dim, job, status};
     use crate::ssb::tables::word;
-    use crate::ssb::{BitFilter, ColPred, DenseMap, load, load_sel};
+    use crate::ssb::{BitFilter, CodeMap, ColPred, DenseMap, load, load_sel};
 
     /// The block's share of the query's builds: the joined dimensions' tiles (dimensions with
     /// a nonzero `LEN` in the plan, in order) are numbered across dimensions, and block `b`
@@ -143,6 +144,17 @@ mod device {
             );
             if map.overflow || set.overflow {
                 plan.add(plan::STATUS + status::BAD_DIMENSION).write(1);
+            }
+            if let Some(codes) = CodeMap::of(plan, d, bits) {
+                let mut complete = true;
+                for k in 0..IPT {
+                    if flags[k] {
+                        complete &= codes.insert(plan, key[k] as u32, value[k]);
+                    }
+                }
+                if !complete {
+                    plan.add(plan::STATUS + status::CODES_OVERFLOW).write(1);
+                }
             }
             let lo: [u32; IPT] =
                 core::array::from_fn(|k| if flags[k] { value[k] } else { u32::MAX });

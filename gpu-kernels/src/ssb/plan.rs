@@ -24,7 +24,7 @@ pub const DIMS: usize = 4;
 pub const PRED_COLS: usize = 4;
 
 /// Words of one dimension's section; its fields are in [`dim`].
-pub const DIM_WORDS: usize = 8 + 3 * PRED_COLS;
+pub const DIM_WORDS: usize = 9 + 3 * PRED_COLS;
 
 /// Offsets within a dimension's section (`d * DIM_WORDS + ...`).
 pub mod dim {
@@ -44,8 +44,14 @@ pub mod dim {
     pub const HAS_GROUP: usize = 6;
     /// Which of the dimension's build columns ([`super::job`]) is the group column.
     pub const GROUP_COL: usize = 7;
+    /// Offset of the dimension's code map in the bitmap buffer (words), or [`super::NO_CODES`]:
+    /// four bits per key slot, 0 for keys that do not qualify, else `c + 1` where the plan's
+    /// [`super::CODE_VALUES`]`[c]` is the row's group value. The probe's first test reads it
+    /// in shared memory and keeps the code with each survivor, so the group value of the
+    /// supplier (the only dimension coded) costs no lookup in global memory.
+    pub const CODES: usize = 8;
     /// `PRED_COLS` predicates of three words each: kind, a, b (see [`super::pred`]).
-    pub const PREDS: usize = 8;
+    pub const PREDS: usize = 9;
 }
 
 /// The build's job table: per dimension [`job::WORDS`] 64-bit words, the device addresses of
@@ -84,20 +90,33 @@ pub mod status {
     pub const GROUPS_OVERFLOW: usize = 0;
     /// A dimension key lay outside its table's range, or a group value did not fit a slot.
     pub const BAD_DIMENSION: usize = 1;
+    /// The coded dimension had more group values than [`super::CODE_SLOTS`]: its code map is
+    /// incomplete and the probe reads the bitmap and looks the values up instead.
+    pub const CODES_OVERFLOW: usize = 2;
 }
+/// The coded dimension's group values by code (`value + 1`, 0 for a free slot), in the order
+/// the build first met them. Like the group ranges, they are the same in every run over the
+/// same data: a later run finds its values already there.
+pub const CODE_VALUES: usize = STATUS + 3;
+/// Group values a code map holds (codes 1..=15 of four bits).
+pub const CODE_SLOTS: usize = 15;
 /// Words of a plan.
-pub const WORDS: usize = STATUS + 2;
+pub const WORDS: usize = CODE_VALUES + CODE_SLOTS;
+/// [`dim::CODES`] of a dimension without a code map.
+pub const NO_CODES: u32 = u32::MAX;
 
 /// Group slots a block aggregates in shared memory; larger group tables use global atomics,
 /// which contended on q3.1's 150 groups (its layout spans 21 x 21 x 6 = 2,646 slots: the ASIA
-/// nations' codes run from CHINA to VIETNAM).
-pub const SMEM_GROUPS: usize = 3072;
+/// nations' codes run from CHINA to VIETNAM, the largest of the 13 queries at any scale).
+pub const SMEM_GROUPS: usize = 2688;
 /// Group slots of the global table (the largest SSB query, q3.2-q3.4 over all cities and
 /// years, needs 250 x 250 x 7 = 437,500).
 pub const GLOBAL_GROUPS: usize = 1 << 19;
-/// Bitmap words the probe kernels stage in shared memory (131,072 keys: supplier at SF 65);
-/// larger bitmaps are read from global memory.
-pub const FILTER_WORDS: usize = 4096;
+/// Words the probe kernels stage in shared memory for their first test: a code map of 40,960
+/// keys (supplier at SF 20) or a bitmap of 163,840 (SF 81). Larger code maps give way to the
+/// bitmap, larger bitmaps are read from global memory. Sized with [`SMEM_GROUPS`] to keep
+/// flight 3's static shared memory (tiles of 3,072 rows) under 48 KB.
+pub const FILTER_WORDS: usize = 5120;
 /// Largest payload a `u16` slot holds (slots store `value + 1`, 0 means "no qualifying row").
 pub const MAX_PAYLOAD: u32 = u16::MAX as u32 - 1;
 

@@ -13,14 +13,16 @@ mod device {
     use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
     use crate::ssb::tables::word;
     use crate::ssb::{
-        BitFilter, ColPred, DenseMap, GroupTable, Staged, for_each_loaded_tile, gather,
+        ColPred, DenseMap, GroupTable, Staged, for_each_loaded_tile, gather, stage_first,
     };
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
     pub struct ProbeShared {
-        /// The first dimension's bitmap, when it fits.
+        /// The first dimension's code map or bitmap, when it fits.
         pub filter: Shared<u32>,
+        /// The code map's group values (16 entries).
+        pub values: Shared<u32>,
         /// Group sums.
         pub sums: Shared<u64>,
         /// Which group slots hold rows, one bit each.
@@ -32,6 +34,33 @@ mod device {
     /// Survivors of a tile's first test a lane takes per round: 64 per warp covers the
     /// rows a region filter (1 in 5) leaves of a 256-row warp tile in one round.
     const S: usize = 2;
+
+    /// Bits of a supplier code kept with each survivor (see [`crate::ssb::CodeMap`]).
+    const CODE_BITS: u32 = 4;
+
+    /// Adds the supplier's part to the survivors' groups when the query groups by it: from
+    /// their codes when the first test was the code map, else by joining `lo_suppkey` again.
+    #[inline(always)]
+    unsafe fn group_by_supplier<const NT: usize>(
+        filter: Staged,
+        (lo_suppkey, supplier): (*const i32, DenseMap),
+        at: (usize, &[u32; S]),
+        codes: &[u32; S],
+        flags: &mut [bool; S],
+        groups: &GroupTable,
+        group: &mut [u32; S],
+    ) {
+        if !groups.grouped(SUPPLIER) {
+            return;
+        }
+        match filter.codes() {
+            Some(map) => groups.fold(group, SUPPLIER, &map.values(codes)),
+            // SAFETY: forwarded contracts.
+            None => unsafe {
+                join_rows::<NT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
+            },
+        }
+    }
 
     /// Where a probe kernel's results go: the plan (status words) and the global group table.
     #[derive(Clone, Copy)]
@@ -124,8 +153,9 @@ mod device {
 
     /// Flights 2-4's walk over lineorder: for each of the block's tiles, the rows whose
     /// `lo_suppkey` passes the query's supplier filter (`filter`, staged in shared memory) are
-    /// packed per warp into `survivors`, and `f(start, offsets, live)` runs over them, [`S`] per
-    /// lane and round (rows `start + offsets[s]` where `live[s]`).
+    /// packed per warp into `survivors`, each with its supplier's code when the filter is the
+    /// code map, and `f(start, offsets, codes, live)` runs over them, [`S`] per lane and round
+    /// (rows `start + offsets[s]` where `live[s]`).
     ///
     /// # Safety
     /// `lo_suppkey` holds `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
@@ -135,7 +165,7 @@ mod device {
         lo_suppkey: *const i32,
         filter: Staged,
         survivors: Shared<u16>,
-        mut f: impl FnMut(usize, &[u32; S], &[bool; S]),
+        mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
     ) {
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
@@ -144,15 +174,16 @@ mod device {
                 n,
                 #[inline(always)]
                 |start, valid, suppkey| {
-                    let mut flags = [false; IPT];
+                    let (mut flags, mut codes) = ([false; IPT], [0u32; IPT]);
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    filter.probe::<NT, IPT>(suppkey, &mut flags);
-                    let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    for_each_survivor::<NT, IPT, S>(
+                    filter.probe::<NT, IPT>(suppkey, &mut flags, &mut codes);
+                    let count =
+                        warp_compact_tagged::<i32, NT, IPT, CODE_BITS>(&flags, &codes, survivors);
+                    for_each_survivor_tagged::<NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
                         #[inline(always)]
-                        |offsets, live| f(start, offsets, live),
+                        |offsets, codes, live| f(start, offsets, codes, live),
                     );
                 },
             );
@@ -220,7 +251,7 @@ mod device {
             else {
                 return;
             };
-            let supplier = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
+            let supplier = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
             for_each_supplier_survivor::<NT, IPT>(
@@ -229,7 +260,7 @@ mod device {
                 supplier,
                 sh.survivors,
                 #[inline(always)]
-                |start, offsets, live| {
+                |start, offsets, _, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
                     join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, &groups, &mut group);
@@ -274,24 +305,21 @@ mod device {
             else {
                 return;
             };
-            let supplier_bits = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
-            let supplier = DenseMap::of(plan, SUPPLIER, payload);
+            let first = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
+            let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
             for_each_supplier_survivor::<NT, IPT>(
                 n,
                 lo_suppkey,
-                supplier_bits,
+                first,
                 sh.survivors,
                 #[inline(always)]
-                |start, offsets, live| {
+                |start, offsets, codes, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
-                    if groups.grouped(SUPPLIER) {
-                        join_rows::<NT>(
-                            lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups, &mut group,
-                        );
-                    }
+                    let g = (&groups, &mut group);
+                    group_by_supplier::<NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
                     join_rows::<NT>(
                         lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                     );
@@ -339,8 +367,8 @@ mod device {
             else {
                 return;
             };
-            let supplier_bits = BitFilter::of(plan, SUPPLIER, bits).staged::<NT>(sh.filter);
-            let supplier = DenseMap::of(plan, SUPPLIER, payload);
+            let first = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
+            let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
             let part = DenseMap::of(plan, PART, payload);
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
@@ -349,18 +377,14 @@ mod device {
             for_each_supplier_survivor::<NT, IPT>(
                 n,
                 lo_suppkey,
-                supplier_bits,
+                first,
                 sh.survivors,
                 #[inline(always)]
-                |start, offsets, live| {
+                |start, offsets, codes, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
-                    if groups.grouped(SUPPLIER) {
-                        join_rows::<NT>(
-                            lo_suppkey, at, &mut flags, supplier, SUPPLIER, &groups, &mut group,
-                        );
-                    }
                     let g = (&groups, &mut group);
+                    group_by_supplier::<NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
                     if part_first {
                         join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
                         join_rows::<NT>(lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1);
@@ -395,6 +419,7 @@ macro_rules! probe_shared {
     () => {
         ProbeShared {
             filter: crate::shared_array!(ssb_filter: [u32; crate::ssb::plan::FILTER_WORDS]),
+            values: crate::shared_array!(ssb_code_values: [u32; crate::ssb::plan::CODE_SLOTS + 1]),
             sums: crate::shared_array!(ssb_sums: [u64; crate::ssb::plan::SMEM_GROUPS]),
             occupied: crate::shared_array!(ssb_occupied: [u32; crate::ssb::plan::SMEM_GROUPS / 32]),
             survivors: crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]),

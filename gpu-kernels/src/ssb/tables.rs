@@ -7,10 +7,17 @@
 //!   SF 20: 2 MB instead of 8 MB), so more of it stays in L1 and L2; a probe is one load.
 //! * [`BitFilter`]: one bit per key slot, set for qualifying keys: the first probe of the fact
 //!   table, staged in shared memory (supplier at SF 20: 5 KB).
-use crate::arch::{Shared, atomic_or_u32, load_if, sync_threads, thread_idx};
+//! * [`CodeMap`]: four bits per key slot, the code of a qualifying key's group value: the first
+//!   probe when the query groups by the supplier (SF 20: 20 KB), so that the survivors carry
+//!   their supplier's group value from shared memory instead of each looking it up in global
+//!   memory (ncu: q3.1 and q4.2 were L2-bound, and that lookup was a third of their L2
+//!   requests).
+use crate::arch::{
+    Atomic, Shared, atomic_or_u32, load_if, load_relaxed_u32, sync_threads, thread_idx,
+};
 use crate::block::{BuildStatus, DeviceTable, Probe};
 use crate::hash::{EMPTY_KEY, perfect_pos, perfect_slot};
-use crate::ssb::plan::{self, MAX_PAYLOAD, dim};
+use crate::ssb::plan::{self, CODE_SLOTS, CODE_VALUES, MAX_PAYLOAD, NO_CODES, dim, status};
 
 /// Reads plan word `i`.
 ///
@@ -140,13 +147,8 @@ impl BitFilter {
         if n > shared.len() {
             return Staged::Global(self);
         }
-        let mut i = thread_idx();
-        while i < n {
-            // SAFETY: i < n words of the bitmap and of the shared buffer.
-            unsafe { shared.write(i, self.words.add(i).read()) };
-            i += NT;
-        }
-        sync_threads();
+        // SAFETY: n words of the bitmap, which fit the buffer.
+        unsafe { copy_words::<NT>(self.words, shared, n) };
         Staged::Shared(SharedBits {
             words: shared,
             min: self.min,
@@ -155,17 +157,79 @@ impl BitFilter {
     }
 }
 
-/// A [`BitFilter`] where [`BitFilter::staged`] left it.
+/// Copies `n` words from `words` to `shared`, then a barrier (all threads call this).
+///
+/// # Safety
+/// Both hold `n` words.
+#[inline(always)]
+unsafe fn copy_words<const NT: usize>(words: *const u32, shared: Shared<u32>, n: usize) {
+    let mut i = thread_idx();
+    while i < n {
+        // SAFETY: i < n.
+        unsafe { shared.write(i, words.add(i).read()) };
+        i += NT;
+    }
+    sync_threads();
+}
+
+/// The first test of a probe on dimension `d`: its code map in shared memory when the plan
+/// gives it one that is complete and fits `words` (with the code values in `values`, 16
+/// entries), else its bitmap as [`BitFilter::staged`] leaves it. All threads call this; it
+/// ends with a barrier.
+///
+/// # Safety
+/// `plan` is a built plan describing `bits`; its tables are not modified during the kernel.
+#[inline(always)]
+pub unsafe fn stage_first<const NT: usize>(
+    plan: *const u32,
+    d: usize,
+    bits: *mut u32,
+    words: Shared<u32>,
+    values: Shared<u32>,
+) -> Staged {
+    // SAFETY: by contract; every thread reads the same words, so the branches are uniform.
+    unsafe {
+        if let Some(codes) = CodeMap::of(plan, d, bits)
+            && word(plan, plan::STATUS + status::CODES_OVERFLOW) == 0
+            && CodeMap::words_for(codes.len) <= words.len()
+            && values.len() > CODE_SLOTS
+        {
+            let t = thread_idx();
+            if t <= CODE_SLOTS {
+                // Entry c holds code c's value (stored + 1 in the plan); entry 0 is unused.
+                let v = if t == 0 {
+                    0
+                } else {
+                    word(plan, CODE_VALUES + t - 1).wrapping_sub(1)
+                };
+                values.write(t, v);
+            }
+            copy_words::<NT>(codes.words, words, CodeMap::words_for(codes.len));
+            return Staged::Codes(SharedCodes {
+                words,
+                values,
+                min: codes.min,
+                len: codes.len,
+            });
+        }
+        BitFilter::of(plan, d, bits).staged::<NT>(words)
+    }
+}
+
+/// A first test where [`stage_first`] left it.
 #[derive(Clone, Copy)]
 pub enum Staged {
-    /// Copied to shared memory.
+    /// The code map, in shared memory.
+    Codes(SharedCodes),
+    /// The bitmap, copied to shared memory.
     Shared(SharedBits),
-    /// Too large for it: probed in global memory.
+    /// The bitmap, too large for it: probed in global memory.
     Global(BitFilter),
 }
 
 impl Staged {
-    /// Clears the flags of the items whose key is not in the filter.
+    /// Clears the flags of the items whose key does not qualify; `tags` gets each item's code
+    /// (0 unless the code map is staged; meaningful where flagged).
     ///
     /// # Safety
     /// As for [`crate::block::block_probe`].
@@ -174,14 +238,159 @@ impl Staged {
         self,
         keys: &[i32; IPT],
         flags: &mut [bool; IPT],
+        tags: &mut [u32; IPT],
     ) {
         match self {
+            Staged::Codes(c) => c.probe(keys, flags, tags),
             Staged::Shared(f) => f.probe(keys, flags),
             // SAFETY: forwarded.
             Staged::Global(f) => unsafe {
                 crate::block::block_probe::<i32, BitFilter, NT, IPT>(keys, flags, f)
             },
         }
+    }
+
+    /// The code map, if it is the one staged.
+    #[inline(always)]
+    pub fn codes(self) -> Option<SharedCodes> {
+        match self {
+            Staged::Codes(c) => Some(c),
+            _ => None,
+        }
+    }
+}
+
+/// A dimension's code map: four bits per key slot (see [`plan::dim::CODES`]).
+#[derive(Clone, Copy)]
+pub struct CodeMap {
+    /// The map's words.
+    pub words: *mut u32,
+    /// Smallest key (bits).
+    pub min: u32,
+    /// Number of key slots.
+    pub len: u32,
+}
+
+impl CodeMap {
+    /// Words of a code map over `len` keys.
+    #[inline(always)]
+    pub fn words_for(len: u32) -> usize {
+        (len as usize).div_ceil(8)
+    }
+
+    /// The code map of dimension `d` in `bits`, if the plan gives it one.
+    ///
+    /// # Safety
+    /// `plan` is a plan; `bits` is the buffer it describes.
+    #[inline(always)]
+    pub unsafe fn of(plan: *const u32, d: usize, bits: *mut u32) -> Option<CodeMap> {
+        let base = d * plan::DIM_WORDS;
+        // SAFETY: by contract.
+        unsafe {
+            let at = word(plan, base + dim::CODES);
+            (at != NO_CODES).then(|| CodeMap {
+                words: bits.add(at as usize),
+                min: word(plan, base + dim::KEY_MIN),
+                len: word(plan, base + dim::LEN),
+            })
+        }
+    }
+
+    /// Records the code of `value` for the qualifying `key` (a key outside the table is the
+    /// [`DenseMap`]'s to report). False when `value` has no code: the plan's code values are
+    /// all taken by others, or it is too large to store.
+    ///
+    /// # Safety
+    /// `plan` is the plan whose code values these are; the map's words are zeroed before the
+    /// build.
+    #[inline(always)]
+    pub unsafe fn insert(self, plan: *mut u32, key: u32, value: u32) -> bool {
+        let Some(s) = perfect_slot(key, self.min, self.len) else {
+            return true;
+        };
+        // SAFETY: forwarded; s < len, so word s / 8 lies within the map.
+        unsafe {
+            match intern(plan, value) {
+                Some(c) => {
+                    atomic_or_u32(self.words.add(s as usize / 8), (c + 1) << (s % 8 * 4));
+                    true
+                }
+                None => false,
+            }
+        }
+    }
+}
+
+/// The code slot of `value` among the plan's code values, taking a free one if it has none.
+/// A slot once taken keeps its value (a compare-and-swap from 0), so every thread that
+/// interns a value gets the same slot, in this run and later ones.
+///
+/// # Safety
+/// `plan` is a plan.
+#[inline(always)]
+unsafe fn intern(plan: *mut u32, value: u32) -> Option<u32> {
+    if value > MAX_PAYLOAD {
+        return None;
+    }
+    let stored = value + 1;
+    for c in 0..CODE_SLOTS {
+        // SAFETY: slot c of the plan's code values.
+        unsafe {
+            let slot = plan.add(CODE_VALUES + c);
+            let mut seen = load_relaxed_u32(slot);
+            if seen == 0 {
+                seen = u32::atomic_cas(slot, 0, stored);
+                if seen == 0 {
+                    return Some(c as u32);
+                }
+            }
+            if seen == stored {
+                return Some(c as u32);
+            }
+        }
+    }
+    None
+}
+
+/// A [`CodeMap`] in shared memory, with its code values.
+#[derive(Clone, Copy)]
+pub struct SharedCodes {
+    words: Shared<u32>,
+    /// Entry `c`: the group value of code `c` (entry 0 unused).
+    values: Shared<u32>,
+    min: u32,
+    len: u32,
+}
+
+impl SharedCodes {
+    /// Clears the flags of the items whose key does not qualify and sets `codes` to each
+    /// item's code (0 where it does not).
+    #[inline(always)]
+    pub fn probe<const IPT: usize>(
+        self,
+        keys: &[i32; IPT],
+        flags: &mut [bool; IPT],
+        codes: &mut [u32; IPT],
+    ) {
+        for k in 0..IPT {
+            let (s, inside) = perfect_pos(keys[k] as u32, self.min, self.len);
+            let code = if flags[k] && inside {
+                // SAFETY: s < len, so word s / 8 was staged.
+                let w = unsafe { self.words.read(s as usize / 8) };
+                w >> (s % 8 * 4) & 15
+            } else {
+                0
+            };
+            flags[k] = code != 0;
+            codes[k] = code;
+        }
+    }
+
+    /// The group values of codes `codes` (0 for code 0).
+    #[inline(always)]
+    pub fn values<const S: usize>(self, codes: &[u32; S]) -> [u32; S] {
+        // SAFETY: codes are four bits, entries 0..=15 were staged.
+        core::array::from_fn(|s| unsafe { self.values.read(codes[s] as usize & 15) })
     }
 }
 

@@ -186,8 +186,9 @@ pub fn block_pred_i32(gpu: &Gpu, input: &[i32], a: i32, b: i32, c: i32) -> Resul
     out.to_vec(gpu)
 }
 
-/// [`k::BLOCK_COMPACT`] over `input` (rows flagged where non-zero): the visits of each row by
-/// the survivor rounds, and each warp's survivor count, tile by tile (tiles of
+/// [`k::BLOCK_COMPACT`] over `input` (rows flagged where non-zero, tagged with their low four
+/// bits): the sum of the tags the survivor rounds added to each row, and each warp's survivor
+/// count, tile by tile (tiles of
 /// [`block_compact_tile_rows`] rows, [`BLOCK_COMPACT_WARPS`] warps each).
 pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
     let spec = k::BLOCK_COMPACT;

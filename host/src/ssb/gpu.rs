@@ -195,6 +195,9 @@ pub(crate) struct DimLayout {
     len: u32,
     payload: u32,
     bits: u32,
+    /// Where its code map lies in the bitmap buffer (the supplier's only; see
+    /// [`P::dim::CODES`]), else [`P::NO_CODES`].
+    codes: u32,
 }
 
 /// The placement of all dimension tables, from the data's key ranges.
@@ -229,11 +232,18 @@ impl TableLayout {
                 len: span as u32,
                 payload: payload as u32,
                 bits: bits as u32,
+                codes: P::NO_CODES,
             };
             payload += span as usize;
             // Keep every table's start 16-byte aligned.
             payload = payload.next_multiple_of(8);
             bits += (span as usize).div_ceil(32).next_multiple_of(4);
+            // The supplier is the probes' first test: a query grouping by it reads its code
+            // map, which lies right after its bitmap (one clear covers both).
+            if d == P::SUPPLIER {
+                dims[d].codes = bits as u32;
+                bits += (span as usize).div_ceil(8).next_multiple_of(4);
+            }
         }
         Ok(TableLayout {
             dims,
@@ -293,6 +303,7 @@ impl QueryPlan {
             w[base + dim::PAYLOAD] = l.payload;
             w[base + dim::KEY_MIN] = l.key_min;
             w[base + dim::BITS] = l.bits;
+            w[base + dim::CODES] = P::NO_CODES;
             if !joined {
                 continue;
             }
@@ -306,6 +317,9 @@ impl QueryPlan {
                 .find(|&(gd, _)| gd == d);
             w[base + dim::HAS_GROUP] = group.is_some() as u32;
             w[base + dim::GROUP_COL] = group.map_or(0, |(_, c)| c as u32);
+            if group.is_some() {
+                w[base + dim::CODES] = l.codes;
+            }
             for (c, pr) in dim_preds(&p, d).into_iter().enumerate() {
                 let at = base + dim::PREDS + 3 * c;
                 w[at..at + 3].copy_from_slice(&pred_words(pr));
@@ -397,16 +411,23 @@ impl Scratch {
             layout,
         })
     }
-    /// Queues the clearing of the tables the query builds (one range over all of them: the
-    /// dimensions lie next to each other, and every clear is a launch).
+    /// Queues the clearing of the tables the query builds, code maps included (one range over
+    /// all of them: the dimensions lie next to each other, and every clear is a launch).
     pub(crate) fn prepare(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
         let dims = plan.builds.iter().map(|&d| self.layout.dims[d]);
-        let payload = dims
-            .clone()
-            .map(|l| l.payload as usize..(l.payload + l.len) as usize);
-        let bits = dims.map(|l| l.bits as usize..l.bits as usize + (l.len as usize).div_ceil(32));
+        let payload = dims.map(|l| l.payload as usize..(l.payload + l.len) as usize);
+        let words = plan.words;
+        let bits = plan.builds.iter().map(|&d| {
+            let (l, base) = (self.layout.dims[d], d * P::DIM_WORDS);
+            let end = if words[base + dim::CODES] != P::NO_CODES {
+                l.codes as usize + (l.len as usize).div_ceil(8)
+            } else {
+                l.bits as usize + (l.len as usize).div_ceil(32)
+            };
+            l.bits as usize..end
+        });
         if let Some(r) = span(payload) {
             s.memset_zeros(&mut self.payload.slice_mut(r))
                 .map_err(err("clearing the SSB dimension tables"))?;
@@ -628,21 +649,34 @@ pub struct GpuEngine<'g> {
 impl<'g> GpuEngine<'g> {
     /// An engine on `gpu` over `data` (uploads the columns the queries read).
     pub fn new(gpu: &'g Gpu, data: &SsbData) -> Result<GpuEngine<'g>> {
-        GpuEngine::with(GpuRef::Borrowed(gpu), data)
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS)
     }
 
     /// An engine on a GPU of its own (device 0).
     pub fn open(data: &SsbData) -> Result<GpuEngine<'static>> {
-        GpuEngine::with(GpuRef::Owned(Box::new(Gpu::new()?)), data)
+        GpuEngine::with(GpuRef::Owned(Box::new(Gpu::new()?)), data, P::CODE_SLOTS)
     }
 
-    fn with(gpu: GpuRef<'g>, data: &SsbData) -> Result<GpuEngine<'g>> {
+    /// Test hook: an engine whose plans offer only `slots` of the [`P::CODE_SLOTS`] code values
+    /// (the others hold a value no group has), so that queries grouping by more supplier
+    /// values than that take the probes' fallback (bitmap and lookup) as one grouping by more
+    /// than fifteen would. Results must not change.
+    #[doc(hidden)]
+    pub fn with_code_slots(gpu: &'g Gpu, data: &SsbData, slots: usize) -> Result<GpuEngine<'g>> {
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, slots)
+    }
+
+    fn with(gpu: GpuRef<'g>, data: &SsbData, code_slots: usize) -> Result<GpuEngine<'g>> {
         data.validate()?;
         let layout = TableLayout::of(data)?;
-        let plans: Vec<QueryPlan> = Query::ALL
+        let mut plans: Vec<QueryPlan> = Query::ALL
             .iter()
             .map(|&q| QueryPlan::new(q, data, &layout))
             .collect();
+        let taken = P::CODE_VALUES + code_slots.min(P::CODE_SLOTS)..P::CODE_VALUES + P::CODE_SLOTS;
+        for p in &mut plans {
+            p.words[taken.clone()].fill(u32::MAX);
+        }
         let g: &Gpu = gpu.borrow();
         let fact = FactCol::ALL
             .iter()
