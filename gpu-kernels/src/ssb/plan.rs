@@ -98,8 +98,14 @@ pub mod status {
 /// the build first met them. Like the group ranges, they are the same in every run over the
 /// same data: a later run finds its values already there.
 pub const CODE_VALUES: usize = STATUS + 3;
-/// Group values a code map holds (codes 1..=15 of four bits).
-pub const CODE_SLOTS: usize = 15;
+/// Bits of a code in a [`dim::CODES`] map (and beside each probe survivor's tile offset).
+pub const CODE_BITS: u32 = 4;
+/// Group values a code map holds (codes `1..=CODE_SLOTS`; 0 means "does not qualify").
+pub const CODE_SLOTS: usize = (1 << CODE_BITS) - 1;
+/// Words of a code map over `len` key slots.
+pub const fn code_words(len: usize) -> usize {
+    (len * CODE_BITS as usize).div_ceil(32)
+}
 /// Words of a plan.
 pub const WORDS: usize = CODE_VALUES + CODE_SLOTS;
 /// [`dim::CODES`] of a dimension without a code map.

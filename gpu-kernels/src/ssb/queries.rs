@@ -10,7 +10,7 @@ pub use device::*;
 mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
-    use crate::ssb::plan::{self, CUSTOMER, DATE, PART, SUPPLIER, fact};
+    use crate::ssb::plan::{self, CODE_BITS, CUSTOMER, DATE, PART, SUPPLIER, fact};
     use crate::ssb::tables::word;
     use crate::ssb::{
         ColPred, DenseMap, GroupTable, Staged, for_each_loaded_tile, gather, stage_first,
@@ -34,9 +34,6 @@ mod device {
     /// Survivors of a tile's first test a lane takes per round: 64 per warp covers the
     /// rows a region filter (1 in 5) leaves of a 256-row warp tile in one round.
     const S: usize = 2;
-
-    /// Bits of a supplier code kept with each survivor (see [`crate::ssb::CodeMap`]).
-    const CODE_BITS: u32 = 4;
 
     /// Adds the supplier's part to the survivors' groups when the query groups by it: from
     /// their codes when the first test was the code map, else by joining `lo_suppkey` again.

@@ -18,7 +18,9 @@ use crate::arch::{
 };
 use crate::block::{BuildStatus, DeviceTable, Probe};
 use crate::hash::{EMPTY_KEY, perfect_pos, perfect_slot};
-use crate::ssb::plan::{self, CODE_SLOTS, CODE_VALUES, MAX_PAYLOAD, NO_CODES, dim, status};
+use crate::ssb::plan::{
+    self, CODE_BITS, CODE_SLOTS, CODE_VALUES, MAX_PAYLOAD, NO_CODES, code_words, dim, status,
+};
 
 /// Reads plan word `i`.
 ///
@@ -276,7 +278,14 @@ impl CodeMap {
     /// Words of a code map over `len` keys.
     #[inline(always)]
     pub fn words_for(len: u32) -> usize {
-        (len as usize).div_ceil(8)
+        code_words(len as usize)
+    }
+
+    /// Word and bit position of key slot `s`'s code.
+    #[inline(always)]
+    fn place(s: u32) -> (usize, u32) {
+        const PER_WORD: u32 = 32 / CODE_BITS;
+        ((s / PER_WORD) as usize, s % PER_WORD * CODE_BITS)
     }
 
     /// The code map of dimension `d` in `bits`, if the plan gives it one.
@@ -309,11 +318,12 @@ impl CodeMap {
         let Some(s) = perfect_slot(key, self.min, self.len) else {
             return true;
         };
-        // SAFETY: forwarded; s < len, so word s / 8 lies within the map.
+        let (w, shift) = Self::place(s);
+        // SAFETY: forwarded; s < len, so word w lies within the map.
         unsafe {
             match intern(plan, value) {
                 Some(c) => {
-                    atomic_or_u32(self.words.add(s as usize / 8), (c + 1) << (s % 8 * 4));
+                    atomic_or_u32(self.words.add(w), (c + 1) << shift);
                     true
                 }
                 None => false,
@@ -376,9 +386,10 @@ impl SharedCodes {
         for k in 0..IPT {
             let (s, inside) = perfect_pos(keys[k] as u32, self.min, self.len);
             let code = if flags[k] && inside {
-                // SAFETY: s < len, so word s / 8 was staged.
-                let w = unsafe { self.words.read(s as usize / 8) };
-                w >> (s % 8 * 4) & 15
+                let (w, shift) = CodeMap::place(s);
+                // SAFETY: s < len, so word w was staged.
+                let w = unsafe { self.words.read(w) };
+                w >> shift & CODE_SLOTS as u32
             } else {
                 0
             };
@@ -390,8 +401,8 @@ impl SharedCodes {
     /// The group values of codes `codes` (0 for code 0).
     #[inline(always)]
     pub fn values<const S: usize>(self, codes: &[u32; S]) -> [u32; S] {
-        // SAFETY: codes are four bits, entries 0..=15 were staged.
-        core::array::from_fn(|s| unsafe { self.values.read(codes[s] as usize & 15) })
+        // SAFETY: codes are CODE_BITS wide, entries 0..=CODE_SLOTS were staged.
+        core::array::from_fn(|s| unsafe { self.values.read(codes[s] as usize & CODE_SLOTS) })
     }
 }
 

@@ -242,7 +242,7 @@ impl TableLayout {
             // map, which lies right after its bitmap (one clear covers both).
             if d == P::SUPPLIER {
                 dims[d].codes = bits as u32;
-                bits += (span as usize).div_ceil(8).next_multiple_of(4);
+                bits += P::code_words(span as usize).next_multiple_of(4);
             }
         }
         Ok(TableLayout {
@@ -422,7 +422,7 @@ impl Scratch {
         let bits = plan.builds.iter().map(|&d| {
             let (l, base) = (self.layout.dims[d], d * P::DIM_WORDS);
             let end = if words[base + dim::CODES] != P::NO_CODES {
-                l.codes as usize + (l.len as usize).div_ceil(8)
+                l.codes as usize + P::code_words(l.len as usize)
             } else {
                 l.bits as usize + (l.len as usize).div_ceil(32)
             };

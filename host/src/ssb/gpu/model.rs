@@ -175,9 +175,9 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
         build_read += rows * 4.0 * (2 + restricted) as f64;
         let span = Qualifies::new(data, q, d).ok.len() as f64;
         build_written += span * 2.0 + span / 8.0;
-        // The supplier's code map (four bits per key) when the query groups by it.
+        // The supplier's code map when the query groups by it.
         if d == P::SUPPLIER && p.group_by.iter().any(|&g| super::group_source(g).0 == d) {
-            build_written += span / 2.0;
+            build_written += (P::code_words(span as usize) * 4) as f64;
         }
     }
     build_written += (P::GLOBAL_GROUPS * 12) as f64;
