@@ -103,8 +103,8 @@ fn block_aggregate_every_type() {
 }
 
 #[test]
-fn warp_compact_visits_each_flagged_row_once_with_its_tag() {
-    let Some(gpu) = gpu("warp_compact_visits_each_flagged_row_once_with_its_tag") else {
+fn warp_compact_visits_each_surviving_row_once_with_its_code() {
+    let Some(gpu) = gpu("warp_compact_visits_each_surviving_row_once_with_its_code") else {
         return;
     };
     let rows = t::block_compact_tile_rows();
@@ -112,18 +112,19 @@ fn warp_compact_visits_each_flagged_row_once_with_its_tag() {
         // None, sparse (one survivor round), about one in five (two rounds per warp at
         // most), most, and all rows flagged.
         for &per_mille in &[0u32, 10, 200, 900, 1000] {
-            // Flagged rows hold 1..=15: the kernel adds each survivor's tag (its low four
-            // bits, kept beside its offset) to its row, so visits must equal the input.
+            // Flagged rows hold 1..=15: the kernel adds each survivor's code (its low four
+            // bits, kept beside its offset), then 16 for its flag, to its row.
             let input: Vec<u32> = uniform_i32(n, 1000, n as u64 + u64::from(per_mille))
                 .iter()
                 .map(|&x| ((x as u32) < per_mille) as u32 * (1 + x as u32 % 15))
                 .collect();
             let (visits, counts) = t::block_compact(gpu, &input).unwrap();
-            assert_eq!(visits, input, "n={n} per mille={per_mille}: visits");
+            let want: Vec<u32> = input.iter().map(|&x| x + 16 * (x != 0) as u32).collect();
+            assert_eq!(visits, want, "n={n} per mille={per_mille}: visits");
             let mut expected = vec![0u32; counts.len()];
             for (i, &f) in input.iter().enumerate() {
                 let warp = t::block_compact_warp(i % rows);
-                expected[i / rows * t::BLOCK_COMPACT_WARPS + warp] += (f != 0) as u32;
+                expected[i / rows * t::BLOCK_COMPACT_WARPS + warp] += (f != 0) as u32 * 0x1_0001;
             }
             assert_eq!(counts, expected, "n={n} per mille={per_mille}: warp counts");
         }

@@ -227,33 +227,42 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// WarpCompact with tags: each warp packs the rows of its tile part whose `input` is
-    /// non-zero, tagged with the input's low four bits, and writes their number to
-    /// `counts[block * warps + warp]`; the survivor rounds (two per lane) add the tag to
-    /// `visits` at each packed row.
-    BLOCK_COMPACT = block_compact[NT = 128, IPT = 8](input: *const u32, n: u32, visits: *mut u32, counts: *mut u32) {
+    /// WarpCompact, coded and by flags: each warp packs the rows of its tile part whose
+    /// `input` is non-zero with the input's low four bits as their code, and the survivor
+    /// rounds (two per lane) add the code to `visits` at each packed row; then it packs the
+    /// same rows by flag and adds 16 to each. `counts[block * warps + warp]` gets the first
+    /// compaction's count in its low and the second's in its high 16 bits.
+    BLOCK_COMPACT = block_compact[NT = 128, IPT = 12](input: *const u32, n: u32, visits: *mut u32, counts: *mut u32) {
         let start = block_idx() * NT * IPT;
         let valid = (n as usize - start).min(NT * IPT);
         let buf = crate::shared_array!(compact_buf: [u16; compact_slots(NT, IPT)]);
         let mut items = [0u32; IPT];
         let mut flags = [false; IPT];
-        // SAFETY: the tile lies within the buffers; every lane of every warp takes part; tags
+        // SAFETY: the tile lies within the buffers; every lane of every warp takes part; codes
         // are four bits.
         unsafe {
             block_load::<u32, NT, IPT>(input.add(start), valid, &mut items);
             block_pred::<u32, NT, IPT>(&items, valid, &mut flags, Combine::Set, |x| x != 0);
-            let tags = items.map(|x| x & 15);
-            let count = warp_compact_tagged::<u32, NT, IPT, 4>(&flags, &tags, buf);
-            if lane_id() == 0 {
-                counts.add(block_idx() * (NT / 32) + warp_id()).write(count);
-            }
-            for_each_survivor_tagged::<NT, IPT, 2, 4>(buf, count, |offsets, tags, live| {
+            let codes: [u32; IPT] = core::array::from_fn(|k| if flags[k] { items[k] & 15 } else { 0 });
+            let coded = warp_compact_coded::<u32, NT, IPT, 4>(&codes, buf);
+            for_each_survivor_coded::<NT, IPT, 2, 4>(buf, coded, |offsets, codes, live| {
                 for s in 0..2 {
                     if live[s] {
-                        u32::atomic_add(visits.add(start + offsets[s] as usize), tags[s]);
+                        u32::atomic_add(visits.add(start + offsets[s] as usize), codes[s]);
                     }
                 }
             });
+            let flagged = warp_compact::<u32, NT, IPT>(&flags, buf);
+            for_each_survivor::<NT, IPT, 2>(buf, flagged, |offsets, live| {
+                for s in 0..2 {
+                    if live[s] {
+                        u32::atomic_add(visits.add(start + offsets[s] as usize), 16);
+                    }
+                }
+            });
+            if lane_id() == 0 {
+                counts.add(block_idx() * (NT / 32) + warp_id()).write(coded | flagged << 16);
+            }
         }
     }
 }

@@ -50,7 +50,7 @@ mod device {
         if !groups.grouped(SUPPLIER) {
             return;
         }
-        match filter.codes() {
+        match filter.code_map() {
             Some(map) => groups.fold(group, SUPPLIER, &map.values(codes)),
             // SAFETY: forwarded contracts.
             None => unsafe {
@@ -171,12 +171,11 @@ mod device {
                 n,
                 #[inline(always)]
                 |start, valid, suppkey| {
-                    let (mut flags, mut codes) = ([false; IPT], [0u32; IPT]);
+                    let mut flags = [false; IPT];
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
-                    filter.probe::<NT, IPT>(suppkey, &mut flags, &mut codes);
-                    let count =
-                        warp_compact_tagged::<i32, NT, IPT, CODE_BITS>(&flags, &codes, survivors);
-                    for_each_survivor_tagged::<NT, IPT, S, CODE_BITS>(
+                    let codes = filter.codes::<NT, IPT>(suppkey, &flags);
+                    let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
+                    for_each_survivor_coded::<NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
                         #[inline(always)]

@@ -146,12 +146,13 @@ impl BitFilter {
     /// The bitmap is built and not modified during the kernel.
     #[inline(always)]
     pub unsafe fn staged<const NT: usize>(self, shared: Shared<u32>) -> Staged {
-        let n = Self::words_for(self.len);
-        if n > shared.len() {
+        // One slot more than the keys: slot `len` reads 0 (see `SharedBits::codes`).
+        let staged = Self::words_for(self.len.saturating_add(1));
+        if staged > shared.len() {
             return Staged::Global(self);
         }
-        // SAFETY: n words of the bitmap, which fit the buffer.
-        unsafe { copy_words::<NT>(self.words, shared, n) };
+        // SAFETY: the bitmap's words, then zeros, which fit the buffer.
+        unsafe { copy_words::<NT>(self.words, Self::words_for(self.len), shared, staged) };
         Staged::Shared(SharedBits {
             words: shared,
             min: self.min,
@@ -160,16 +161,22 @@ impl BitFilter {
     }
 }
 
-/// Copies `n` words from `words` to `shared`, then a barrier (all threads call this).
+/// Copies the `n` words of `words` to `shared` and zeroes it up to `staged` words, then a
+/// barrier (all threads call this).
 ///
 /// # Safety
-/// Both hold `n` words.
+/// `words` holds `n` words and `shared` `staged >= n`.
 #[inline(always)]
-unsafe fn copy_words<const NT: usize>(words: *const u32, shared: Shared<u32>, n: usize) {
+unsafe fn copy_words<const NT: usize>(
+    words: *const u32,
+    n: usize,
+    shared: Shared<u32>,
+    staged: usize,
+) {
     let mut i = thread_idx();
-    while i < n {
-        // SAFETY: i < n.
-        unsafe { shared.write(i, words.add(i).read()) };
+    while i < staged {
+        // SAFETY: i < staged, and word i of `words` exists where i < n.
+        unsafe { shared.write(i, if i < n { words.add(i).read() } else { 0 }) };
         i += NT;
     }
     sync_threads();
@@ -194,7 +201,7 @@ pub unsafe fn stage_first<const NT: usize>(
     unsafe {
         if let Some(codes) = CodeMap::of(plan, d, bits)
             && word(plan, plan::STATUS + status::CODES_OVERFLOW) == 0
-            && CodeMap::words_for(codes.len) <= words.len()
+            && CodeMap::words_for(codes.len.saturating_add(1)) <= words.len()
             && values.len() > CODE_SLOTS
         {
             let t = thread_idx();
@@ -207,7 +214,9 @@ pub unsafe fn stage_first<const NT: usize>(
                 };
                 values.write(t, v);
             }
-            copy_words::<NT>(codes.words, words, CodeMap::words_for(codes.len));
+            // One slot more than the keys: slot `len` reads 0 (see `SharedCodes::codes`).
+            let staged = CodeMap::words_for(codes.len.saturating_add(1));
+            copy_words::<NT>(codes.words, CodeMap::words_for(codes.len), words, staged);
             return Staged::Codes(SharedCodes {
                 words,
                 values,
@@ -231,31 +240,32 @@ pub enum Staged {
 }
 
 impl Staged {
-    /// Clears the flags of the items whose key does not qualify; `tags` gets each item's code
-    /// (0 unless the code map is staged; meaningful where flagged).
+    /// Each flagged item's code: not 0 where its key qualifies (the key's code from the code
+    /// map, else 1), 0 where it does not or the item is not flagged.
     ///
     /// # Safety
     /// As for [`crate::block::block_probe`].
     #[inline(always)]
-    pub unsafe fn probe<const NT: usize, const IPT: usize>(
+    pub unsafe fn codes<const NT: usize, const IPT: usize>(
         self,
         keys: &[i32; IPT],
-        flags: &mut [bool; IPT],
-        tags: &mut [u32; IPT],
-    ) {
+        flags: &[bool; IPT],
+    ) -> [u32; IPT] {
         match self {
-            Staged::Codes(c) => c.probe(keys, flags, tags),
-            Staged::Shared(f) => f.probe(keys, flags),
+            Staged::Codes(c) => c.codes(keys, flags),
+            Staged::Shared(f) => f.codes(keys, flags),
             // SAFETY: forwarded.
             Staged::Global(f) => unsafe {
-                crate::block::block_probe::<i32, BitFilter, NT, IPT>(keys, flags, f)
+                let mut hit = *flags;
+                crate::block::block_probe::<i32, BitFilter, NT, IPT>(keys, &mut hit, f);
+                hit.map(u32::from)
             },
         }
     }
 
     /// The code map, if it is the one staged.
     #[inline(always)]
-    pub fn codes(self) -> Option<SharedCodes> {
+    pub fn code_map(self) -> Option<SharedCodes> {
         match self {
             Staged::Codes(c) => Some(c),
             _ => None,
@@ -374,28 +384,20 @@ pub struct SharedCodes {
 }
 
 impl SharedCodes {
-    /// Clears the flags of the items whose key does not qualify and sets `codes` to each
-    /// item's code (0 where it does not).
+    /// Each flagged item's code (0 where its key does not qualify or it is not flagged).
+    ///
+    /// Without a branch: a key outside the map reads slot `len`, which staging zeroed, and
+    /// the load is unconditional (as a branch around it, with its bounds test, the probe of
+    /// a tile took three times the instructions, and flight 3 was issue-bound on it).
     #[inline(always)]
-    pub fn probe<const IPT: usize>(
-        self,
-        keys: &[i32; IPT],
-        flags: &mut [bool; IPT],
-        codes: &mut [u32; IPT],
-    ) {
-        for k in 0..IPT {
-            let (s, inside) = perfect_pos(keys[k] as u32, self.min, self.len);
-            let code = if flags[k] && inside {
-                let (w, shift) = CodeMap::place(s);
-                // SAFETY: s < len, so word w was staged.
-                let w = unsafe { self.words.read(w) };
-                w >> shift & CODE_SLOTS as u32
-            } else {
-                0
-            };
-            flags[k] = code != 0;
-            codes[k] = code;
-        }
+    pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
+        core::array::from_fn(|k| {
+            let s = (keys[k] as u32).wrapping_sub(self.min).min(self.len);
+            let (w, shift) = CodeMap::place(s);
+            // SAFETY: s <= len, and staging staged the words of slots 0..=len.
+            let code = unsafe { self.words.read(w) } >> shift & CODE_SLOTS as u32;
+            if flags[k] { code } else { 0 }
+        })
     }
 
     /// The group values of codes `codes` (0 for code 0).
@@ -416,18 +418,16 @@ pub struct SharedBits {
 }
 
 impl SharedBits {
-    /// Clears the flags of the items whose key is not in the filter.
+    /// 1 for each flagged item whose key is in the filter, else 0; without a branch, as
+    /// [`SharedCodes::codes`].
     #[inline(always)]
-    pub fn probe<const IPT: usize>(self, keys: &[i32; IPT], flags: &mut [bool; IPT]) {
-        for k in 0..IPT {
-            let (s, inside) = perfect_pos(keys[k] as u32, self.min, self.len);
-            let hit = flags[k] && inside && {
-                // SAFETY: s < len, so word s / 32 was staged.
-                let w = unsafe { self.words.read(s as usize / 32) };
-                w >> (s % 32) & 1 != 0
-            };
-            flags[k] = hit;
-        }
+    pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
+        core::array::from_fn(|k| {
+            let s = (keys[k] as u32).wrapping_sub(self.min).min(self.len);
+            // SAFETY: s <= len, and staging staged the words of slots 0..=len.
+            let hit = unsafe { self.words.read(s as usize / 32) } >> (s % 32) & 1;
+            if flags[k] { hit } else { 0 }
+        })
     }
 }
 

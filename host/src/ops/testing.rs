@@ -186,10 +186,10 @@ pub fn block_pred_i32(gpu: &Gpu, input: &[i32], a: i32, b: i32, c: i32) -> Resul
     out.to_vec(gpu)
 }
 
-/// [`k::BLOCK_COMPACT`] over `input` (rows flagged where non-zero, tagged with their low four
-/// bits): the sum of the tags the survivor rounds added to each row, and each warp's survivor
-/// count, tile by tile (tiles of
-/// [`block_compact_tile_rows`] rows, [`BLOCK_COMPACT_WARPS`] warps each).
+/// [`k::BLOCK_COMPACT`] over `input` (rows survive where non-zero, coded with their low four
+/// bits, then flagged): what the survivor rounds added to each row (the code, then 16), and
+/// each warp's survivor counts (coded in the low, flagged in the high 16 bits), tile by tile
+/// (tiles of [`block_compact_tile_rows`] rows, [`BLOCK_COMPACT_WARPS`] warps each).
 pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
     let spec = k::BLOCK_COMPACT;
     let d = gpu.upload(input)?;
