@@ -120,6 +120,15 @@ pub const fn perfect_pos(key: u32, min: u32, len: u32) -> (u32, bool) {
     (s, s < len)
 }
 
+/// [`perfect_slot`] with every key outside the table sent to slot `len`: for a table with one
+/// slot more than its keys, whose extra slot reads as "absent", a probe needs neither a bounds
+/// test nor a branch around its load (one `VIADDMNMX` in SASS).
+#[inline(always)]
+pub const fn perfect_clamped(key: u32, min: u32, len: u32) -> u32 {
+    let s = key.wrapping_sub(min);
+    if s < len { s } else { len }
+}
+
 /// Slots needed to hold `rows` keys at fill `fill` (at least `rows + 1`, so one stays empty),
 /// or `None` when that exceeds `u32::MAX` slots.
 pub fn capacity_for(rows: u64, fill: f64) -> Option<u32> {
@@ -270,6 +279,15 @@ mod tests {
         assert_eq!(perfect_slot(19920100, 19920101, 61131), None);
         assert_eq!(perfect_slot(0, 1, 10), None);
         assert_eq!(perfect_slot(u32::MAX, 0, u32::MAX), None);
+    }
+
+    #[test]
+    fn perfect_clamped_sends_outside_keys_to_the_extra_slot() {
+        assert_eq!(perfect_clamped(19920101, 19920101, 61131), 0);
+        assert_eq!(perfect_clamped(19981231, 19920101, 61131), 61130);
+        assert_eq!(perfect_clamped(19981232, 19920101, 61131), 61131);
+        assert_eq!(perfect_clamped(19920100, 19920101, 61131), 61131);
+        assert_eq!(perfect_clamped(0, 1, 10), 10);
     }
 
     #[test]

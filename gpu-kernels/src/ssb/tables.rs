@@ -17,7 +17,7 @@ use crate::arch::{
     Atomic, Shared, atomic_or_u32, load_if, load_relaxed_u32, sync_threads, thread_idx,
 };
 use crate::block::{BuildStatus, DeviceTable, Probe};
-use crate::hash::{EMPTY_KEY, perfect_pos, perfect_slot};
+use crate::hash::{EMPTY_KEY, perfect_clamped, perfect_pos, perfect_slot};
 use crate::ssb::plan::{
     self, CODE_BITS, CODE_SLOTS, CODE_VALUES, MAX_PAYLOAD, NO_CODES, code_words, dim, status,
 };
@@ -392,7 +392,7 @@ impl SharedCodes {
     #[inline(always)]
     pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
         core::array::from_fn(|k| {
-            let s = (keys[k] as u32).wrapping_sub(self.min).min(self.len);
+            let s = perfect_clamped(keys[k] as u32, self.min, self.len);
             let (w, shift) = CodeMap::place(s);
             // SAFETY: s <= len, and staging staged the words of slots 0..=len.
             let code = unsafe { self.words.read(w) } >> shift & CODE_SLOTS as u32;
@@ -423,7 +423,7 @@ impl SharedBits {
     #[inline(always)]
     pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
         core::array::from_fn(|k| {
-            let s = (keys[k] as u32).wrapping_sub(self.min).min(self.len);
+            let s = perfect_clamped(keys[k] as u32, self.min, self.len);
             // SAFETY: s <= len, and staging staged the words of slots 0..=len.
             let hit = unsafe { self.words.read(s as usize / 32) } >> (s % 32) & 1;
             if flags[k] { hit } else { 0 }
