@@ -12,6 +12,58 @@ use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
 use crate::runtime::{Gpu, median};
 use crate::{Result, cpu};
 
+/// Options of `tessera bench ops`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct OpsArgs {
+    /// log2 of the items per column (10..=31).
+    #[arg(long, default_value_t = 29, value_parser = clap::value_parser!(u32).range(10..=31))]
+    pub log2n: u32,
+    /// Timed repetitions per point (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = super::reps_parser())]
+    pub reps: usize,
+    /// Only s = 0.5 and the default tile (skip the sweeps).
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the CPU implementations.
+    #[arg(long)]
+    pub no_cpu: bool,
+    /// PyTorch script; "none" to skip.
+    #[arg(long, default_value = "benches/torch_ops.py")]
+    pub torch: String,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "target/bench/ops.json")]
+    pub json: PathBuf,
+}
+
+/// Runs the suite (the CPU implementations alone where there is no GPU), prints its table and
+/// writes its JSON.
+pub fn run(args: &OpsArgs) -> Result<()> {
+    let cfg = OpsConfig {
+        log2n: args.log2n,
+        reps: args.reps,
+        sweeps: !args.quick,
+        cpu: !args.no_cpu,
+        torch_script: (args.torch != "none").then(|| PathBuf::from(&args.torch)),
+    };
+    super::prepare_json(&args.json)?;
+    // Two input columns, the output and the CPU's copies: about 5 columns of 4-byte items.
+    let n = 1u64 << args.log2n;
+    crate::preflight::check_memory(
+        5 * 4 * n,
+        &format!("bench ops --log2n {}", args.log2n),
+        "pass a smaller --log2n",
+    )?;
+    let report = match crate::gpu_or_skip("tessera bench ops") {
+        Some(gpu) => run_gpu(&gpu, &cfg)?,
+        None => {
+            println!("notice: no GPU found; timing the CPU implementations only");
+            run_cpu(&cfg)
+        }
+    };
+    print_report(&report);
+    super::write_json(&args.json, &report)
+}
+
 /// What to run.
 #[derive(Clone, Debug)]
 pub struct OpsConfig {
@@ -72,8 +124,7 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
     let d1 = gpu.upload(&x1)?;
     let d2 = gpu.upload(&x2)?;
 
-    // Bandwidth probes, on the data of the experiments.
-    let (bw, probes) = super::measure_bandwidth(gpu, bytemuck::cast_slice::<f32, u32>(&x1), reps)?;
+    let (bw, probes) = super::measure_bandwidth(gpu, reps)?;
     rec.extend(probes);
 
     // Q3: SELECT y WHERE y < v (f32), selectivity sweep, three variants and the baseline.
@@ -289,10 +340,7 @@ pub fn run_cpu(cfg: &OpsConfig) -> OpsReport {
 pub fn print_report(r: &OpsReport) {
     println!("# tessera bench ops on {} (n = {})", r.device, r.n);
     if let Some(bw) = r.bandwidth {
-        println!(
-            "bandwidth measured in this run: read {:.0} GB/s, copy {:.0} GB/s, write {:.0} GB/s",
-            bw.read_gbps, bw.copy_gbps, bw.write_gbps
-        );
+        println!("bandwidth measured in this run: {bw}");
     }
     print_table(&r.records);
     let find = |exp: &str, imp: &str, param: &str| {

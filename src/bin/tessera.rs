@@ -1,0 +1,77 @@
+//! The tessera command line: `info`, the benchmark suites and the Star Schema Benchmark.
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tessera::Gpu;
+use tessera::bench::{join::JoinArgs, ops::OpsArgs, sort::SortArgs};
+use tessera::ssb::cli::SsbCmd;
+
+#[derive(Parser)]
+#[command(name = "tessera", version, about = "GPU data analytics in Rust")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Show the GPU tessera would use.
+    Info,
+    /// Run a benchmark suite.
+    Bench {
+        #[command(subcommand)]
+        suite: Suite,
+    },
+    /// Star Schema Benchmark: generate, load, run.
+    Ssb {
+        #[command(subcommand)]
+        cmd: SsbCmd,
+    },
+}
+
+#[derive(Subcommand)]
+enum Suite {
+    /// Select, project, bandwidth probes, three-kernel baseline and PyTorch (thesis ch. 3).
+    Ops(OpsArgs),
+    /// Hash join and primary-key join (thesis Figure 3-12, seed 002).
+    Join(JoinArgs),
+    /// Radix partition and radix sort (thesis Figure 3-13), with PyTorch's sort.
+    Sort(SortArgs),
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
+    match cli.cmd {
+        Cmd::Info => {
+            match Gpu::new() {
+                Ok(gpu) => println!(
+                    "GPU: {} ({} SMs), kernels built for {}",
+                    gpu.name(),
+                    gpu.sm_count(),
+                    gpu.arch()
+                ),
+                Err(e) => println!("GPU: none ({e})"),
+            }
+            println!(
+                "CPU: {} threads for the CPU implementations (ssb run --device cpu)",
+                rayon::current_num_threads()
+            );
+        }
+        Cmd::Bench { suite } => match suite {
+            Suite::Ops(args) => tessera::bench::ops::run(&args)?,
+            Suite::Join(args) => tessera::bench::join::run(&args)?,
+            Suite::Sort(args) => tessera::bench::sort::run(&args)?,
+        },
+        Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
+    }
+    Ok(())
+}
