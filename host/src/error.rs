@@ -3,7 +3,10 @@ use cudarc::driver::DriverError;
 use cudarc::driver::sys::CUresult;
 
 /// What went wrong, with a message that names the problem.
+///
+/// New variants may be added: match with a wildcard arm.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The CUDA driver library (`libcuda.so`) could not be loaded.
     #[error("no CUDA driver: libcuda could not be loaded (is an NVIDIA driver installed?)")]
@@ -38,8 +41,29 @@ pub enum Error {
     /// An argument is invalid (length mismatch, length over the limit, ...).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
-    /// A data file could not be read or written, or its contents are malformed; the message
-    /// names the file and the problem (and the line and column of a text file).
+    /// A file or directory could not be opened, read, written or renamed.
+    #[error("{}: {action}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: std::path::PathBuf,
+        /// What tessera was doing: "cannot open", "write failed", ...
+        action: &'static str,
+        /// The operating system's error.
+        source: std::io::Error,
+    },
+    /// A value in a data file did not parse; `at` names the file (and the line and column of a
+    /// text file), `what` the value.
+    #[error("{at}: {what}: {source}")]
+    Parse {
+        /// Where: the file, and the line and column of a text file.
+        at: String,
+        /// What was being parsed, with the offending value.
+        what: String,
+        /// The parser's error.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// A data file's contents are malformed or inconsistent; the message names the file and
+    /// the problem (and the line and column of a text file, or the first offending row).
     #[error("{0}")]
     Data(String),
     /// Any other driver error, with what tessera was doing.
@@ -74,5 +98,18 @@ impl Error {
 
     pub(crate) fn invalid(msg: impl Into<String>) -> Error {
         Error::InvalidArgument(msg.into())
+    }
+
+    /// Wraps an I/O error on `path` with what tessera was doing.
+    pub(crate) fn io(
+        path: impl AsRef<std::path::Path>,
+        action: &'static str,
+    ) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.as_ref().to_path_buf();
+        move |source| Error::Io {
+            path,
+            action,
+            source,
+        }
     }
 }

@@ -48,8 +48,8 @@ pub fn checksum(payload: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(&blocks)
 }
 
-fn io_err(path: &Path, what: &str, e: std::io::Error) -> Error {
-    Error::Data(format!("{}: {what}: {e}", path.display()))
+fn io_err(path: &Path, action: &'static str, e: std::io::Error) -> Error {
+    Error::io(path, action)(e)
 }
 
 fn bad(path: &Path, msg: impl std::fmt::Display) -> Error {

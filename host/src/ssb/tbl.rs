@@ -293,8 +293,7 @@ fn load_table(
             .map(|f| f.0)
             .eq(cols.iter().map(|c| c.0))
     );
-    let file = File::open(path)
-        .map_err(|e| Error::Data(format!("{}: cannot open: {e}", path.display())))?;
+    let file = File::open(path).map_err(Error::io(path, "cannot open"))?;
     let mut blocks = Blocks {
         file,
         path: path.to_path_buf(),
@@ -344,7 +343,7 @@ pub fn load_tbl_dir(dir: &Path, progress: bool) -> Result<SsbData> {
     for (table, cols) in data.tables_mut() {
         let path = tbl_path(dir, table);
         let bytes = std::fs::metadata(&path)
-            .map_err(|e| Error::Data(format!("{}: cannot open: {e}", path.display())))?
+            .map_err(Error::io(&path, "cannot open"))?
             .len();
         let bar = progress_bar(bytes, table, progress);
         load_table(&path, table, cols, &bar)?;
@@ -365,7 +364,7 @@ fn write_table(
     bar: &ProgressBar,
     line: impl Fn(usize, &mut String) + Sync,
 ) -> Result<()> {
-    let io = |e: std::io::Error| Error::Data(format!("{}: write failed: {e}", path.display()));
+    let io = |e: std::io::Error| Error::io(path, "write failed")(e);
     let mut w = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io)?);
     let chunks: Vec<usize> = (0..rows.div_ceil(WRITE_CHUNK)).collect();
     for batch in chunks.chunks(4 * rayon::current_num_threads()) {
@@ -419,8 +418,7 @@ fn long_date(key: i32) -> String {
 /// free-text fields are synthesized deterministically from the data set's seed.
 pub fn write_tbl_dir(data: &SsbData, dir: &Path, progress: bool) -> Result<()> {
     data.validate()?;
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::Data(format!("{}: cannot create: {e}", dir.display())))?;
+    std::fs::create_dir_all(dir).map_err(Error::io(dir, "cannot create"))?;
     let d = dicts();
     let seed = data.meta.seed.unwrap_or(DEFAULT_SEED);
     // Codes back to strings (valid: validated above) and nation codes to dbgen's indexes.
