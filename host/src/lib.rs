@@ -18,6 +18,7 @@ pub mod bench;
 pub mod cpu;
 mod error;
 pub mod ops;
+pub mod preflight;
 pub mod runtime;
 pub mod ssb;
 

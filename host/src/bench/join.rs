@@ -36,8 +36,8 @@ use crate::runtime::{Gpu, median};
 /// Options of `tessera bench join`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct JoinArgs {
-    /// log2 of the probe-table tuples (the thesis: 28, 256M tuples).
-    #[arg(long, default_value_t = 28)]
+    /// log2 of the probe-table tuples (the thesis: 28, 256M tuples; 10..=31).
+    #[arg(long, default_value_t = 28, value_parser = clap::value_parser!(u32).range(10..=31))]
     pub log2_probe: u32,
     /// Smallest hash table, KB.
     #[arg(long, default_value_t = 8)]
@@ -45,11 +45,11 @@ pub struct JoinArgs {
     /// Largest hash table, MB.
     #[arg(long, default_value_t = 1024)]
     pub max_table_mb: u64,
-    /// Timed repetitions per point.
-    #[arg(long, default_value_t = 10)]
+    /// Timed repetitions per point (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = super::reps_parser())]
     pub reps: usize,
-    /// log2 of the probe tuples of the CPU join.
-    #[arg(long, default_value_t = 24)]
+    /// log2 of the probe tuples of the CPU join (10..=31).
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u32).range(10..=31))]
     pub cpu_log2_probe: u32,
     /// Skip the CPU join.
     #[arg(long)]
@@ -77,6 +77,8 @@ pub struct CacheModel {
     pub l2_gbps: f64,
     /// DRAM read bandwidth measured in this run, GB/s.
     pub read_gbps: f64,
+    /// Launch latency measured in this run, ms: every model time starts with one launch.
+    pub launch_ms: f64,
 }
 
 impl CacheModel {
@@ -92,13 +94,13 @@ impl CacheModel {
             let pi2 = self.l2_bytes / h;
             stream + (1.0 - pi2) * p * self.line_bytes / self.read_gbps
         };
-        ns / 1e6
+        self.launch_ms + ns / 1e6
     }
 
     /// Model time (ms) of streaming `p` probe tuples (key and value) once: the probe of a
     /// table staged in shared memory, whose one copy per block is negligible.
     pub fn stream_ms(&self, p: f64) -> f64 {
-        8.0 * p / self.read_gbps / 1e6
+        self.launch_ms + 8.0 * p / self.read_gbps / 1e6
     }
 
     /// Model time (ms) of building a table of `h` bytes from `rows` rows: clear the slots, read
@@ -188,7 +190,7 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
     let mut notes = Vec::new();
     let r = random_vec::<u32>(p, 1);
     let values = random_vec::<u32>(p, 2);
-    let (bw, mut rec) = measure_bandwidth(gpu, &values, reps)?;
+    let (bw, mut rec) = measure_bandwidth(gpu, reps)?;
     let (l2_bytes_read, l2_ms) = ops::l2_read_bandwidth(gpu, 8 << 20, reps)?;
     let sms = gpu.sm_count() as f64;
     let clock_khz = attribute(gpu, Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE)? as f64;
@@ -199,6 +201,7 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
         l1_gbps: sms * 128.0 * clock_khz * 1e3 / 1e9,
         l2_gbps: l2_bytes_read / l2_ms / 1e6,
         read_gbps: bw.read_gbps,
+        launch_ms: bw.launch_ms,
     };
     rec.push(Record::new(
         "bandwidth",
@@ -388,8 +391,8 @@ pub fn print_report(r: &JoinReport) {
         r.device, r.probe_tuples
     );
     println!(
-        "bandwidth measured in this run: DRAM read {:.0} GB/s, copy {:.0} GB/s, L2 read {:.0} GB/s",
-        r.bandwidth.read_gbps, r.bandwidth.copy_gbps, m.l2_gbps
+        "bandwidth measured in this run: {}; L2 read {:.0} GB/s",
+        r.bandwidth, m.l2_gbps
     );
     println!(
         "model constants: C = {} B per probe (cache line), S_L1 = {} KB per SM, S_L2 = {:.1} MB, \
@@ -426,27 +429,34 @@ pub fn print_report(r: &JoinReport) {
 }
 
 /// Runs the suite, prints its table and writes its JSON.
-pub fn run(args: &JoinArgs) -> Result<(), Box<dyn std::error::Error>> {
-    let json = match crate::gpu_or_skip("tessera bench join") {
+pub fn run(args: &JoinArgs) -> crate::Result<()> {
+    if args.min_table_kb == 0 || args.min_table_kb > args.max_table_mb.saturating_mul(1024) {
+        return Err(Error::invalid(format!(
+            "--min-table-kb {} and --max-table-mb {}: need 0 < min <= max",
+            args.min_table_kb, args.max_table_mb
+        )));
+    }
+    super::prepare_json(&args.json)?;
+    if !args.no_cpu {
+        // The CPU join's probe keys and values and its table: about 4 columns of 4 bytes.
+        crate::preflight::check_memory(
+            16u64 << args.cpu_log2_probe,
+            &format!("--cpu-log2-probe {}", args.cpu_log2_probe),
+            "pass a smaller --cpu-log2-probe or --no-cpu",
+        )?;
+    }
+    match crate::gpu_or_skip("tessera bench join") {
         Some(gpu) => {
             let report = run_gpu(&gpu, args)?;
             print_report(&report);
-            serde_json::to_string_pretty(&report)?
+            super::write_json(&args.json, &report)
         }
         None => {
             println!("notice: no GPU found; timing the CPU join only");
             let records = cpu_records(args, args.reps)?;
             super::print_table(&records);
-            serde_json::to_string_pretty(&serde_json::json!({
-                "device": "cpu",
-                "records": records,
-            }))?
+            let report = serde_json::json!({ "device": "cpu", "records": records });
+            super::write_json(&args.json, &report)
         }
-    };
-    if let Some(dir) = args.json.parent() {
-        std::fs::create_dir_all(dir)?;
     }
-    std::fs::write(&args.json, json)?;
-    println!("\nJSON: {}", args.json.display());
-    Ok(())
 }

@@ -50,22 +50,62 @@ impl Record {
     }
 }
 
-/// The device's bandwidth, measured by our read and copy kernels in the same run.
+/// The device's bandwidth and launch latency, measured by our read and copy kernels in the
+/// same run; every model of that run is `launch latency + bytes / bandwidth`, so a ratio at
+/// 2^16 items means what it means at 2^29.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Bandwidth {
-    /// Read bandwidth (bytes read / time of the read kernel), GB/s.
+    /// Read bandwidth: bytes read over the read kernel's time less the launch latency, GB/s.
     pub read_gbps: f64,
-    /// Copy bandwidth (bytes read + written / time of the copy kernel), GB/s.
+    /// Copy bandwidth: bytes read + written over the copy kernel's time less the launch
+    /// latency, GB/s.
     pub copy_gbps: f64,
     /// Write bandwidth derived from the two: written bytes over (copy time - read time).
     pub write_gbps: f64,
+    /// Time of the read kernel on one tile: a launch and an almost empty kernel, ms.
+    pub launch_ms: f64,
+    /// Bytes the read probe read ([`PROBE_ITEMS`] 4-byte items unless the device had less
+    /// memory).
+    pub probe_bytes: u64,
 }
 
 impl Bandwidth {
-    /// Model time in ms for a kernel that reads `read` and writes `written` bytes once.
+    /// Model time in ms for one kernel launch that reads `read` and writes `written` bytes once.
     pub fn model_ms(&self, read: f64, written: f64) -> f64 {
+        self.launch_ms + self.transfer_ms(read, written)
+    }
+
+    /// Time in ms to read `read` and write `written` bytes at the roof, without a launch.
+    pub fn transfer_ms(&self, read: f64, written: f64) -> f64 {
         (read / self.read_gbps + written / self.write_gbps) / 1e6
     }
+}
+
+/// Items of the bandwidth probes: 2^28 4-byte items (1 GiB read, 2 GiB copied), large enough
+/// that launch and tail effects are below a percent, as the operator suites' own sizes.
+pub const PROBE_ITEMS: usize = 1 << 28;
+
+/// The parser of every suite's `--reps`: 1..=10000 timed repetitions.
+pub fn reps_parser() -> clap::builder::RangedU64ValueParser<usize> {
+    clap::builder::RangedU64ValueParser::<usize>::new().range(1..=10_000)
+}
+
+/// Creates the directory of a suite's JSON report and checks that the report can be written
+/// there, before the suite runs.
+pub fn prepare_json(path: &std::path::Path) -> crate::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(crate::Error::io(dir, "cannot create"))?;
+    }
+    crate::preflight::check_output_file(path, "--json")
+}
+
+/// Writes a suite's report as pretty JSON and says where.
+pub fn write_json(path: &std::path::Path, report: &impl Serialize) -> crate::Result<()> {
+    let text = serde_json::to_string_pretty(report)
+        .map_err(|e| crate::Error::Data(format!("serializing the report: {e}")))?;
+    std::fs::write(path, text).map_err(crate::Error::io(path, "write failed"))?;
+    println!("\nJSON: {}", path.display());
+    Ok(())
 }
 
 /// `n` values drawn uniformly (rand's standard distribution for `T`), generated in parallel
@@ -88,53 +128,88 @@ where
 /// Warm-up runs before every timed series.
 pub const WARMUP: usize = 3;
 
-/// Measures the read and copy bandwidth on `data` (uploaded here) with our probe kernels:
-/// the bandwidth every model of the same run uses, and its two records.
-pub fn measure_bandwidth(
-    gpu: &crate::Gpu,
-    data: &[u32],
-    reps: usize,
-) -> crate::Result<(Bandwidth, Vec<Record>)> {
-    let n = data.len();
-    let nf = n as f64;
-    let du = gpu.upload(data)?;
+/// Measures the launch latency and the read and copy bandwidth with our probe kernels on
+/// [`PROBE_ITEMS`] items (halved while the device lacks the memory): the bandwidth every model
+/// of the same run uses, and its three records.
+pub fn measure_bandwidth(gpu: &crate::Gpu, reps: usize) -> crate::Result<(Bandwidth, Vec<Record>)> {
+    let mut n = PROBE_ITEMS;
+    let (src, mut dst) = loop {
+        match gpu
+            .zeros::<u32>(n)
+            .and_then(|a| Ok((a, gpu.zeros::<u32>(n)?)))
+        {
+            Ok(bufs) => break bufs,
+            Err(crate::Error::OutOfMemory { .. }) if n > 1 << 24 => n /= 2,
+            Err(e) => return Err(e),
+        }
+    };
     let mut sum = gpu.zeros::<u64>(1)?;
-    let t_read = gpu
+    let tiny = gpu.zeros::<u32>(1)?;
+    let launch_ms = gpu
         .time(WARMUP, reps, || {
-            crate::ops::read_sum_into_for_bench(gpu, &du, &mut sum)
+            crate::ops::read_sum_into_for_bench(gpu, &tiny, &mut sum)
         })?
         .median_ms();
-    let mut dcopy = gpu.zeros::<u32>(n)?;
-    let t_copy = gpu
-        .time(WARMUP, reps, || crate::ops::copy_u32(gpu, &du, &mut dcopy))?
+    let t_read = gpu
+        .time(WARMUP, reps, || {
+            crate::ops::read_sum_into_for_bench(gpu, &src, &mut sum)
+        })?
         .median_ms();
-    let read_gbps = 4.0 * nf / t_read / 1e6;
-    let copy_gbps = 8.0 * nf / t_copy / 1e6;
-    let write_gbps = 4.0 * nf / ((t_copy - 4.0 * nf / read_gbps / 1e6).max(1e-9)) / 1e6;
+    let t_copy = gpu
+        .time(WARMUP, reps, || crate::ops::copy_u32(gpu, &src, &mut dst))?
+        .median_ms();
+    let bytes = 4.0 * n as f64;
+    let read_gbps = bytes / (t_read - launch_ms).max(1e-6) / 1e6;
     let bw = Bandwidth {
         read_gbps,
-        copy_gbps,
-        write_gbps,
+        copy_gbps: 2.0 * bytes / (t_copy - launch_ms).max(1e-6) / 1e6,
+        write_gbps: bytes / (t_copy - t_read).max(1e-6) / 1e6,
+        launch_ms,
+        probe_bytes: bytes as u64,
     };
     let rec = vec![
+        Record::new(
+            "bandwidth",
+            "launch (read 1 item)",
+            "",
+            1,
+            launch_ms,
+            launch_ms,
+        ),
         Record::new(
             "bandwidth",
             "read kernel (sum u32)",
             format!("{read_gbps:.0} GB/s"),
             n as u64,
             t_read,
-            4.0 * nf / read_gbps / 1e6,
+            bw.model_ms(bytes, 0.0),
         ),
         Record::new(
             "bandwidth",
             "copy kernel (u32)",
-            format!("{copy_gbps:.0} GB/s"),
+            format!("{:.0} GB/s", bw.copy_gbps),
             n as u64,
             t_copy,
-            bw.model_ms(4.0 * nf, 4.0 * nf),
+            bw.model_ms(bytes, bytes),
         ),
     ];
     Ok((bw, rec))
+}
+
+impl std::fmt::Display for Bandwidth {
+    /// One line for reports: what every model of the run divides by.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "read {:.0} GB/s, copy {:.0} GB/s, write {:.0} GB/s (probes of {} MiB), launch \
+             {:.1} us; model = launch + bytes / bandwidth",
+            self.read_gbps,
+            self.copy_gbps,
+            self.write_gbps,
+            self.probe_bytes >> 20,
+            self.launch_ms * 1e3
+        )
+    }
 }
 
 /// Prints records as an aligned table, one section per experiment.

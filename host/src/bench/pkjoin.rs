@@ -8,7 +8,7 @@
 //! of the repetitions after one warm-up; 10^8 also gets the per-step breakdown.
 use rayon::prelude::*;
 
-use super::{Bandwidth, Record};
+use super::Record;
 use crate::ops::{self, HashTable, PkJoin, PkJoinSteps, PkStep, TableOptions};
 use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN};
 use crate::{Error, Result};
@@ -55,28 +55,6 @@ pub fn permutation_prefix(n: usize, space: u64, seed: u64) -> Vec<u32> {
         .collect()
 }
 
-fn bandwidth(gpu: &Gpu, reps: usize) -> Result<Bandwidth> {
-    let n = 1usize << 27;
-    let data = gpu.zeros::<u32>(n)?;
-    let mut sum = gpu.zeros::<u64>(1)?;
-    let mut copy = gpu.zeros::<u32>(n)?;
-    let nf = n as f64;
-    let t_read = gpu
-        .time(2, reps, || {
-            ops::read_sum_into_for_bench(gpu, &data, &mut sum)
-        })?
-        .median_ms();
-    let t_copy = gpu
-        .time(2, reps, || ops::copy_u32(gpu, &data, &mut copy))?
-        .median_ms();
-    let read_gbps = 4.0 * nf / t_read / 1e6;
-    Ok(Bandwidth {
-        read_gbps,
-        copy_gbps: 8.0 * nf / t_copy / 1e6,
-        write_gbps: 4.0 * nf / (t_copy - 4.0 * nf / read_gbps / 1e6).max(1e-9) / 1e6,
-    })
-}
-
 /// Bytes the sample-sort join moves for `n = 2N` rows, `levels` levels and `m` matches:
 /// level 1 reads the keys (4n) and writes tile-sorted pairs (8n), the partition reads keys
 /// (4n), the scatter moves pairs (8n + 8n); each further level adds a tile sort and the same
@@ -111,7 +89,7 @@ fn label(n: usize) -> String {
 /// size that fits, plus the per-step breakdown at 10^8.
 pub fn measure(gpu: &Gpu, reps: usize) -> Result<Vec<Record>> {
     let reps = reps.max(1);
-    let bw = bandwidth(gpu, reps)?;
+    let (bw, _) = super::measure_bandwidth(gpu, reps)?;
     let (free, _) = gpu
         .context()
         .mem_get_info()

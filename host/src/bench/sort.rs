@@ -17,11 +17,11 @@ use tessera_kernels::spec::KernelSpec;
 /// Options of `tessera bench sort`.
 #[derive(Clone, Debug, clap::Args)]
 pub struct SortArgs {
-    /// log2 of the number of keys.
-    #[arg(long, default_value_t = 28)]
+    /// log2 of the number of keys (10..=31).
+    #[arg(long, default_value_t = 28, value_parser = clap::value_parser!(u32).range(10..=31))]
     pub log2n: u32,
-    /// Timed repetitions per point.
-    #[arg(long, default_value_t = 20)]
+    /// Timed repetitions per point (1..=10000).
+    #[arg(long, default_value_t = 20, value_parser = super::reps_parser())]
     pub reps: usize,
     /// Only the u32 key + value sort and PyTorch (skip other types and the partition sweep).
     #[arg(long)]
@@ -202,7 +202,7 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     let nf = n as f64;
     let reps = args.reps.max(1);
     let keys = random_vec::<u32>(n, 1);
-    let (bw, mut rec) = measure_bandwidth(gpu, &keys, reps)?;
+    let (bw, mut rec) = measure_bandwidth(gpu, reps)?;
 
     // The u32 sorts: the default (MSD at this size), then the LSB sort.
     for (strategy, suffix) in [(SortStrategy::Auto, ""), (SortStrategy::Lsb, ", LSB")] {
@@ -433,10 +433,14 @@ fn cpu_records(keys: &[u32], reps: usize) -> Vec<Record> {
 }
 
 /// Runs the suite, prints its table and writes its JSON.
-pub fn run(args: &SortArgs) -> std::result::Result<(), Box<dyn std::error::Error>> {
-    if !(10..=31).contains(&args.log2n) {
-        return Err(format!("--log2n {} is outside 10..=31", args.log2n).into());
-    }
+pub fn run(args: &SortArgs) -> Result<()> {
+    super::prepare_json(&args.json)?;
+    // Keys, values, their sorted copies and the CPU's: about 6 columns of 4 bytes (u64 keys).
+    crate::preflight::check_memory(
+        24u64 << args.log2n,
+        &format!("bench sort --log2n {}", args.log2n),
+        "pass a smaller --log2n",
+    )?;
     let report = match gpu_or_skip("tessera bench sort") {
         Some(gpu) => run_gpu(&gpu, args)?,
         None => {
@@ -456,19 +460,11 @@ pub fn run(args: &SortArgs) -> std::result::Result<(), Box<dyn std::error::Error
         report.device, report.n
     );
     if let Some(bw) = &report.bandwidth {
-        println!(
-            "bandwidth: read {:.0} GB/s, copy {:.0} GB/s, write {:.0} GB/s",
-            bw.read_gbps, bw.copy_gbps, bw.write_gbps
-        );
+        println!("bandwidth measured in this run: {bw}");
     }
     print_table(&report.records);
     if let Some(why) = &report.torch_missing {
         println!("\nPyTorch: not measured ({why})");
     }
-    if let Some(dir) = args.json.parent() {
-        std::fs::create_dir_all(dir)?;
-    }
-    std::fs::write(&args.json, serde_json::to_string_pretty(&report)?)?;
-    println!("\nJSON: {}", args.json.display());
-    Ok(())
+    super::write_json(&args.json, &report)
 }
