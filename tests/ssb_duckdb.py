@@ -81,7 +81,7 @@ GROUP BY d_year, p_brand1 ORDER BY d_year, p_brand1""",
   AND p_brand1 BETWEEN 'MFGR#2221' AND 'MFGR#2228' AND s_region = 'ASIA'
 GROUP BY d_year, p_brand1 ORDER BY d_year, p_brand1""",
     "q2.3": f"""SELECT d_year, p_brand1, sum(lo_revenue) {Q2_FROM}
-  AND p_brand1 = 'MFGR#2239' AND s_region = 'EUROPE'
+  AND p_brand1 = 'MFGR#2221' AND s_region = 'EUROPE'
 GROUP BY d_year, p_brand1 ORDER BY d_year, p_brand1""",
     "q3.1": f"""SELECT c_nation, s_nation, d_year, sum(lo_revenue) AS revenue {Q3_FROM}
   AND c_region = 'ASIA' AND s_region = 'ASIA' AND d_year >= 1992 AND d_year <= 1997

@@ -3,13 +3,25 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::engine::{Device, Engine, engine};
-use super::generator::{DEFAULT_SEED, GenConfig, generate};
+use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
 use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
 use super::{format, tbl};
 use crate::bench::{Record, measure_bandwidth};
+use crate::preflight::{check_disk, check_memory, check_output_file};
 use crate::runtime::{Gpu, median};
+
+/// Where `ssb run` runs the queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum DeviceArg {
+    /// The GPU when one is present, otherwise the CPU (with a notice).
+    Auto,
+    /// The fused GPU kernels; an error at once when there is no GPU.
+    Gpu,
+    /// The multi-threaded CPU engine.
+    Cpu,
+}
 
 /// `tessera ssb` subcommands.
 #[derive(Clone, Debug, clap::Subcommand)]
@@ -52,10 +64,14 @@ pub enum SsbCmd {
         #[arg(long, default_value = "all")]
         query: String,
         /// Engine.
-        #[arg(long, value_enum, default_value_t = Device::Cpu)]
-        device: Device,
-        /// Timed repetitions per query (after one untimed run).
-        #[arg(long, default_value_t = 5)]
+        #[arg(long, value_enum, default_value_t = DeviceArg::Auto)]
+        device: DeviceArg,
+        /// Timed repetitions per query, after one untimed run (1..=100000).
+        #[arg(
+            long,
+            default_value_t = 5,
+            value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=100_000)
+        )]
         repeat: usize,
         /// Generate the data directory first when it does not exist.
         #[arg(long)]
@@ -88,7 +104,10 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             seed,
             tbl,
             quiet,
-        } => gen_dir(sf, seed, &out, tbl, !quiet)?,
+        } => {
+            check_gen(sf, &out, tbl)?;
+            gen_dir(sf, seed, &out, tbl, !quiet)?;
+        }
         SsbCmd::LoadTbl { dir, out, quiet } => {
             let t = Instant::now();
             let data = tbl::load_tbl_dir(&dir, !quiet)?;
@@ -113,11 +132,15 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             coprocessor,
             json,
         } => {
-            if coprocessor && device != Device::Gpu {
+            if coprocessor && device != DeviceArg::Gpu {
                 return Err("--coprocessor needs --device gpu".into());
             }
             let queries = Query::parse_list(&query)?;
-            if !format::exists(&data) {
+            if let Some(path) = &json {
+                check_output_file(path, "--json")?;
+            }
+            let generate_first = !format::exists(&data);
+            if generate_first {
                 if !gen_if_missing {
                     return Err(format!(
                         "{}: no SSB data here; generate it with `tessera ssb gen --sf 1 --out {0}` \
@@ -126,8 +149,19 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     )
                     .into());
                 }
+                check_gen(sf, &data, false)?;
+            }
+            // The GPU is opened before any data is generated or read, so that a missing one is
+            // said at once.
+            let gpu = open_device(device)?;
+            if generate_first {
                 gen_dir(sf, DEFAULT_SEED, &data, false, !quiet)?;
             }
+            check_memory(
+                dir_bytes(&data),
+                &format!("the data in {}", data.display()),
+                "use a smaller scale factor",
+            )?;
             let t = Instant::now();
             let set = format::read_dir(&data)?;
             println!(
@@ -139,21 +173,73 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     .map_or_else(|| "unknown".into(), |s| s.to_string()),
                 t.elapsed().as_secs_f64()
             );
-            let records = match device {
-                Device::Cpu => {
-                    let eng = engine(device, &set)?;
+            let records = match gpu {
+                None => {
+                    let eng = engine(Device::Cpu, &set)?;
                     let timed = time_queries(eng.as_ref(), &queries, repeat, !no_results)?;
                     timing_table(eng.name(), &timed, None)
                 }
-                Device::Gpu => gpu_run(&set, &queries, repeat, !no_results, coprocessor)?,
+                Some(gpu) => gpu_run(&gpu, &set, &queries, repeat, !no_results, coprocessor)?,
             };
             if let Some(path) = json {
-                std::fs::write(&path, serde_json::to_string_pretty(&records)?)?;
-                println!("records written to {}", path.display());
+                crate::bench::write_json(&path, &records)?;
             }
         }
     }
     Ok(())
+}
+
+/// The GPU `device` asks for: `None` for the CPU engine; an error at once, with the
+/// alternative, when `--device gpu` finds none.
+fn open_device(device: DeviceArg) -> Result<Option<Gpu>, Box<dyn std::error::Error>> {
+    match device {
+        DeviceArg::Cpu => Ok(None),
+        DeviceArg::Gpu => match Gpu::new() {
+            Ok(gpu) => Ok(Some(gpu)),
+            Err(e) => Err(format!(
+                "--device gpu: {e}; run the CPU engine with --device cpu (or --device auto)"
+            )
+            .into()),
+        },
+        DeviceArg::Auto => match Gpu::new() {
+            Ok(gpu) => Ok(Some(gpu)),
+            Err(e) => {
+                println!("notice: no GPU ({e}); running the CPU engine");
+                Ok(None)
+            }
+        },
+    }
+}
+
+/// Bytes of the files under `dir` (recursively): what reading it into memory takes.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => dir_bytes(&e.path()),
+            _ => e.metadata().map_or(0, |m| m.len()),
+        })
+        .sum()
+}
+
+/// Memory the generator and a query run hold per scale factor: the 17 lineorder columns of
+/// 6M rows at 4 bytes, with a margin for the dimensions and the generator's buffers.
+const BYTES_PER_SF: f64 = 17.0 * 4.0 * 6.0e6 * 1.25;
+/// Bytes of dbgen-format text per scale factor (lineorder lines are about 100 bytes).
+const TBL_BYTES_PER_SF: f64 = 6.5e8;
+
+/// Refuses, before any work, a scale factor outside the generator's range or larger than this
+/// machine's memory or the disk under `out`.
+fn check_gen(sf: f64, out: &std::path::Path, tbl: bool) -> crate::Result<()> {
+    Cardinalities::at(sf)?;
+    let what = format!("SF {sf}");
+    let fix = "pass a smaller --sf";
+    check_memory((BYTES_PER_SF * sf) as u64, &what, fix)?;
+    let disk = BYTES_PER_SF / 1.25 * sf + if tbl { TBL_BYTES_PER_SF * sf } else { 0.0 };
+    check_disk(out, disk as u64, &what, fix)
 }
 
 /// Generates scale factor `sf` into `out` (and `.tbl` files into `out/tbl`).
@@ -288,21 +374,20 @@ fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) ->
 /// `--device gpu`: the resident engine against its bytes-touched model (bandwidth measured
 /// in this run), then optionally coprocessor mode against its PCIe bound.
 fn gpu_run(
+    gpu: &Gpu,
     set: &super::data::SsbData,
     queries: &[Query],
     repeat: usize,
     print: bool,
     coprocessor: bool,
 ) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
-    let gpu = Gpu::new()?;
     println!("device: {} ({})", gpu.name(), gpu.arch());
-    let eng = GpuEngine::new(&gpu, set)?;
+    let eng = GpuEngine::new(gpu, set)?;
     let timed = time_queries(&eng, queries, repeat, print)?;
-    let (bw, mut records) = measure_bandwidth(&gpu, &vec![1u32; 1 << 26], 10)?;
+    let (bw, mut records) = measure_bandwidth(gpu, 10)?;
     println!(
-        "\nbandwidth (same run): read {:.0} GB/s, write {:.0} GB/s; model = 32-byte sectors \
-         touched / bandwidth, lines = the thesis' 128-byte lines",
-        bw.read_gbps, bw.write_gbps
+        "\nbandwidth (same run): {bw}; bytes = 32-byte sectors touched (model ms), or the \
+         thesis' 128-byte lines (lines ms)"
     );
     let models: Vec<(f64, f64)> = queries
         .iter()
@@ -317,8 +402,8 @@ fn gpu_run(
     records.extend(timing_table(eng.name(), &timed, Some(&models)));
     if coprocessor {
         drop(eng);
-        let h2d = h2d_bandwidth(&gpu, 5)?;
-        let co = CoprocessorEngine::new(&gpu, set)?;
+        let h2d = h2d_bandwidth(gpu, 5)?;
+        let co = CoprocessorEngine::new(gpu, set)?;
         let co_timed = time_queries(&co, queries, repeat, false)?;
         println!(
             "\ncoprocessor mode: columns shipped per query from pinned memory (H2D {h2d:.1} \
