@@ -110,7 +110,7 @@ fn bench(suite: &str, args: &[String]) -> Result<(), String> {
             "--quiet",
             "--release",
             "-p",
-            "tessera-host",
+            "tessera",
             "--bin",
             "tessera",
             "--",

@@ -1,0 +1,272 @@
+//! The `tessera` binary as a user runs it: every subcommand's happy path at a tiny size, and
+//! every refusal of bad input with its exit code and a message naming the value and the fix.
+//! CPU only: where a GPU is present, the GPU paths run instead and the no-GPU assertions are
+//! left out.
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// Runs the binary with `args` (and `env`) in the repository root.
+fn tessera_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tessera"))
+        .args(args)
+        .envs(env.iter().copied())
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("the tessera binary runs")
+}
+
+fn tessera(args: &[&str]) -> Output {
+    tessera_env(args, &[])
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Asserts success and returns stdout and stderr.
+fn ok(o: Output) -> String {
+    let t = text(&o);
+    assert!(
+        o.status.success(),
+        "expected success, got {:?}:\n{t}",
+        o.status
+    );
+    t
+}
+
+/// Asserts exit code `code` and that the message holds every one of `needles`.
+fn fails(o: Output, code: i32, needles: &[&str]) -> String {
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(code), "exit code; output:\n{t}");
+    for n in needles {
+        assert!(t.contains(n), "message lacks {n:?}:\n{t}");
+    }
+    t
+}
+
+/// A fresh directory under the target directory, removed first if a previous run left it.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn has_gpu() -> bool {
+    !ok(tessera(&["info"])).contains("GPU: none")
+}
+
+#[test]
+fn help_and_info() {
+    let help = ok(tessera(&["--help"]));
+    for sub in ["info", "bench", "ssb"] {
+        assert!(help.contains(sub), "{help}");
+    }
+    let info = ok(tessera(&["info"]));
+    assert!(info.contains("GPU: ") && info.contains("CPU: "), "{info}");
+    ok(tessera(&["ssb", "run", "--help"]));
+}
+
+#[test]
+fn ssb_gen_run_and_json() {
+    let dir = scratch("gen-run");
+    let data = dir.join("sf");
+    ok(tessera(&[
+        "ssb",
+        "gen",
+        "--sf",
+        "0.01",
+        "--out",
+        s(&data),
+        "--quiet",
+    ]));
+    let json = dir.join("records.json");
+    let out = ok(tessera(&[
+        "ssb",
+        "run",
+        "--data",
+        s(&data),
+        "--device",
+        "cpu",
+        "--repeat",
+        "1",
+        "--quiet",
+        "--json",
+        s(&json),
+    ]));
+    assert!(
+        out.contains("q4.3") && out.contains("geometric mean"),
+        "{out}"
+    );
+    let records: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(records.as_array().map(Vec::len), Some(13), "{records}");
+    // The default device runs the GPU where there is one and says when it falls back.
+    let out = ok(tessera(&[
+        "ssb",
+        "run",
+        "--data",
+        s(&data),
+        "--query",
+        "q1.1",
+        "--repeat",
+        "1",
+        "--quiet",
+    ]));
+    assert!(has_gpu() || out.contains("notice: no GPU"), "{out}");
+}
+
+#[test]
+fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
+    let dir = scratch("run-refusals");
+    let data = dir.join("never-generated");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["ssb", "run", "--gen-if-missing", "--sf", "0.01", "--quiet"];
+        args.extend_from_slice(&["--data", s(&data), "--device", "cpu"]);
+        args.extend_from_slice(extra);
+        tessera(&args)
+    };
+    fails(
+        run(&["--repeat", "0"]),
+        2,
+        &["--repeat", "0 is not in 1..=100000"],
+    );
+    fails(
+        run(&["--repeat", "100000000000"]),
+        2,
+        &["--repeat", "100000000000"],
+    );
+    let missing = dir.join("no/such/dir/r.json");
+    fails(
+        run(&["--json", s(&missing)]),
+        1,
+        &[s(&missing), "does not exist", "mkdir -p"],
+    );
+    fails(run(&["--query", "q5.1"]), 1, &["unknown query 'q5.1'"]);
+    fails(
+        run(&["--coprocessor"]),
+        1,
+        &["--coprocessor needs --device gpu"],
+    );
+    assert!(!data.exists(), "a refused run must not generate data");
+}
+
+#[test]
+fn ssb_run_without_a_gpu_says_so_at_once() {
+    if has_gpu() {
+        eprintln!("a GPU is present: the no-GPU refusal cannot be shown here");
+        return;
+    }
+    let dir = scratch("no-gpu");
+    let data = dir.join("sf");
+    let o = tessera(&[
+        "ssb",
+        "run",
+        "--gen-if-missing",
+        "--sf",
+        "0.01",
+        "--data",
+        s(&data),
+        "--device",
+        "gpu",
+    ]);
+    fails(o, 1, &["--device gpu", "--device cpu"]);
+    assert!(
+        !data.exists(),
+        "the refusal must come before data generation"
+    );
+}
+
+#[test]
+fn ssb_gen_refuses_what_cannot_fit() {
+    let dir = scratch("gen-refusals");
+    let out = dir.join("sf");
+    fails(
+        tessera(&["ssb", "gen", "--sf", "5000", "--out", s(&out)]),
+        1,
+        &["scale factor 5000", "(0, 300]"],
+    );
+    // 1 GiB of memory cannot hold SF 50.
+    let o = tessera_env(
+        &["ssb", "gen", "--sf", "50", "--out", s(&out)],
+        &[("TESSERA_MEMORY_BYTES", "1073741824")],
+    );
+    fails(
+        o,
+        1,
+        &["SF 50 needs about", "1.0 GiB available", "smaller --sf"],
+    );
+    assert!(!out.exists(), "nothing may be written");
+}
+
+#[test]
+fn bench_suites_check_ranges_and_outputs() {
+    fails(
+        tessera(&["bench", "join", "--cpu-log2-probe", "40"]),
+        2,
+        &["--cpu-log2-probe", "40 is not in 10..=31"],
+    );
+    fails(tessera(&["bench", "ops", "--reps", "0"]), 2, &["--reps"]);
+    fails(
+        tessera(&["bench", "sort", "--log2n", "64"]),
+        2,
+        &["--log2n"],
+    );
+    let o = tessera_env(
+        &[
+            "bench",
+            "ops",
+            "--log2n",
+            "31",
+            "--json",
+            "/dev/null/x.json",
+        ],
+        &[],
+    );
+    fails(o, 1, &["/dev/null"]);
+    let o = tessera_env(
+        &["bench", "sort", "--log2n", "31", "--torch", "none"],
+        &[("TESSERA_MEMORY_BYTES", "1073741824")],
+    );
+    fails(o, 1, &["--log2n 31", "needs about", "smaller --log2n"]);
+}
+
+#[test]
+fn bench_suites_run_at_a_tiny_size() {
+    let dir = scratch("bench");
+    for (suite, extra) in [
+        ("ops", &["--log2n", "12", "--quick", "--torch", "none"][..]),
+        ("sort", &["--log2n", "12", "--quick", "--torch", "none"][..]),
+        (
+            "join",
+            &[
+                "--log2-probe",
+                "12",
+                "--cpu-log2-probe",
+                "12",
+                "--max-table-mb",
+                "1",
+                "--no-pk",
+            ][..],
+        ),
+    ] {
+        let json = dir.join(format!("{suite}.json"));
+        let mut args = vec!["bench", suite, "--reps", "1", "--json", s(&json)];
+        args.extend_from_slice(extra);
+        let out = ok(tessera(&args));
+        assert!(out.contains("JSON:"), "{suite}: {out}");
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert!(
+            v["records"].as_array().is_some_and(|r| !r.is_empty()),
+            "{suite}: {v}"
+        );
+    }
+}
