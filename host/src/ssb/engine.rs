@@ -1,5 +1,5 @@
 //! The boundary between the SSB driver (CLI, tests, benchmarks) and the engines that run the
-//! queries: the [`Engine`] trait, the [`Device`] choice and the GPU engine's extension point.
+//! queries: the [`Engine`] trait and the [`Device`] choice.
 use std::time::Instant;
 
 use super::cpu::CpuEngine;
@@ -43,9 +43,7 @@ pub fn engine(device: Device, data: &SsbData) -> Result<Box<dyn Engine + '_>> {
     }
 }
 
-/// The GPU engine's extension point: builds the engine that runs the fused query kernels
-/// (uploading `data`'s columns once). The GPU engine replaces this body; everything else
-/// (CLI, cross-checks, timing tables) already goes through it.
+/// The GPU engine: the fused query kernels over `data`'s columns, uploaded once.
 pub fn gpu_engine(data: &SsbData) -> Result<Box<dyn Engine + '_>> {
     Ok(Box::new(super::gpu::GpuEngine::open(data)?))
 }

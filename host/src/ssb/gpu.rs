@@ -744,8 +744,9 @@ impl Engine for GpuEngine<'_> {
         self.run_timed(q).map(|(r, _)| r)
     }
 
-    /// Times plan upload, builds and probe with CUDA events; the result's download and
-    /// decoding follow.
+    /// Times, with CUDA events, what a query queues: the clear of its dimension tables, their
+    /// builds and the probe. The plans are on the device from the engine's creation, and the
+    /// result's download and decoding follow the timed span.
     fn run_timed(&self, q: Query) -> Result<(QueryResult, f64)> {
         let gpu = self.gpu();
         self.events.start(gpu)?;
