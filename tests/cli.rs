@@ -5,18 +5,19 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// Runs the binary with `args` (and `env`) in the repository root.
-fn tessera_env(args: &[&str], env: &[(&str, &str)]) -> Output {
+/// Runs the binary with the whitespace-separated arguments of `line` (and `env`) in the
+/// repository root.
+fn tessera_env(line: &str, env: &[(&str, &str)]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_tessera"))
-        .args(args)
+        .args(line.split_whitespace())
         .envs(env.iter().copied())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("the tessera binary runs")
 }
 
-fn tessera(args: &[&str]) -> Output {
-    tessera_env(args, &[])
+fn tessera(line: &str) -> Output {
+    tessera_env(line, &[])
 }
 
 fn text(o: &Output) -> String {
@@ -51,57 +52,43 @@ fn fails(o: Output, code: i32, needles: &[&str]) -> String {
 /// A fresh directory under the target directory, removed first if a previous run left it.
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
+    assert!(
+        !dir.to_string_lossy().contains(char::is_whitespace),
+        "command lines are split at whitespace: {}",
+        dir.display()
+    );
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
 fn has_gpu() -> bool {
-    !ok(tessera(&["info"])).contains("GPU: none")
+    !ok(tessera("info")).contains("GPU: none")
 }
 
 #[test]
 fn help_and_info() {
-    let help = ok(tessera(&["--help"]));
+    let help = ok(tessera("--help"));
     for sub in ["info", "bench", "ssb"] {
         assert!(help.contains(sub), "{help}");
     }
-    let info = ok(tessera(&["info"]));
+    let info = ok(tessera("info"));
     assert!(info.contains("GPU: ") && info.contains("CPU: "), "{info}");
-    ok(tessera(&["ssb", "run", "--help"]));
+    ok(tessera("ssb run --help"));
 }
 
 #[test]
 fn ssb_gen_run_and_json() {
     let dir = scratch("gen-run");
-    let data = dir.join("sf");
-    ok(tessera(&[
-        "ssb",
-        "gen",
-        "--sf",
-        "0.01",
-        "--out",
-        s(&data),
-        "--quiet",
-    ]));
+    let data = dir.join("sf").display().to_string();
+    ok(tessera(&format!("ssb gen --sf 0.01 --out {data} --quiet")));
     let json = dir.join("records.json");
-    let out = ok(tessera(&[
-        "ssb",
-        "run",
-        "--data",
-        s(&data),
-        "--device",
-        "cpu",
-        "--repeat",
-        "1",
-        "--quiet",
-        "--json",
-        s(&json),
-    ]));
+    let results = dir.join("results.txt");
+    let out = ok(tessera(&format!(
+        "ssb run --data {data} --device cpu --repeat 1 --quiet --json {} --results {}",
+        json.display(),
+        results.display()
+    )));
     assert!(
         out.contains("q4.3") && out.contains("geometric mean"),
         "{out}"
@@ -109,18 +96,16 @@ fn ssb_gen_run_and_json() {
     let records: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
     assert_eq!(records.as_array().map(Vec::len), Some(13), "{records}");
+    let results = std::fs::read_to_string(&results).unwrap();
+    let headers: Vec<&str> = results.lines().filter(|l| l.starts_with("== ")).collect();
+    assert_eq!(headers.len(), 13, "{results}");
+    assert_eq!(headers[0], "== q1.1");
+    let q11 = results.lines().nth(1);
+    assert!(q11.is_some_and(|l| l.parse::<i64>().is_ok()), "{results}");
     // The default device runs the GPU where there is one and says when it falls back.
-    let out = ok(tessera(&[
-        "ssb",
-        "run",
-        "--data",
-        s(&data),
-        "--query",
-        "q1.1",
-        "--repeat",
-        "1",
-        "--quiet",
-    ]));
+    let out = ok(tessera(&format!(
+        "ssb run --data {data} --query q1.1 --repeat 1 --quiet"
+    )));
     assert!(has_gpu() || out.contains("notice: no GPU"), "{out}");
 }
 
@@ -128,31 +113,36 @@ fn ssb_gen_run_and_json() {
 fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
     let dir = scratch("run-refusals");
     let data = dir.join("never-generated");
-    let run = |extra: &[&str]| {
-        let mut args = vec!["ssb", "run", "--gen-if-missing", "--sf", "0.01", "--quiet"];
-        args.extend_from_slice(&["--data", s(&data), "--device", "cpu"]);
-        args.extend_from_slice(extra);
-        tessera(&args)
+    let run = |extra: &str| {
+        tessera(&format!(
+            "ssb run --gen-if-missing --sf 0.01 --quiet --data {} --device cpu {extra}",
+            data.display()
+        ))
     };
     fails(
-        run(&["--repeat", "0"]),
+        run("--repeat 0"),
         2,
         &["--repeat", "0 is not in 1..=100000"],
     );
     fails(
-        run(&["--repeat", "100000000000"]),
+        run("--repeat 100000000000"),
         2,
         &["--repeat", "100000000000"],
     );
-    let missing = dir.join("no/such/dir/r.json");
+    let missing = dir.join("no/such/dir/r.json").display().to_string();
     fails(
-        run(&["--json", s(&missing)]),
+        run(&format!("--json {missing}")),
         1,
-        &[s(&missing), "does not exist", "mkdir -p"],
+        &[&missing, "does not exist", "mkdir -p"],
     );
-    fails(run(&["--query", "q5.1"]), 1, &["unknown query 'q5.1'"]);
     fails(
-        run(&["--coprocessor"]),
+        run(&format!("--results {}", dir.display())),
+        1,
+        &["--results", "is a directory"],
+    );
+    fails(run("--query q5.1"), 1, &["unknown query 'q5.1'"]);
+    fails(
+        run("--coprocessor"),
         1,
         &["--coprocessor needs --device gpu"],
     );
@@ -167,17 +157,10 @@ fn ssb_run_without_a_gpu_says_so_at_once() {
     }
     let dir = scratch("no-gpu");
     let data = dir.join("sf");
-    let o = tessera(&[
-        "ssb",
-        "run",
-        "--gen-if-missing",
-        "--sf",
-        "0.01",
-        "--data",
-        s(&data),
-        "--device",
-        "gpu",
-    ]);
+    let o = tessera(&format!(
+        "ssb run --gen-if-missing --sf 0.01 --data {} --device gpu",
+        data.display()
+    ));
     fails(o, 1, &["--device gpu", "--device cpu"]);
     assert!(
         !data.exists(),
@@ -189,16 +172,14 @@ fn ssb_run_without_a_gpu_says_so_at_once() {
 fn ssb_gen_refuses_what_cannot_fit() {
     let dir = scratch("gen-refusals");
     let out = dir.join("sf");
+    let gen_sf = |sf: &str| format!("ssb gen --sf {sf} --out {}", out.display());
     fails(
-        tessera(&["ssb", "gen", "--sf", "5000", "--out", s(&out)]),
+        tessera(&gen_sf("5000")),
         1,
         &["scale factor 5000", "(0, 300]"],
     );
     // 1 GiB of memory cannot hold SF 50.
-    let o = tessera_env(
-        &["ssb", "gen", "--sf", "50", "--out", s(&out)],
-        &[("TESSERA_MEMORY_BYTES", "1073741824")],
-    );
+    let o = tessera_env(&gen_sf("50"), &[("TESSERA_MEMORY_BYTES", "1073741824")]);
     fails(
         o,
         1,
@@ -210,30 +191,19 @@ fn ssb_gen_refuses_what_cannot_fit() {
 #[test]
 fn bench_suites_check_ranges_and_outputs() {
     fails(
-        tessera(&["bench", "join", "--cpu-log2-probe", "40"]),
+        tessera("bench join --cpu-log2-probe 40"),
         2,
         &["--cpu-log2-probe", "40 is not in 10..=31"],
     );
-    fails(tessera(&["bench", "ops", "--reps", "0"]), 2, &["--reps"]);
+    fails(tessera("bench ops --reps 0"), 2, &["--reps"]);
+    fails(tessera("bench sort --log2n 64"), 2, &["--log2n"]);
     fails(
-        tessera(&["bench", "sort", "--log2n", "64"]),
-        2,
-        &["--log2n"],
+        tessera("bench ops --log2n 12 --json /dev/null/x.json"),
+        1,
+        &["/dev/null"],
     );
     let o = tessera_env(
-        &[
-            "bench",
-            "ops",
-            "--log2n",
-            "31",
-            "--json",
-            "/dev/null/x.json",
-        ],
-        &[],
-    );
-    fails(o, 1, &["/dev/null"]);
-    let o = tessera_env(
-        &["bench", "sort", "--log2n", "31", "--torch", "none"],
+        "bench sort --log2n 31 --torch none",
         &[("TESSERA_MEMORY_BYTES", "1073741824")],
     );
     fails(o, 1, &["--log2n 31", "needs about", "smaller --log2n"]);
@@ -243,25 +213,18 @@ fn bench_suites_check_ranges_and_outputs() {
 fn bench_suites_run_at_a_tiny_size() {
     let dir = scratch("bench");
     for (suite, extra) in [
-        ("ops", &["--log2n", "12", "--quick", "--torch", "none"][..]),
-        ("sort", &["--log2n", "12", "--quick", "--torch", "none"][..]),
+        ("ops", "--log2n 12 --quick --torch none"),
+        ("sort", "--log2n 12 --quick --torch none"),
         (
             "join",
-            &[
-                "--log2-probe",
-                "12",
-                "--cpu-log2-probe",
-                "12",
-                "--max-table-mb",
-                "1",
-                "--no-pk",
-            ][..],
+            "--log2-probe 12 --cpu-log2-probe 12 --max-table-mb 1 --no-pk",
         ),
     ] {
         let json = dir.join(format!("{suite}.json"));
-        let mut args = vec!["bench", suite, "--reps", "1", "--json", s(&json)];
-        args.extend_from_slice(extra);
-        let out = ok(tessera(&args));
+        let out = ok(tessera(&format!(
+            "bench {suite} --reps 1 --json {} {extra}",
+            json.display()
+        )));
         assert!(out.contains("JSON:"), "{suite}: {out}");
         let v: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
         assert!(

@@ -92,6 +92,10 @@ pub enum SsbCmd {
         /// Write the timing records as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
+        /// Write every query's result to this file: a line `== q1.1`, then one line per row,
+        /// values separated by `|` (what `tests/ssb_duckdb.py` prints, to compare with DuckDB).
+        #[arg(long)]
+        results: Option<PathBuf>,
     },
 }
 
@@ -131,6 +135,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             quiet,
             coprocessor,
             json,
+            results,
         } => {
             if coprocessor && device != DeviceArg::Gpu {
                 return Err("--coprocessor needs --device gpu".into());
@@ -138,6 +143,9 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             let queries = Query::parse_list(&query)?;
             if let Some(path) = &json {
                 check_output_file(path, "--json")?;
+            }
+            if let Some(path) = &results {
+                check_output_file(path, "--results")?;
             }
             let generate_first = !format::exists(&data);
             if generate_first {
@@ -173,14 +181,27 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     .map_or_else(|| "unknown".into(), |s| s.to_string()),
                 t.elapsed().as_secs_f64()
             );
-            let records = match gpu {
+            let (timed, records) = match gpu {
                 None => {
                     let eng = engine(Device::Cpu, &set)?;
                     let timed = time_queries(eng.as_ref(), &queries, repeat, !no_results)?;
-                    timing_table(eng.name(), &timed, None)
+                    let records = timing_table(eng.name(), &timed, None);
+                    (timed, records)
                 }
                 Some(gpu) => gpu_run(&gpu, &set, &queries, repeat, !no_results, coprocessor)?,
             };
+            if let Some(path) = results {
+                let text: String = timed
+                    .iter()
+                    .flat_map(|t| {
+                        std::iter::once(format!("== {}", t.query.name()))
+                            .chain(t.result.to_lines())
+                    })
+                    .map(|l| l + "\n")
+                    .collect();
+                std::fs::write(&path, text).map_err(crate::Error::io(&path, "write failed"))?;
+                println!("results written to {}", path.display());
+            }
             if let Some(path) = json {
                 crate::bench::write_json(&path, &records)?;
             }
@@ -380,7 +401,7 @@ fn gpu_run(
     repeat: usize,
     print: bool,
     coprocessor: bool,
-) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
+) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
     println!("device: {} ({})", gpu.name(), gpu.arch());
     let eng = GpuEngine::new(gpu, set)?;
     let timed = time_queries(&eng, queries, repeat, print)?;
@@ -440,5 +461,5 @@ fn gpu_run(
             geomean(co_timed.iter().map(|t| median(&t.ms)))
         );
     }
-    Ok(records)
+    Ok((timed, records))
 }
