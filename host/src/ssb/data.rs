@@ -5,7 +5,7 @@
 //! Free-text columns that no query reads and that are not 4-byte values (names, addresses,
 //! phones, p_name, d_date) are not stored; the `.tbl` writer synthesizes them.
 use super::dict::{Dicts, dicts};
-use crate::{Error, Result};
+use crate::Result;
 
 /// Declares a table: a struct with one `Vec<i32>` per column, named as in the specification,
 /// and its column list in dbgen's order.
@@ -249,33 +249,17 @@ impl SsbData {
         }
     }
 
-    /// Checks what every consumer relies on: the columns of a table have equal lengths and
-    /// every dictionary-encoded value is a valid code.
+    /// Checks what the engines rely on (see [`super::validate`]): the columns of a table
+    /// have equal lengths, every dictionary-encoded value is a valid code, dimension keys are
+    /// unique and dense (`1..=N`; consecutive days for `d_datekey`), and every lineorder
+    /// foreign key has its dimension row. An empty lineorder passes (its results are empty).
     pub fn validate(&self) -> Result<()> {
-        let d = dicts();
-        for (table, cols) in self.tables() {
-            let n = cols[0].1.len();
-            for (name, col) in &cols {
-                if col.len() != n {
-                    return Err(Error::Data(format!(
-                        "table {table}: column {name} has {} rows, {} has {n}",
-                        col.len(),
-                        cols[0].0
-                    )));
-                }
-                if let Some(dict) = d.for_column(name)
-                    && let Some(bad) = col.iter().position(|&c| dict.get(c).is_none())
-                {
-                    return Err(Error::Data(format!(
-                        "table {table}: column {name} row {bad} holds {}, not a code of the {} \
-                         dictionary ({} values)",
-                        col[bad],
-                        dict.name(),
-                        dict.len()
-                    )));
-                }
-            }
-        }
-        Ok(())
+        super::validate::consistent(self)
+    }
+
+    /// [`Self::validate`], and no table is empty: what a data set written to or read from
+    /// disk must be (the writers and loaders check it).
+    pub fn validate_complete(&self) -> Result<()> {
+        super::validate::complete(self)
     }
 }

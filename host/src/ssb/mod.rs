@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod query;
 mod rng;
 pub mod tbl;
+pub mod validate;
 
 pub use data::{Customer, Date, Lineorder, Meta, Part, SsbData, Supplier};
 pub use dict::{Dict, Dicts, dicts};
