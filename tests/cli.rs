@@ -233,3 +233,75 @@ fn bench_suites_run_at_a_tiny_size() {
         );
     }
 }
+
+#[test]
+fn writers_refuse_an_existing_data_set_without_force() {
+    let dir = scratch("force");
+    let data = dir.join("sf").display().to_string();
+    ok(tessera(&format!(
+        "ssb gen --sf 0.01 --out {data} --tbl --quiet"
+    )));
+    let meta = std::fs::read(dir.join("sf/meta.json")).unwrap();
+    fails(
+        tessera(&format!("ssb gen --sf 0.02 --out {data} --quiet")),
+        1,
+        &["already holds a data set", "--force"],
+    );
+    assert_eq!(std::fs::read(dir.join("sf/meta.json")).unwrap(), meta);
+    // The .tbl files load into a new directory, then only with --force over it.
+    let tbl = dir.join("sf/tbl").display().to_string();
+    let loaded = dir.join("loaded").display().to_string();
+    let out = ok(tessera(&format!(
+        "ssb load-tbl {tbl} --out {loaded} --quiet"
+    )));
+    assert!(out.contains("loaded"), "{out}");
+    fails(
+        tessera(&format!("ssb load-tbl {tbl} --out {loaded} --quiet")),
+        1,
+        &["already holds a data set", "--force"],
+    );
+    ok(tessera(&format!(
+        "ssb load-tbl {tbl} --out {loaded} --quiet --force"
+    )));
+    ok(tessera(&format!(
+        "ssb gen --sf 0.02 --out {data} --quiet --force"
+    )));
+    assert_ne!(std::fs::read(dir.join("sf/meta.json")).unwrap(), meta);
+}
+
+#[test]
+fn inconsistent_data_is_refused_before_queries() {
+    let dir = scratch("inconsistent");
+    let data = dir.join("sf");
+    ok(tessera(&format!(
+        "ssb gen --sf 0.01 --out {} --quiet --tbl",
+        data.display()
+    )));
+    // Two column files swapped by hand.
+    let (a, b) = (
+        data.join("lineorder/lo_revenue.col"),
+        data.join("lineorder/lo_discount.col"),
+    );
+    let tmp = data.join("lineorder/swap");
+    std::fs::rename(&a, &tmp).unwrap();
+    std::fs::rename(&b, &a).unwrap();
+    std::fs::rename(&tmp, &b).unwrap();
+    fails(
+        tessera(&format!("ssb run --data {} --device cpu", data.display())),
+        1,
+        &["lo_revenue.col: holds column lineorder.lo_discount"],
+    );
+    // An empty dimension table in the .tbl files.
+    let tbl = data.join("tbl");
+    std::fs::write(tbl.join("customer.tbl"), "").unwrap();
+    fails(
+        tessera(&format!(
+            "ssb load-tbl {} --out {} --quiet",
+            tbl.display(),
+            dir.join("loaded").display()
+        )),
+        1,
+        &["customer"],
+    );
+    assert!(!dir.join("loaded").exists(), "nothing half-written");
+}

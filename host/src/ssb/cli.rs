@@ -3,11 +3,12 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use super::engine::{Device, Engine, engine};
+use super::format::{self, Existing};
 use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
 use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
-use super::{format, tbl};
+use super::tbl;
 use crate::bench::{Record, measure_bandwidth};
 use crate::preflight::{check_disk, check_memory, check_output_file};
 use crate::runtime::{Gpu, median};
@@ -40,6 +41,9 @@ pub enum SsbCmd {
         /// Also write dbgen-format .tbl files into OUT/tbl.
         #[arg(long)]
         tbl: bool,
+        /// Replace the data set OUT holds (refused without it).
+        #[arg(long)]
+        force: bool,
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
@@ -51,6 +55,9 @@ pub enum SsbCmd {
         /// Data directory to write.
         #[arg(long)]
         out: PathBuf,
+        /// Replace the data set OUT holds (refused without it).
+        #[arg(long)]
+        force: bool,
         /// No progress bar.
         #[arg(long)]
         quiet: bool,
@@ -107,15 +114,23 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             out,
             seed,
             tbl,
+            force,
             quiet,
         } => {
-            check_gen(sf, &out, tbl)?;
-            gen_dir(sf, seed, &out, tbl, !quiet)?;
+            let existing = existing(force);
+            check_gen(sf, &out, tbl, existing)?;
+            gen_dir(sf, seed, &out, tbl, existing, !quiet)?;
         }
-        SsbCmd::LoadTbl { dir, out, quiet } => {
+        SsbCmd::LoadTbl {
+            dir,
+            out,
+            force,
+            quiet,
+        } => {
             let t = Instant::now();
+            format::check_out_dir(&out, existing(force))?;
             let data = tbl::load_tbl_dir(&dir, !quiet)?;
-            format::write_dir(&data, &out)?;
+            format::write_dir_with(&data, &out, existing(force))?;
             println!(
                 "loaded {} lineorder rows from {} into {} in {:.1} s",
                 data.lineorder.len(),
@@ -157,13 +172,13 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     )
                     .into());
                 }
-                check_gen(sf, &data, false)?;
+                check_gen(sf, &data, false, Existing::Refuse)?;
             }
             // The GPU is opened before any data is generated or read, so that a missing one is
             // said at once.
             let gpu = open_device(device)?;
             if generate_first {
-                gen_dir(sf, DEFAULT_SEED, &data, false, !quiet)?;
+                gen_dir(sf, DEFAULT_SEED, &data, false, Existing::Refuse, !quiet)?;
             }
             check_memory(
                 dir_bytes(&data),
@@ -194,8 +209,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 let text: String = timed
                     .iter()
                     .flat_map(|t| {
-                        std::iter::once(format!("== {}", t.query.name()))
-                            .chain(t.result.to_lines())
+                        std::iter::once(format!("== {}", t.query.name())).chain(t.result.to_lines())
                     })
                     .map(|l| l + "\n")
                     .collect();
@@ -252,10 +266,20 @@ const BYTES_PER_SF: f64 = 17.0 * 4.0 * 6.0e6 * 1.25;
 /// Bytes of dbgen-format text per scale factor (lineorder lines are about 100 bytes).
 const TBL_BYTES_PER_SF: f64 = 6.5e8;
 
+/// `--force` as what the writer does with a data set already there.
+fn existing(force: bool) -> Existing {
+    if force {
+        Existing::Replace
+    } else {
+        Existing::Refuse
+    }
+}
+
 /// Refuses, before any work, a scale factor outside the generator's range or larger than this
-/// machine's memory or the disk under `out`.
-fn check_gen(sf: f64, out: &std::path::Path, tbl: bool) -> crate::Result<()> {
+/// machine's memory or the disk under `out`, and an `out` that may not be written.
+fn check_gen(sf: f64, out: &std::path::Path, tbl: bool, existing: Existing) -> crate::Result<()> {
     Cardinalities::at(sf)?;
+    format::check_out_dir(out, existing)?;
     let what = format!("SF {sf}");
     let fix = "pass a smaller --sf";
     check_memory((BYTES_PER_SF * sf) as u64, &what, fix)?;
@@ -269,12 +293,13 @@ fn gen_dir(
     seed: u64,
     out: &std::path::Path,
     tbl_too: bool,
+    existing: Existing,
     progress: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let data = generate(&GenConfig { sf, seed, progress })?;
     let generated = t.elapsed().as_secs_f64();
-    format::write_dir(&data, out)?;
+    format::write_dir_with(&data, out, existing)?;
     println!(
         "generated SF {sf} (seed {seed}): {} lineorder rows in {generated:.1} s, written to {} \
          in {:.1} s",

@@ -331,35 +331,8 @@ fn write_dir_using(
     write: &ColumnWriter<'_>,
 ) -> Result<()> {
     data.validate_complete()?;
-    // A link to a directory: replace the directory it names, beside it.
-    let abs = std::path::absolute(out).map_err(|e| io_err(out, "cannot resolve", e))?;
-    let out = &abs.canonicalize().unwrap_or(abs);
-    let occupied = occupied(out)?;
-    if occupied {
-        let what = if exists(out) {
-            "a data set"
-        } else {
-            "files but no data set (no meta.json)"
-        };
-        if existing == Existing::Refuse {
-            return Err(bad(
-                out,
-                format!(
-                    "already holds {what}: refusing to overwrite it; pass --force to replace \
-                     it, or choose another directory"
-                ),
-            ));
-        }
-        if !exists(out) {
-            return Err(bad(
-                out,
-                format!(
-                    "holds {what}: refusing to replace it even with --force, as it is not a \
-                     tessera data directory; remove it yourself or choose another directory"
-                ),
-            ));
-        }
-    }
+    let (out, occupied) = check_out_dir(out, existing)?;
+    let out = &out;
     let tmp = sibling(out, "tmp")?;
     if let Some(parent) = tmp.parent() {
         std::fs::create_dir_all(parent).map_err(|e| io_err(parent, "cannot create", e))?;
@@ -373,6 +346,42 @@ fn write_dir_using(
         return Err(e);
     }
     commit(&tmp, out, occupied, exchange)
+}
+
+/// Whether [`write_dir_with`] may write a data set to `out` under `existing`: an error saying
+/// why not, before any work (a generator or loader calls it first). Returns the resolved
+/// directory (a link to a directory resolves to the directory it names, replaced beside it)
+/// and whether it holds anything now.
+pub fn check_out_dir(out: &Path, existing: Existing) -> Result<(PathBuf, bool)> {
+    let abs = std::path::absolute(out).map_err(|e| io_err(out, "cannot resolve", e))?;
+    let out = abs.canonicalize().unwrap_or(abs);
+    let occupied = occupied(&out)?;
+    if occupied {
+        let what = if exists(&out) {
+            "a data set"
+        } else {
+            "files but no data set (no meta.json)"
+        };
+        if existing == Existing::Refuse {
+            return Err(bad(
+                &out,
+                format!(
+                    "already holds {what}: refusing to overwrite it; pass --force to replace \
+                     it, or choose another directory"
+                ),
+            ));
+        }
+        if !exists(&out) {
+            return Err(bad(
+                &out,
+                format!(
+                    "holds {what}: refusing to replace it even with --force, as it is not a \
+                     tessera data directory; remove it yourself or choose another directory"
+                ),
+            ));
+        }
+    }
+    Ok((out, occupied))
 }
 
 /// Whether `out` exists and holds anything (a file there is an error).
