@@ -15,28 +15,47 @@ use std::sync::OnceLock;
 pub struct Dict {
     name: &'static str,
     values: Vec<String>,
-    index: HashMap<String, i32>,
+    aliases: Vec<Alias>,
+    /// Value or alias -> (code, `NO_ALIAS` or the alias' index in `aliases`).
+    index: HashMap<String, (i32, u32)>,
 }
 
+/// Another spelling of a dictionary value that the `.tbl` loader accepts: what the reference
+/// dbgen writes where it departs from the specification.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Alias {
+    /// The spelling in dbgen's files, e.g. `Augest`.
+    pub spelling: &'static str,
+    /// The specification's value it stands for, e.g. `August`.
+    pub value: &'static str,
+}
+
+/// Marks a canonical value in `Dict::index`.
+const NO_ALIAS: u32 = u32::MAX;
+
 impl Dict {
-    /// Sorts `values` and indexes them; `aliases` are other spellings of a value that the
-    /// loader accepts (dbgen variants truncate some strings).
-    fn new(name: &'static str, values: Vec<String>, aliases: &[(&str, &str)]) -> Dict {
+    /// Sorts `values` and indexes them with their `aliases`.
+    fn new(name: &'static str, values: Vec<String>, aliases: &[Alias]) -> Dict {
         let mut values = values;
         values.sort_unstable();
         values.dedup();
-        let mut index: HashMap<String, i32> = values
+        let mut index: HashMap<String, (i32, u32)> = values
             .iter()
             .enumerate()
-            .map(|(i, v)| (v.clone(), i as i32))
+            .map(|(i, v)| (v.clone(), (i as i32, NO_ALIAS)))
             .collect();
-        for (alias, of) in aliases {
-            let code = index[*of];
-            index.insert((*alias).to_string(), code);
+        for (i, a) in aliases.iter().enumerate() {
+            let code = index[a.value].0;
+            let old = index.insert(a.spelling.to_string(), (code, i as u32));
+            assert!(
+                old.is_none(),
+                "alias {a:?} of the {name} dictionary is a value"
+            );
         }
         Dict {
             name,
             values,
+            aliases: aliases.to_vec(),
             index,
         }
     }
@@ -63,7 +82,20 @@ impl Dict {
 
     /// The code of `value` (or of one of its accepted aliases).
     pub fn code(&self, value: &str) -> Option<i32> {
-        self.index.get(value).copied()
+        self.index.get(value).map(|e| e.0)
+    }
+
+    /// The code of `value` and, when `value` is an alias, its index in [`Self::aliases`].
+    #[inline]
+    pub fn resolve(&self, value: &str) -> Option<(i32, Option<usize>)> {
+        self.index
+            .get(value)
+            .map(|&(code, a)| (code, (a != NO_ALIAS).then_some(a as usize)))
+    }
+
+    /// The other spellings this dictionary accepts (dbgen's), in a fixed order.
+    pub fn aliases(&self) -> &[Alias] {
+        &self.aliases
     }
 
     /// The string of `code`, if it is one.
@@ -279,6 +311,26 @@ pub const WEEKDAYS: [&str; 7] = [
 /// Selling seasons (d_sellingseason).
 pub const SEASONS: [&str; 5] = ["Christmas", "Summer", "Winter", "Spring", "Fall"];
 
+/// lo_orderpriority as the reference dbgen writes it: its lineorder keeps 11 characters of
+/// the priority (`opriority` is a `char[MAXAGG_LEN + 1]`).
+pub const PRIORITY_ALIASES: [Alias; 1] = [Alias {
+    spelling: "4-NOT SPECI",
+    value: "4-NOT SPECIFIED",
+}];
+
+/// d_month as the reference dbgen writes it: `month_names` in its `build.c` misspells two
+/// months (d_yearmonth keeps their first three letters, which are right).
+pub const MONTH_ALIASES: [Alias; 2] = [
+    Alias {
+        spelling: "Augest",
+        value: "August",
+    },
+    Alias {
+        spelling: "Octorber",
+        value: "October",
+    },
+];
+
 /// First and last year of the date dimension.
 pub const YEARS: (i32, i32) = (1992, 1998);
 
@@ -390,15 +442,10 @@ impl Dicts {
                     .collect(),
                 &[],
             ),
-            // dbgen's SSB lineorder writer truncates priorities to 11 characters.
-            orderpriority: Dict::new(
-                "orderpriority",
-                owned(&PRIORITIES),
-                &[("4-NOT SPECI", "4-NOT SPECIFIED")],
-            ),
+            orderpriority: Dict::new("orderpriority", owned(&PRIORITIES), &PRIORITY_ALIASES),
             shipmode: Dict::new("shipmode", owned(&SHIP_MODES), &[]),
             dayofweek: Dict::new("dayofweek", owned(&WEEKDAYS), &[]),
-            month: Dict::new("month", owned(&MONTHS), &[]),
+            month: Dict::new("month", owned(&MONTHS), &MONTH_ALIASES),
             yearmonth: Dict::new(
                 "yearmonth",
                 (YEARS.0..=YEARS.1)
@@ -522,5 +569,40 @@ mod tests {
         );
         assert_eq!(d.region.get(5), None);
         assert_eq!(d.region.get(-1), None);
+    }
+
+    #[test]
+    fn dbgen_spellings_resolve_to_the_specifications_codes() {
+        let d = dicts();
+        let august = d.month.known("August");
+        assert_eq!(d.month.resolve("August"), Some((august, None)));
+        assert_eq!(d.month.resolve("Augest"), Some((august, Some(0))));
+        assert_eq!(
+            d.month.resolve("Octorber"),
+            Some((d.month.known("October"), Some(1)))
+        );
+        assert_eq!(d.month.resolve("Octob"), None);
+        assert_eq!(d.month.aliases(), MONTH_ALIASES);
+        assert_eq!(
+            d.orderpriority.resolve("4-NOT SPECI"),
+            Some((d.orderpriority.known("4-NOT SPECIFIED"), Some(0)))
+        );
+        // Aliases add no values: the codes and sizes are the specification's.
+        assert_eq!(d.month.len(), 12);
+        assert_eq!(
+            d.month
+                .values()
+                .iter()
+                .filter(|v| v.starts_with("Aug"))
+                .count(),
+            1
+        );
+        let with_aliases: Vec<&str> = d
+            .all()
+            .iter()
+            .filter(|d| !d.aliases().is_empty())
+            .map(|d| d.name())
+            .collect();
+        assert_eq!(with_aliases, ["orderpriority", "month"]);
     }
 }
