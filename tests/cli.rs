@@ -305,3 +305,86 @@ fn inconsistent_data_is_refused_before_queries() {
     );
     assert!(!dir.join("loaded").exists(), "nothing half-written");
 }
+
+/// A copy of the committed dbgen fixture in a scratch directory.
+fn dbgen_fixture(name: &str) -> PathBuf {
+    let dir = scratch(name).join("tbl");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dbgen");
+    for table in ["lineorder", "part", "supplier", "customer", "date"] {
+        let file = format!("{table}.tbl");
+        std::fs::copy(fixture.join(&file), dir.join(&file)).unwrap();
+    }
+    dir
+}
+
+fn append(path: &Path, line: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    f.write_all(line.as_bytes()).unwrap();
+}
+
+#[test]
+fn load_tbl_reads_dbgen_and_says_what_differs() {
+    let tbl = dbgen_fixture("load-dbgen");
+    let out = tbl.with_file_name("data");
+    let text = ok(tessera(&format!(
+        "ssb load-tbl {} --out {} --quiet",
+        tbl.display(),
+        out.display()
+    )));
+    assert!(
+        text.contains("departures from the SSB specification"),
+        "{text}"
+    );
+    assert!(
+        text.contains("'Augest' read as the specification's 'August'"),
+        "{text}"
+    );
+    assert!(text.contains("'4-NOT SPECI'"), "{text}");
+    let q = ok(tessera(&format!(
+        "ssb run --data {} --device cpu --repeat 1 --query q1.1",
+        out.display()
+    )));
+    assert!(q.contains("q1.1"), "{q}");
+}
+
+#[test]
+fn load_tbl_refuses_duplicates_dangling_keys_and_invisible_bytes() {
+    let load = |tbl: &Path| {
+        tessera(&format!(
+            "ssb load-tbl {} --out {} --quiet",
+            tbl.display(),
+            tbl.with_file_name("data").display()
+        ))
+    };
+    // A second supplier 1: DuckDB would count its rows twice, tessera kept the last.
+    let tbl = dbgen_fixture("dup-key");
+    append(
+        &tbl.join("supplier.tbl"),
+        "1|Supplier#000000001|x|PERU     2|PERU|AMERICA|27-989-741-2988|\n",
+    );
+    fails(load(&tbl), 1, &["s_suppkey", "1"]);
+    assert!(!tbl.with_file_name("data").exists());
+    // A lineorder row whose supplier does not exist.
+    let tbl = dbgen_fixture("dangling");
+    let lines = std::fs::read_to_string(tbl.join("lineorder.tbl")).unwrap();
+    let mut fields: Vec<&str> = lines.lines().next().unwrap().split('|').collect();
+    fields[4] = "99";
+    append(&tbl.join("lineorder.tbl"), &(fields.join("|") + "\n"));
+    fails(load(&tbl), 1, &["lo_suppkey", "99"]);
+    // A byte-order mark inside a value is shown, escaped.
+    let tbl = dbgen_fixture("bom");
+    let text = std::fs::read_to_string(tbl.join("supplier.tbl")).unwrap();
+    std::fs::write(
+        tbl.join("supplier.tbl"),
+        text.replace("|AMERICA|", "|\u{feff}AMERICA|"),
+    )
+    .unwrap();
+    fails(load(&tbl), 1, &["supplier.tbl:1", "'\\u{feff}AMERICA'"]);
+    // Endless bytes: refused before any parsing.
+    let tbl = dbgen_fixture("endless");
+    std::fs::remove_file(tbl.join("customer.tbl")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", tbl.join("customer.tbl")).unwrap();
+    fails(load(&tbl), 1, &["customer.tbl"]);
+}

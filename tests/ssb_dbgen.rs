@@ -1,7 +1,7 @@
 //! The reference SSB dbgen's own `.tbl` files load unchanged, and the loader reports where
 //! they depart from the specification (CPU only).
 //!
-//! * The fixture `tests/fixtures/dbgen-sf1/` holds real dbgen lines with every quirk of its
+//! * The fixture `tests/fixtures/dbgen/` holds real dbgen lines with every quirk of its
 //!   output (see its README.md): the tests check the decoded values against the
 //!   specification's and the quirk report against the fixture's counts.
 //! * `TESSERA_DBGEN_DIR=DIR` (a directory of `dbgen -s SF -T a` output, SF >= 1): loads it,
@@ -21,7 +21,7 @@ use tessera::ssb::tbl::{self, Handling, LoadReport, MAX_LINE};
 use tessera::ssb::{Query, SsbData, cpu, dicts};
 
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dbgen-sf1")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/dbgen")
 }
 
 /// A fresh temporary directory for one test.

@@ -129,7 +129,10 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
         } => {
             let t = Instant::now();
             format::check_out_dir(&out, existing(force))?;
-            let data = tbl::load_tbl_dir(&dir, !quiet)?;
+            let (data, report) = tbl::load_tbl_dir_with_report(&dir, !quiet)?;
+            if !report.is_empty() {
+                println!("{report}");
+            }
             format::write_dir_with(&data, &out, existing(force))?;
             println!(
                 "loaded {} lineorder rows from {} into {} in {:.1} s",
