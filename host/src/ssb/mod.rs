@@ -6,7 +6,7 @@
 //! * [`format`](mod@format): tessera's columnar files (one checksummed file per column);
 //! * [`tbl`]: dbgen's `.tbl` files (streaming parallel loader and writer);
 //! * [`query`]: the 13 queries, their parameters ([`QueryParams`]) and results;
-//! * [`engine`](mod@engine): the [`Engine`] boundary, the CPU engine and the GPU extension point.
+//! * [`engine`](mod@engine): the [`Engine`] boundary, the choice of the CPU or GPU engine.
 
 pub mod calendar;
 pub mod cli;
