@@ -144,7 +144,7 @@ fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
     fails(
         run("--coprocessor"),
         1,
-        &["--coprocessor needs --device gpu"],
+        &["--coprocessor runs on the GPU"],
     );
     assert!(!data.exists(), "a refused run must not generate data");
 }

@@ -155,8 +155,8 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             json,
             results,
         } => {
-            if coprocessor && device != DeviceArg::Gpu {
-                return Err("--coprocessor needs --device gpu".into());
+            if coprocessor && device == DeviceArg::Cpu {
+                return Err("--coprocessor runs on the GPU: drop --device cpu".into());
             }
             let queries = Query::parse_list(&query)?;
             if let Some(path) = &json {
@@ -180,6 +180,9 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             // The GPU is opened before any data is generated or read, so that a missing one is
             // said at once.
             let gpu = open_device(device)?;
+            if coprocessor && gpu.is_none() {
+                return Err("--coprocessor needs a GPU, and none was found".into());
+            }
             if generate_first {
                 gen_dir(sf, DEFAULT_SEED, &data, false, Existing::Refuse, !quiet)?;
             }
