@@ -5,10 +5,32 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// The binary under test: cargo's build of it, or, where the test executable was copied to
+/// another machine (`gpu-bundle` puts binaries in `../bins/` beside `tests/`), that copy;
+/// `TESSERA_BIN` overrides both.
+fn binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("TESSERA_BIN") {
+        return bin.into();
+    }
+    let built = PathBuf::from(env!("CARGO_BIN_EXE_tessera"));
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let bundled = exe.parent().unwrap().join("../bins/tessera");
+    assert!(
+        bundled.exists(),
+        "no tessera binary at {} or {}: set TESSERA_BIN",
+        built.display(),
+        bundled.display()
+    );
+    bundled
+}
+
 /// Runs the binary with the whitespace-separated arguments of `line` (and `env`) in the
 /// repository root.
 fn tessera_env(line: &str, env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_tessera"))
+    Command::new(binary())
         .args(line.split_whitespace())
         .envs(env.iter().copied())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
