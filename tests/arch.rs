@@ -3,11 +3,7 @@ mod common;
 use common::*;
 use tessera::ops::testing as t;
 
-#[test]
-fn thread_block_grid_lane_warp_indices() {
-    let Some(gpu) = gpu("thread_block_grid_lane_warp_indices") else {
-        return;
-    };
+fn thread_block_grid_lane_warp_indices(gpu: &tessera::Gpu) {
     let grid = 5;
     let (nt, v) = t::arch_ids(gpu, grid).unwrap();
     for g in 0..(grid * nt) as usize {
@@ -31,11 +27,7 @@ fn thread_block_grid_lane_warp_indices() {
     }
 }
 
-#[test]
-fn warp_shuffles_votes_popc() {
-    let Some(gpu) = gpu("warp_shuffles_votes_popc") else {
-        return;
-    };
+fn warp_shuffles_votes_popc(gpu: &tessera::Gpu) {
     let mut input = uniform_i32(256, i32::MAX, 3)
         .into_iter()
         .map(|x| x as u32)
@@ -84,11 +76,7 @@ fn warp_shuffles_votes_popc() {
     }
 }
 
-#[test]
-fn atomics_on_global_and_shared_memory() {
-    let Some(gpu) = gpu("atomics_on_global_and_shared_memory") else {
-        return;
-    };
+fn atomics_on_global_and_shared_memory(gpu: &tessera::Gpu) {
     let blocks = 6;
     let input: Vec<u32> = uniform_i32(256 * blocks, 1 << 12, 11)
         .into_iter()
@@ -209,11 +197,7 @@ fn atomics_on_global_and_shared_memory() {
     }
 }
 
-#[test]
-fn static_and_dynamic_shared_memory() {
-    let Some(gpu) = gpu("static_and_dynamic_shared_memory") else {
-        return;
-    };
+fn static_and_dynamic_shared_memory(gpu: &tessera::Gpu) {
     let input: Vec<u32> = (0..256 * 3).map(|i| i * 7 + 1).collect();
     let (rev, rot) = t::arch_shared(gpu, &input).unwrap();
     for (i, (&r, &o)) in rev.iter().zip(&rot).enumerate() {
@@ -223,11 +207,7 @@ fn static_and_dynamic_shared_memory() {
     }
 }
 
-#[test]
-fn vector_loads_and_stores() {
-    let Some(gpu) = gpu("vector_loads_and_stores") else {
-        return;
-    };
+fn vector_loads_and_stores(gpu: &tessera::Gpu) {
     let threads = 256;
     let a: Vec<u32> = (0..threads * 4).map(|i| i as u32 ^ 0xdead_beef).collect();
     let b: Vec<u64> = (0..threads * 2).map(|i| (i as u64) << 40 | 7).collect();
@@ -236,11 +216,7 @@ fn vector_loads_and_stores() {
     assert_eq!((oa, ob, oc), (a, b, c));
 }
 
-#[test]
-fn fences_order_the_last_block_reduction() {
-    let Some(gpu) = gpu("fences_order_the_last_block_reduction") else {
-        return;
-    };
+fn fences_order_the_last_block_reduction(gpu: &tessera::Gpu) {
     for n in capped(&[1, 511, 512, 513, 1 << 20, (1 << 22) + 9]) {
         let data: Vec<u32> = uniform_i32(n, i32::MAX, n as u64)
             .into_iter()
@@ -254,11 +230,7 @@ fn fences_order_the_last_block_reduction() {
     }
 }
 
-#[test]
-fn exp_and_sigmoid() {
-    let Some(gpu) = gpu("exp_and_sigmoid") else {
-        return;
-    };
+fn exp_and_sigmoid(gpu: &tessera::Gpu) {
     let xs: Vec<f32> = (-8000..=8000)
         .map(|i| i as f32 * 0.011)
         .chain([0.0, -0.0, 88.0, -87.0, 100.0, -100.0])
@@ -274,4 +246,16 @@ fn exp_and_sigmoid() {
         }
         assert!((gs - rs).abs() < 1e-6, "sigmoid({x}) = {gs}, expected {rs}");
     }
+}
+
+harness! {
+    gpu: [
+        thread_block_grid_lane_warp_indices,
+        warp_shuffles_votes_popc,
+        atomics_on_global_and_shared_memory,
+        static_and_dynamic_shared_memory,
+        vector_loads_and_stores,
+        fences_order_the_last_block_reduction,
+        exp_and_sigmoid,
+    ],
 }

@@ -5,11 +5,7 @@ mod common;
 use common::*;
 use tessera::ops::testing as t;
 
-#[test]
-fn block_pred_combines_flags() {
-    let Some(gpu) = gpu("block_pred_combines_flags") else {
-        return;
-    };
+fn block_pred_combines_flags(gpu: &tessera::Gpu) {
     for &n in &[0usize, 1, 1023, 1024, 1025, 100_000] {
         let data = uniform_i32(n, 100, n as u64);
         let got = t::block_pred_i32(gpu, &data, 20, 80, 90).unwrap();
@@ -44,11 +40,7 @@ where
     }
 }
 
-#[test]
-fn block_aggregate_every_type() {
-    let Some(gpu) = gpu("block_aggregate_every_type") else {
-        return;
-    };
+fn block_aggregate_every_type(gpu: &tessera::Gpu) {
     use tessera::DeviceItem as _;
     for &n in &[1usize, 1023, 1024, 1025, 50_001] {
         let base = uniform_i32(n, 2000, n as u64);
@@ -102,11 +94,7 @@ fn block_aggregate_every_type() {
     let _ = f32::TYPE;
 }
 
-#[test]
-fn warp_compact_visits_each_surviving_row_once_with_its_code() {
-    let Some(gpu) = gpu("warp_compact_visits_each_surviving_row_once_with_its_code") else {
-        return;
-    };
+fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu) {
     let rows = t::block_compact_tile_rows();
     for &n in &[0usize, 1, 31, rows - 1, rows, rows + 1, 100_001] {
         // None, sparse (one survivor round), about one in five (two rounds per warp at
@@ -129,4 +117,12 @@ fn warp_compact_visits_each_surviving_row_once_with_its_code() {
             assert_eq!(counts, expected, "n={n} per mille={per_mille}: warp counts");
         }
     }
+}
+
+harness! {
+    gpu: [
+        block_pred_combines_flags,
+        block_aggregate_every_type,
+        warp_compact_visits_each_surviving_row_once_with_its_code,
+    ],
 }

@@ -163,11 +163,7 @@ fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
         &["--results", "is a directory"],
     );
     fails(run("--query q5.1"), 1, &["unknown query 'q5.1'"]);
-    fails(
-        run("--coprocessor"),
-        1,
-        &["--coprocessor runs on the GPU"],
-    );
+    fails(run("--coprocessor"), 1, &["--coprocessor runs on the GPU"]);
     assert!(!data.exists(), "a refused run must not generate data");
 }
 

@@ -2,7 +2,6 @@
 mod common;
 use tessera::{Error, Gpu, MAX_COLUMN_LEN, runtime};
 
-#[test]
 fn column_length_limit_is_enforced() {
     assert!(runtime::check_len(MAX_COLUMN_LEN).is_ok());
     let e = runtime::check_len(MAX_COLUMN_LEN + 1).unwrap_err();
@@ -14,20 +13,12 @@ fn column_length_limit_is_enforced() {
     );
 }
 
-#[test]
-fn oversized_allocation_is_refused_before_the_driver() {
-    let Some(gpu) = common::gpu("oversized_allocation_is_refused_before_the_driver") else {
-        return;
-    };
+fn oversized_allocation_is_refused_before_the_driver(gpu: &tessera::Gpu) {
     let e = gpu.zeros::<i32>(MAX_COLUMN_LEN + 1);
     assert!(matches!(e, Err(Error::InvalidArgument(_))));
 }
 
-#[test]
-fn out_of_memory_is_reported_as_such() {
-    let Some(gpu) = common::gpu("out_of_memory_is_reported_as_such") else {
-        return;
-    };
+fn out_of_memory_is_reported_as_such(gpu: &tessera::Gpu) {
     // 2^32 - 1 f64 items = 32 GiB at a time, many times over the device's memory.
     let held: Result<Vec<_>, _> = (0..8).map(|_| gpu.zeros::<f64>(MAX_COLUMN_LEN)).collect();
     match held {
@@ -37,7 +28,6 @@ fn out_of_memory_is_reported_as_such() {
     }
 }
 
-#[test]
 fn missing_device_is_named() {
     match Gpu::with_device(4096) {
         Err(Error::NoDriver) => eprintln!("no driver here: the error path checked is NoDriver"),
@@ -46,11 +36,22 @@ fn missing_device_is_named() {
     }
 }
 
-#[test]
 fn no_driver_or_device_is_a_clean_error_not_a_panic() {
     // On machines without a GPU this exercises the driver probe; with one it opens the GPU.
     match Gpu::new() {
         Ok(g) => assert!(!g.name().is_empty()),
         Err(e) => assert!(matches!(e, Error::NoDriver | Error::NoDevice(_)), "{e}"),
     }
+}
+
+harness! {
+    gpu: [
+        oversized_allocation_is_refused_before_the_driver,
+        out_of_memory_is_reported_as_such,
+    ],
+    cpu: [
+        column_length_limit_is_enforced,
+        missing_device_is_named,
+        no_driver_or_device_is_a_clean_error_not_a_panic,
+    ],
 }

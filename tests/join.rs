@@ -156,11 +156,7 @@ fn linear(rows: usize) -> TableLayout {
     }
 }
 
-#[test]
-fn q4_random_keys_all_sizes() {
-    let Some(gpu) = gpu("q4_random_keys_all_sizes") else {
-        return;
-    };
+fn q4_random_keys_all_sizes(gpu: &tessera::Gpu) {
     for (i, n) in probe_sizes().into_iter().enumerate() {
         let m = (n / 3).max(1);
         let build = distinct_keys(m, 10 + i as u64);
@@ -193,11 +189,7 @@ fn q4_random_keys_all_sizes() {
     }
 }
 
-#[test]
-fn no_match_and_all_match() {
-    let Some(gpu) = gpu("no_match_and_all_match") else {
-        return;
-    };
+fn no_match_and_all_match(gpu: &tessera::Gpu) {
     for n in capped(&[1, JOIN_TILE + 1, 100_003]) {
         let m = 1000.min(n);
         // Even build keys, odd probe keys: nothing matches.
@@ -230,11 +222,7 @@ fn no_match_and_all_match() {
     }
 }
 
-#[test]
-fn duplicate_build_keys_give_all_matches() {
-    let Some(gpu) = gpu("duplicate_build_keys_give_all_matches") else {
-        return;
-    };
+fn duplicate_build_keys_give_all_matches(gpu: &tessera::Gpu) {
     for n in capped(&[1, 1000, JOIN_TILE + 1, 200_001]) {
         let mut rng = StdRng::seed_from_u64(n as u64);
         // Build keys 0..100 each repeated 1 to 4 times (a few hundred rows).
@@ -288,11 +276,7 @@ fn duplicate_build_keys_give_all_matches() {
 /// Tables with a single empty slot, small and odd capacities: walks run long and wrap from
 /// the last slot to the first. Distinct keys and heavy duplicates (all matches over long
 /// walks), hits and misses, both probe paths, the pair join and the semi-join.
-#[test]
-fn full_tables_walk_long_and_wrap() {
-    let Some(gpu) = gpu("full_tables_walk_long_and_wrap") else {
-        return;
-    };
+fn full_tables_walk_long_and_wrap(gpu: &tessera::Gpu) {
     for capacity in [2usize, 3, 4, 5, 6, 7, 8, 9, 31, 33, 1001, 4099] {
         let m = capacity - 1;
         for dup in [false, true] {
@@ -341,11 +325,7 @@ fn full_tables_walk_long_and_wrap() {
 
 /// The shared-memory probe at the largest table it takes and the Auto / Global probe one slot
 /// beyond; awkward probe sizes, persistent blocks with several tiles each.
-#[test]
-fn shared_probe_at_its_size_limit() {
-    let Some(gpu) = gpu("shared_probe_at_its_size_limit") else {
-        return;
-    };
+fn shared_probe_at_its_size_limit(gpu: &tessera::Gpu) {
     let limit = ops::shared_table_limit(gpu).unwrap();
     let at = limit / 8; // slots of the largest table that fits
     for (i, n) in capped(&[1, JOIN_TILE + 1, 3 * JOIN_TILE - 1, 300_007, 2_000_003])
@@ -413,11 +393,7 @@ fn shared_probe_at_its_size_limit() {
 }
 
 /// Auto stages small tables in shared memory for large probes only (the copies must pay).
-#[test]
-fn auto_probe_path_rule() {
-    let Some(gpu) = gpu("auto_probe_path_rule") else {
-        return;
-    };
+fn auto_probe_path_rule(gpu: &tessera::Gpu) {
     let build: Vec<u32> = (1..=512).collect();
     let dk = gpu.upload(&build).unwrap();
     let table = HashTable::build(gpu, &dk, None, TableOptions::default()).unwrap();
@@ -428,11 +404,7 @@ fn auto_probe_path_rule() {
     assert_eq!(g.path_for(gpu, &table, 1 << 28).unwrap(), ProbePath::Global);
 }
 
-#[test]
-fn zipf_probe_keys() {
-    let Some(gpu) = gpu("zipf_probe_keys") else {
-        return;
-    };
+fn zipf_probe_keys(gpu: &tessera::Gpu) {
     for (i, n) in capped(&[JOIN_TILE - 1, 500_000, (1 << 20) + 3])
         .into_iter()
         .enumerate()
@@ -462,11 +434,7 @@ fn zipf_probe_keys() {
     }
 }
 
-#[test]
-fn perfect_hash_tables() {
-    let Some(gpu) = gpu("perfect_hash_tables") else {
-        return;
-    };
+fn perfect_hash_tables(gpu: &tessera::Gpu) {
     // Dense keys with gaps, like d_datekey: every third key of 19920101..=19981231 present.
     let (min, max) = (19_920_101u32, 19_981_231u32);
     let build: Vec<u32> = (min..=max).step_by(3).collect();
@@ -512,11 +480,7 @@ fn perfect_hash_tables() {
     );
 }
 
-#[test]
-fn build_errors() {
-    let Some(gpu) = gpu("build_errors") else {
-        return;
-    };
+fn build_errors(gpu: &tessera::Gpu) {
     let err = |r: tessera::Result<()>| r.unwrap_err().to_string();
     // The sentinel key.
     let keys = gpu.upload(&[1u32, u32::MAX, 3]).unwrap();
@@ -571,11 +535,7 @@ fn build_errors() {
     assert!(ops::join_sum(gpu, &t, &six, &pay).is_err());
 }
 
-#[test]
-fn row_payloads_give_row_pairs_and_selective_build() {
-    let Some(gpu) = gpu("row_payloads_give_row_pairs_and_selective_build") else {
-        return;
-    };
+fn row_payloads_give_row_pairs_and_selective_build(gpu: &tessera::Gpu) {
     for n in capped(&[1, JOIN_TILE + 1, 300_007]) {
         let m = (n / 2).max(1);
         let build: Vec<u32> = (0..m).map(|i| (i as u32 * 7) % 1009 + 1).collect(); // repeats
@@ -606,11 +566,7 @@ fn row_payloads_give_row_pairs_and_selective_build() {
     }
 }
 
-#[test]
-fn semi_join_with_key_sets() {
-    let Some(gpu) = gpu("semi_join_with_key_sets") else {
-        return;
-    };
+fn semi_join_with_key_sets(gpu: &tessera::Gpu) {
     for (i, n) in probe_sizes().into_iter().enumerate() {
         let set_keys: Vec<u32> = (0..3000u32)
             .map(|k| k * 3 % 7001)
@@ -635,7 +591,6 @@ fn semi_join_with_key_sets() {
     }
 }
 
-#[test]
 fn cpu_join_matches_oracle() {
     // Runs without a GPU: the CPU join against the naive oracle.
     let build = distinct_keys(5000, 7);
@@ -659,4 +614,23 @@ fn cpu_join_matches_oracle() {
     assert!(t.has_duplicates());
     let (r, p) = cpu::join(&t, &probe);
     assert_eq!(sorted_pairs(r, p), oracle_pairs(&dup, &dp, &probe));
+}
+
+harness! {
+    gpu: [
+        q4_random_keys_all_sizes,
+        no_match_and_all_match,
+        duplicate_build_keys_give_all_matches,
+        full_tables_walk_long_and_wrap,
+        shared_probe_at_its_size_limit,
+        auto_probe_path_rule,
+        zipf_probe_keys,
+        perfect_hash_tables,
+        build_errors,
+        row_payloads_give_row_pairs_and_selective_build,
+        semi_join_with_key_sets,
+    ],
+    cpu: [
+        cpu_join_matches_oracle,
+    ],
 }

@@ -35,11 +35,7 @@ fn cpu_block_sort(
     (ok, ov)
 }
 
-#[test]
-fn block_sort_every_configuration() {
-    let Some(gpu) = gpu("block_sort_every_configuration") else {
-        return;
-    };
+fn block_sort_every_configuration(gpu: &tessera::Gpu) {
     for (spec, carries) in PK_BLOCK_SORT_KERNELS {
         let tile = spec.tile() as usize;
         for n in capped(&[0, 1, tile - 1, tile, tile + 1, 3 * tile + 5, 100_003]) {
@@ -160,11 +156,7 @@ fn sizes_pk() -> Vec<usize> {
     ])
 }
 
-#[test]
-fn match_patterns_all_sizes() {
-    let Some(gpu) = gpu("match_patterns_all_sizes") else {
-        return;
-    };
+fn match_patterns_all_sizes(gpu: &tessera::Gpu) {
     let mut join = PkJoin::new();
     for n in sizes_pk() {
         let mut rng = StdRng::seed_from_u64(n as u64);
@@ -218,11 +210,7 @@ fn match_patterns_all_sizes() {
     }
 }
 
-#[test]
-fn orders_and_distributions() {
-    let Some(gpu) = gpu("orders_and_distributions") else {
-        return;
-    };
+fn orders_and_distributions(gpu: &tessera::Gpu) {
     let mut join = PkJoin::new();
     for n in sizes_pk() {
         let mut rng = StdRng::seed_from_u64(7 + n as u64);
@@ -317,11 +305,7 @@ fn orders_and_distributions() {
     }
 }
 
-#[test]
-fn duplicate_keys_are_reported() {
-    let Some(gpu) = gpu("duplicate_keys_are_reported") else {
-        return;
-    };
+fn duplicate_keys_are_reported(gpu: &tessera::Gpu) {
     let mut join = PkJoin::new();
     for n in capped(&[2, 3, SORT_TILE + 1, BUCKET * 3, 1_000_000]) {
         let mut rng = StdRng::seed_from_u64(99 + n as u64);
@@ -378,11 +362,7 @@ fn duplicate_keys_are_reported() {
     }
 }
 
-#[test]
-fn bad_input() {
-    let Some(gpu) = gpu("bad_input") else {
-        return;
-    };
+fn bad_input(gpu: &tessera::Gpu) {
     let k = gpu.upload(&[1u32, 2, 3]).unwrap();
     let v = gpu.upload(&[1u32, 2]).unwrap();
     let e = ops::pk_join(gpu, &k, &v, &k, &k).unwrap_err();
@@ -406,16 +386,24 @@ fn bad_input() {
 
 /// The seed's experiment and beyond (`--ignored pkjoin_benchmark --nocapture`): prints the
 /// table of `tessera_host::bench::pkjoin::measure`.
-#[test]
-#[ignore]
-fn pkjoin_benchmark() {
-    let Some(gpu) = gpu("pkjoin_benchmark") else {
-        return;
-    };
+fn pkjoin_benchmark(gpu: &tessera::Gpu) {
     let reps = std::env::var("TESSERA_BENCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
     let records = tessera::bench::pkjoin::measure(gpu, reps).unwrap();
     tessera::bench::print_table(&records);
+}
+
+harness! {
+    gpu: [
+        block_sort_every_configuration,
+        match_patterns_all_sizes,
+        orders_and_distributions,
+        duplicate_keys_are_reported,
+        bad_input,
+    ],
+    extra: [
+        Test::gpu("pkjoin_benchmark", pkjoin_benchmark).ignored("a benchmark: run it with --ignored"),
+    ],
 }

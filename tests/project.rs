@@ -3,11 +3,7 @@ mod common;
 use common::*;
 use tessera::{cpu, ops};
 
-#[test]
-fn q1_linear_equals_cpu_exactly() {
-    let Some(gpu) = gpu("q1_linear_equals_cpu_exactly") else {
-        return;
-    };
+fn q1_linear_equals_cpu_exactly(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         let (a, b) = (uniform_f32(n, i as u64), uniform_f32(n, 1000 + i as u64));
         let expected = cpu::project_linear(&a, &b, 2.0, -3.5).unwrap();
@@ -30,11 +26,7 @@ fn q1_linear_equals_cpu_exactly() {
     }
 }
 
-#[test]
-fn q2_sigmoid_close_to_cpu() {
-    let Some(gpu) = gpu("q2_sigmoid_close_to_cpu") else {
-        return;
-    };
+fn q2_sigmoid_close_to_cpu(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         // Spread the argument over [-40, 40] to cover both tails.
         let a: Vec<f32> = uniform_f32(n, i as u64)
@@ -64,11 +56,7 @@ fn q2_sigmoid_close_to_cpu() {
     }
 }
 
-#[test]
-fn projection_nan_and_infinities() {
-    let Some(gpu) = gpu("projection_nan_and_infinities") else {
-        return;
-    };
+fn projection_nan_and_infinities(gpu: &tessera::Gpu) {
     let a = [
         f32::NAN,
         f32::INFINITY,
@@ -104,11 +92,7 @@ fn projection_nan_and_infinities() {
     }
 }
 
-#[test]
-fn projection_length_mismatch_is_an_error() {
-    let Some(gpu) = gpu("projection_length_mismatch_is_an_error") else {
-        return;
-    };
+fn projection_length_mismatch_is_an_error(gpu: &tessera::Gpu) {
     let (a, b) = (
         gpu.upload(&[1f32; 10]).unwrap(),
         gpu.upload(&[1f32; 9]).unwrap(),
@@ -120,11 +104,7 @@ fn projection_length_mismatch_is_an_error() {
     assert!(e.to_string().contains("out has 3 items"), "{e}");
 }
 
-#[test]
-fn device_scan_matches_cpu() {
-    let Some(gpu) = gpu("device_scan_matches_cpu") else {
-        return;
-    };
+fn device_scan_matches_cpu(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         let data: Vec<u32> = uniform_i32(n, i32::MAX, i as u64)
             .into_iter()
@@ -137,11 +117,7 @@ fn device_scan_matches_cpu() {
     }
 }
 
-#[test]
-fn three_kernel_baseline_selects_the_same_items() {
-    let Some(gpu) = gpu("three_kernel_baseline_selects_the_same_items") else {
-        return;
-    };
+fn three_kernel_baseline_selects_the_same_items(gpu: &tessera::Gpu) {
     for n in capped(&[0, 1, 129, 100_003, 1 << 22]) {
         let data = uniform_f32(n, n as u64);
         let mut three = ops::ThreeKernelSelect::new(gpu, n).unwrap();
@@ -157,11 +133,7 @@ fn three_kernel_baseline_selects_the_same_items() {
     }
 }
 
-#[test]
-fn bandwidth_probes_are_correct() {
-    let Some(gpu) = gpu("bandwidth_probes_are_correct") else {
-        return;
-    };
+fn bandwidth_probes_are_correct(gpu: &tessera::Gpu) {
     for n in capped(&[1, 4095, 4096, 4097, 1 << 20]) {
         let data: Vec<u32> = uniform_i32(n, i32::MAX, 5)
             .into_iter()
@@ -177,4 +149,16 @@ fn bandwidth_probes_are_correct() {
         ops::copy_u32(gpu, &d, &mut c).unwrap();
         assert_eq!(c.to_vec(gpu).unwrap(), data, "copy n={n}");
     }
+}
+
+harness! {
+    gpu: [
+        q1_linear_equals_cpu_exactly,
+        q2_sigmoid_close_to_cpu,
+        projection_nan_and_infinities,
+        projection_length_mismatch_is_an_error,
+        device_scan_matches_cpu,
+        three_kernel_baseline_selects_the_same_items,
+        bandwidth_probes_are_correct,
+    ],
 }

@@ -49,11 +49,7 @@ fn assert_selected<T: bytemuck::Pod>(got: &[T], want: &[T], v: SelectVariant, wh
     }
 }
 
-#[test]
-fn q3_f32_lt_all_sizes_and_selectivities() {
-    let Some(gpu) = gpu("q3_f32_lt_all_sizes_and_selectivities") else {
-        return;
-    };
+fn q3_f32_lt_all_sizes_and_selectivities(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         let data = uniform_f32(n, i as u64);
         for s in [0.0f32, 0.01, 0.5, 1.0] {
@@ -62,11 +58,7 @@ fn q3_f32_lt_all_sizes_and_selectivities() {
     }
 }
 
-#[test]
-fn ordered_over_many_tiles() {
-    let Some(gpu) = gpu("ordered_over_many_tiles") else {
-        return;
-    };
+fn ordered_over_many_tiles(gpu: &tessera::Gpu) {
     // Thousands of tiles: look-backs walk several windows and wait for late predecessors.
     let mut list = sizes();
     list.extend(capped(&[300 * TILE + 5, 2000 * TILE - 1]));
@@ -91,11 +83,7 @@ fn ordered_over_many_tiles() {
     }
 }
 
-#[test]
-fn q0_i32_gt_all_sizes_and_selectivities() {
-    let Some(gpu) = gpu("q0_i32_gt_all_sizes_and_selectivities") else {
-        return;
-    };
+fn q0_i32_gt_all_sizes_and_selectivities(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         let data = uniform_i32(n, 1000, 100 + i as u64);
         // y in [0, 1000): y > v selects (999 - v) / 1000.
@@ -105,11 +93,7 @@ fn q0_i32_gt_all_sizes_and_selectivities() {
     }
 }
 
-#[test]
-fn every_item_type_and_comparison() {
-    let Some(gpu) = gpu("every_item_type_and_comparison") else {
-        return;
-    };
+fn every_item_type_and_comparison(gpu: &tessera::Gpu) {
     fn run<T: ops::SelectItem + Copy + std::fmt::Debug>(gpu: &tessera::Gpu, f: impl Fn(i32) -> T) {
         for &n in &[1usize, 1000, TILE + 1, 100_003] {
             let data: Vec<T> = uniform_i32(n, 100, n as u64).into_iter().map(&f).collect();
@@ -134,11 +118,7 @@ fn every_item_type_and_comparison() {
     run::<f64>(gpu, |x| x as f64 * 0.25);
 }
 
-#[test]
-fn nan_is_never_selected_by_ordered_comparisons() {
-    let Some(gpu) = gpu("nan_is_never_selected_by_ordered_comparisons") else {
-        return;
-    };
+fn nan_is_never_selected_by_ordered_comparisons(gpu: &tessera::Gpu) {
     let data: Vec<f32> = (0..5000)
         .map(|i| if i % 3 == 0 { f32::NAN } else { i as f32 })
         .collect();
@@ -155,11 +135,7 @@ fn nan_is_never_selected_by_ordered_comparisons() {
     assert_eq!(ne.len(), data.len(), "everything is != NaN");
 }
 
-#[test]
-fn two_predicates() {
-    let Some(gpu) = gpu("two_predicates") else {
-        return;
-    };
+fn two_predicates(gpu: &tessera::Gpu) {
     for (i, n) in sizes().into_iter().enumerate() {
         let x = uniform_i32(n, 1000, 7 + i as u64);
         let y = uniform_i32(n, 1000, 70 + i as u64);
@@ -189,11 +165,7 @@ fn two_predicates() {
     }
 }
 
-#[test]
-fn reused_buffers_and_bad_input() {
-    let Some(gpu) = gpu("reused_buffers_and_bad_input") else {
-        return;
-    };
+fn reused_buffers_and_bad_input(gpu: &tessera::Gpu) {
     let mut sel = Selection::<f32>::new(gpu, 10_000).unwrap();
     // Every variant after every other on the same state: ordered launches reuse status words
     // that earlier launches left (look-back epochs), unordered ones need a zero cursor.
@@ -229,11 +201,7 @@ fn reused_buffers_and_bad_input() {
     assert!(e.to_string().contains("has 2 items, expected 3"), "{e}");
 }
 
-#[test]
-fn look_back_epochs_wrap_around() {
-    let Some(gpu) = gpu("look_back_epochs_wrap_around") else {
-        return;
-    };
+fn look_back_epochs_wrap_around(gpu: &tessera::Gpu) {
     let (big, small) = (50 * TILE + 7, 3 * TILE + 1);
     let mut sel = Selection::<f32>::new(gpu, big).unwrap();
     let data = uniform_f32(big, 5);
@@ -263,4 +231,17 @@ fn look_back_epochs_wrap_around() {
         0.8,
         "epoch MAX - 1 again over the big input",
     );
+}
+
+harness! {
+    gpu: [
+        q3_f32_lt_all_sizes_and_selectivities,
+        ordered_over_many_tiles,
+        q0_i32_gt_all_sizes_and_selectivities,
+        every_item_type_and_comparison,
+        nan_is_never_selected_by_ordered_comparisons,
+        two_predicates,
+        reused_buffers_and_bad_input,
+        look_back_epochs_wrap_around,
+    ],
 }

@@ -68,11 +68,7 @@ fn distributions(n: usize, seed: u64) -> Vec<(&'static str, Vec<u32>)> {
     ]
 }
 
-#[test]
-fn sort_pairs_u32_matches_cpu() {
-    let Some(gpu) = common::gpu("sort_pairs_u32_matches_cpu") else {
-        return;
-    };
+fn sort_pairs_u32_matches_cpu(gpu: &tessera::Gpu) {
     for n in sizes() {
         for (dist, keys) in distributions(n, n as u64) {
             let vals: Vec<u32> = (0..n as u32).collect();
@@ -95,11 +91,7 @@ fn sort_pairs_u32_matches_cpu() {
     }
 }
 
-#[test]
-fn sort_keys_of_every_type_matches_cpu() {
-    let Some(gpu) = common::gpu("sort_keys_of_every_type_matches_cpu") else {
-        return;
-    };
+fn sort_keys_of_every_type_matches_cpu(gpu: &tessera::Gpu) {
     for n in sizes() {
         let mut rng = StdRng::seed_from_u64(n as u64 + 1);
         let raw: Vec<u32> = (0..n).map(|_| rng.random()).collect();
@@ -151,11 +143,7 @@ fn sort_keys_of_every_type_matches_cpu() {
     }
 }
 
-#[test]
-fn sort_pairs_u64_and_f32_are_stable() {
-    let Some(gpu) = common::gpu("sort_pairs_u64_and_f32_are_stable") else {
-        return;
-    };
+fn sort_pairs_u64_and_f32_are_stable(gpu: &tessera::Gpu) {
     for n in sizes() {
         let mut rng = StdRng::seed_from_u64(n as u64 + 2);
         let vals: Vec<u32> = (0..n as u32).collect();
@@ -204,11 +192,7 @@ fn bucketed(prefixes: u32, per: usize, low: u32, seed: u64) -> Vec<u32> {
     keys
 }
 
-#[test]
-fn msd_sort_matches_cpu() {
-    let Some(gpu) = common::gpu("msd_sort_matches_cpu") else {
-        return;
-    };
+fn msd_sort_matches_cpu(gpu: &tessera::Gpu) {
     let mut rng = StdRng::seed_from_u64(42);
     let mut cases: Vec<(String, Vec<u32>)> = Vec::new();
     for n in common::capped(&[1, 2, 255, 4097, 70_001, (1 << 20) + 3, 1 << 23]) {
@@ -268,11 +252,7 @@ fn check_msd(gpu: &tessera::Gpu, cases: &[(String, Vec<u32>)]) {
     }
 }
 
-#[test]
-fn msd_local_sorts_of_every_tile_match_cpu() {
-    let Some(gpu) = common::gpu("msd_local_sorts_of_every_tile_match_cpu") else {
-        return;
-    };
+fn msd_local_sorts_of_every_tile_match_cpu(gpu: &tessera::Gpu) {
     // The largest bucket picks the local sort's tile (1280, 2304, 4608 or 9216 items). A few
     // buckets of each size keep the inputs small enough for compute-sanitizer; many buckets
     // at once follow. Few low values make many equal keys, whose values show stability.
@@ -299,11 +279,7 @@ fn msd_local_sorts_of_every_tile_match_cpu() {
     check_msd(gpu, &cases);
 }
 
-#[test]
-fn msd_sort_of_signed_and_float_keys_matches_cpu() {
-    let Some(gpu) = common::gpu("msd_sort_of_signed_and_float_keys_matches_cpu") else {
-        return;
-    };
+fn msd_sort_of_signed_and_float_keys_matches_cpu(gpu: &tessera::Gpu) {
     for n in common::capped(&[3, 10_007, 1 << 21]) {
         let mut rng = StdRng::seed_from_u64(n as u64);
         let raw: Vec<u32> = (0..n).map(|_| rng.random()).collect();
@@ -358,11 +334,7 @@ fn msd_sort_of_signed_and_float_keys_matches_cpu() {
     }
 }
 
-#[test]
-fn msd_sort_falls_back_to_lsb_for_large_buckets() {
-    let Some(gpu) = common::gpu("msd_sort_falls_back_to_lsb_for_large_buckets") else {
-        return;
-    };
+fn msd_sort_falls_back_to_lsb_for_large_buckets(gpu: &tessera::Gpu) {
     // Three 16-bit prefixes hold every key: their buckets (a third of n each) must exceed the
     // largest local sort tile, 9,216 items, so n stays at 30,000 however tight the cap (at
     // 20,000 the buckets fit and the MSD sort rightly ran).
@@ -397,11 +369,7 @@ fn msd_sort_falls_back_to_lsb_for_large_buckets() {
     same(&ko.to_vec(gpu).unwrap(), &ck, "auto keys");
 }
 
-#[test]
-fn trivial_passes_are_skipped() {
-    let Some(gpu) = common::gpu("trivial_passes_are_skipped") else {
-        return;
-    };
+fn trivial_passes_are_skipped(gpu: &tessera::Gpu) {
     let n = common::capped(&[100_000, 3000])
         .first()
         .copied()
@@ -428,11 +396,7 @@ fn trivial_passes_are_skipped() {
     assert!(out.to_vec(gpu).unwrap() == vec![5u32; n]);
 }
 
-#[test]
-fn partition_matches_cpu() {
-    let Some(gpu) = common::gpu("partition_matches_cpu") else {
-        return;
-    };
+fn partition_matches_cpu(gpu: &tessera::Gpu) {
     for n in common::capped(&[0, 1, TILE32 - 1, TILE32 + 1, 3 * TILE32 + 5, 1 << 22]) {
         for (dist, keys) in distributions(n, 7 + n as u64) {
             let vals: Vec<u32> = (0..n as u32).collect();
@@ -478,11 +442,7 @@ fn partition_matches_cpu() {
     }
 }
 
-#[test]
-fn bad_arguments_are_errors() {
-    let Some(gpu) = common::gpu("bad_arguments_are_errors") else {
-        return;
-    };
+fn bad_arguments_are_errors(gpu: &tessera::Gpu) {
     let k = gpu.upload(&[3u32, 1, 2]).unwrap();
     let v2 = gpu.upload(&[1u32, 2]).unwrap();
     assert!(ops::sort_pairs(gpu, &k, &v2, Order::Ascending).is_err());
@@ -509,4 +469,19 @@ fn bad_arguments_are_errors() {
             .sort_pairs(gpu, &k, &v3, &mut out, &mut vo, Order::Ascending)
             .is_err()
     );
+}
+
+harness! {
+    gpu: [
+        sort_pairs_u32_matches_cpu,
+        sort_keys_of_every_type_matches_cpu,
+        sort_pairs_u64_and_f32_are_stable,
+        msd_sort_matches_cpu,
+        msd_local_sorts_of_every_tile_match_cpu,
+        msd_sort_of_signed_and_float_keys_matches_cpu,
+        msd_sort_falls_back_to_lsb_for_large_buckets,
+        trivial_passes_are_skipped,
+        partition_matches_cpu,
+        bad_arguments_are_errors,
+    ],
 }

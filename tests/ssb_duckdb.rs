@@ -7,8 +7,9 @@
 //! * `TESSERA_SSB_SF`: the scale factors to check, comma-separated (default `0.1`, what CI
 //!   runs in debug on 2 cores). The acceptance run is
 //!   `TESSERA_SSB_SF=0.1,1 cargo test --release --test ssb_duckdb -- --nocapture`.
-//! * `TESSERA_REQUIRE_DUCKDB=1` (set in CI): fail instead of printing a SKIPPED line when
-//!   python3 or its duckdb module is missing.
+//! * `TESSERA_REQUIRE_DUCKDB=1` (set in CI): fail instead of reporting the test as ignored
+//!   when python3 or its duckdb module is missing.
+mod common;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -34,24 +35,6 @@ fn scale_factors(default: &[f64]) -> Vec<f64> {
 
 fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ssb_duckdb.py")
-}
-
-/// Whether DuckDB can run here; `Err` says why not.
-fn duckdb_available() -> Result<(), String> {
-    match Command::new("python3")
-        .args(["-c", "import duckdb"])
-        .output()
-    {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "python3 has no duckdb module ({})",
-            String::from_utf8_lossy(&o.stderr)
-                .lines()
-                .last()
-                .unwrap_or("")
-        )),
-        Err(e) => Err(format!("python3 cannot run: {e}")),
-    }
 }
 
 /// DuckDB's result lines per query name.
@@ -81,15 +64,7 @@ fn duckdb_results(tbl_dir: &Path) -> HashMap<String, Vec<String>> {
     results
 }
 
-#[test]
 fn cpu_engine_agrees_with_duckdb_directly_and_through_tbl_files() {
-    if let Err(why) = duckdb_available() {
-        if std::env::var("TESSERA_REQUIRE_DUCKDB").is_ok_and(|v| v == "1") {
-            panic!("TESSERA_REQUIRE_DUCKDB=1 but {why}");
-        }
-        eprintln!("SKIPPED (no DuckDB): ssb_duckdb: {why}");
-        return;
-    }
     for sf in scale_factors(&[0.1]) {
         agrees_at(sf);
     }
@@ -142,4 +117,8 @@ fn agrees_at(sf: f64) {
         rows.join(", "),
         start.elapsed().as_secs_f64()
     );
+}
+
+harness! {
+    duckdb: [cpu_engine_agrees_with_duckdb_directly_and_through_tbl_files],
 }

@@ -67,7 +67,7 @@ fn scale_factors() -> Vec<f64> {
         .filter(|&sf| {
             let fits = sf <= 0.01 || !common::capped(&[(6e6 * sf) as usize]).is_empty();
             if !fits {
-                eprintln!("SKIPPED (TESSERA_TEST_MAX_N): ssb gpu SF {sf}");
+                eprintln!("note: SF {sf} is over TESSERA_TEST_MAX_N: not run");
             }
             fits
         })
@@ -94,11 +94,7 @@ fn all_queries_agree(engine: &dyn Engine, data: &SsbData, what: &str) {
     }
 }
 
-#[test]
-fn all_queries_match_the_cpu_engine_at_each_scale_factor() {
-    let Some(gpu) = common::gpu("ssb gpu resident") else {
-        return;
-    };
+fn all_queries_match_the_cpu_engine_at_each_scale_factor(gpu: &tessera::Gpu) {
     for scale in scale_factors() {
         let e = GpuEngine::new(gpu, sf(scale)).unwrap();
         all_queries_agree_at(&e, scale, "resident");
@@ -118,11 +114,7 @@ fn all_queries_match_the_cpu_engine_at_each_scale_factor() {
     }
 }
 
-#[test]
-fn queries_without_supplier_codes_fall_back_to_lookups() {
-    let Some(gpu) = common::gpu("ssb gpu code fallback") else {
-        return;
-    };
+fn queries_without_supplier_codes_fall_back_to_lookups(gpu: &tessera::Gpu) {
     // q3.1 and q4.2 group by 5 supplier nations, q3.2 and q4.3 by 10 cities, q3.3 and q3.4 by
     // 2: with no code slot every one of them falls back, with 5 the cities' queries do.
     let scale = 0.01;
@@ -132,11 +124,7 @@ fn queries_without_supplier_codes_fall_back_to_lookups() {
     }
 }
 
-#[test]
-fn coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor() {
-    let Some(gpu) = common::gpu("ssb gpu coprocessor") else {
-        return;
-    };
+fn coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor(gpu: &tessera::Gpu) {
     for scale in scale_factors() {
         let data = sf(scale);
         let coproc = CoprocessorEngine::new(gpu, data).unwrap();
@@ -156,11 +144,7 @@ fn coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor() {
     }
 }
 
-#[test]
-fn loaded_tbl_data_gives_the_same_results() {
-    let Some(gpu) = common::gpu("ssb gpu tbl") else {
-        return;
-    };
+fn loaded_tbl_data_gives_the_same_results(gpu: &tessera::Gpu) {
     let scale = scale_factors().into_iter().reduce(f64::max).unwrap_or(0.01);
     let dir = std::env::temp_dir().join(format!("tessera-ssb-gpu-tbl-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -184,11 +168,7 @@ fn truncated(data: &SsbData, n: usize) -> SsbData {
     d
 }
 
-#[test]
-fn awkward_lineorder_sizes() {
-    let Some(gpu) = common::gpu("ssb gpu sizes") else {
-        return;
-    };
+fn awkward_lineorder_sizes(gpu: &tessera::Gpu) {
     let data = sf(0.01);
     // Empty, one row, around a probe tile (1024 and 2048 rows), and a partial last tile.
     for n in common::capped(&[0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 30_001]) {
@@ -200,7 +180,6 @@ fn awkward_lineorder_sizes() {
     }
 }
 
-#[test]
 fn model_counts_the_rows_the_engines_aggregate() {
     let data = sf(0.01);
     let n = data.lineorder.len() as f64;
@@ -224,4 +203,17 @@ fn model_counts_the_rows_the_engines_aggregate() {
             "{q}: model and engine disagree on whether rows qualify"
         );
     }
+}
+
+harness! {
+    gpu: [
+        all_queries_match_the_cpu_engine_at_each_scale_factor,
+        queries_without_supplier_codes_fall_back_to_lookups,
+        coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor,
+        loaded_tbl_data_gives_the_same_results,
+        awkward_lineorder_sizes,
+    ],
+    cpu: [
+        model_counts_the_rows_the_engines_aggregate,
+    ],
 }

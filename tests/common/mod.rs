@@ -1,20 +1,9 @@
-//! Shared test helpers: one GPU per test binary (module load JIT-compiles every kernel once),
-//! the sizes every operator is tested on, and seeded data.
+//! Shared test helpers: the harness that reports a test without its GPU or DuckDB as ignored
+//! ([`harness`]), the sizes every operator is tested on, and seeded data.
 #![allow(dead_code)]
-use std::sync::OnceLock;
+pub mod harness;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use tessera::Gpu;
-
-/// The GPU, or `None` with a visible SKIPPED line (a panic under `TESSERA_REQUIRE_GPU=1`).
-pub fn gpu(test: &str) -> Option<&'static Gpu> {
-    static GPU: OnceLock<Option<Gpu>> = OnceLock::new();
-    let g = GPU.get_or_init(|| tessera::gpu_or_skip("GPU tests"));
-    if g.is_none() {
-        eprintln!("SKIPPED (no GPU): {test}");
-    }
-    g.as_ref()
-}
 
 /// Default selection tile of the 4-byte kernels.
 pub const TILE: usize = tessera::ops::SELECT_TILE;
