@@ -109,8 +109,9 @@ fn codes(data: &SsbData) -> Result<()> {
             let len = dict.len() as u32;
             if let Some(row) = first_failing(col, |c| (c as u32) < len) {
                 return Err(Error::Data(format!(
-                    "table {table}: column {name} row {row} holds {}, not a code of the {} \
+                    "table {table}: column {name} {} holds {}, not a code of the {} \
                      dictionary ({} values): the file was not written by this tessera; {REMAKE}",
+                    Row(row),
                     col[row],
                     dict.name(),
                     dict.len()
@@ -130,12 +131,23 @@ fn first_gap(n: usize, slots: impl Iterator<Item = usize>) -> Option<usize> {
     seen.iter().position(|&s| !s)
 }
 
+/// A row in messages, counted from 1: for a table loaded from `.tbl`, its line number.
+struct Row(usize);
+
+impl std::fmt::Display for Row {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "row {}", self.0 + 1)
+    }
+}
+
 /// The error of a key seen twice, at rows `first` and `second`.
 fn duplicate(table: &str, column: &str, key: i32, first: usize, second: usize) -> Error {
     Error::Data(format!(
-        "table {table}: {column} {key} appears again: at rows {first} and {second}: dimension \
+        "table {table}: {column} {key} appears again: at rows {} and {}: dimension \
          keys must be unique (SQL joins every copy, tessera's join tables keep one, so results \
-         would differ); remove the duplicate rows, or {REMAKE}"
+         would differ); remove the duplicate rows, or {REMAKE}",
+        first + 1,
+        second + 1
     ))
 }
 
@@ -149,9 +161,10 @@ fn dense_keys(table: &str, column: &str, keys: &[i32]) -> Result<()> {
         if slot >= n {
             let gap = first_gap(n, keys.iter().map(|&k| (k as u32).wrapping_sub(1) as usize));
             return Err(Error::Data(format!(
-                "table {table}: row {row} holds {column} {k}, outside 1..={n}: keys must be \
+                "table {table}: {} holds {column} {k}, outside 1..={n}: keys must be \
                  1..=N for N rows, as dbgen writes them (the engines index their join tables \
                  by key){}; {REMAKE}",
+                Row(row),
                 gap.map_or_else(String::new, |s| format!("; key {} has no row", s + 1))
             )));
         }
@@ -182,8 +195,9 @@ impl DateKeys {
         for (row, &k) in keys.iter().enumerate() {
             let Some((y, m, d)) = split_datekey(k) else {
                 return Err(Error::Data(format!(
-                    "table {}: row {row} holds {COL} {k}, not a yyyymmdd date; {REMAKE}",
-                    Date::NAME
+                    "table {}: {} holds {COL} {k}, not a yyyymmdd date; {REMAKE}",
+                    Date::NAME,
+                    Row(row)
                 )));
             };
             days.push(days_from_civil(y, m, d));
@@ -206,10 +220,11 @@ impl DateKeys {
             if slot >= n {
                 let gap = first_gap(n, days.iter().map(|&d| (d - first) as usize));
                 return Err(Error::Data(format!(
-                    "table {}: row {row} holds {COL} {}, but {n} rows of consecutive days from \
+                    "table {}: {} holds {COL} {}, but {n} rows of consecutive days from \
                      {} end at {}{}: the date table must hold consecutive days, as dbgen's \
                      1992-01-01 ..= 1998-12-30; {REMAKE}",
                     Date::NAME,
+                    Row(row),
                     keys[row],
                     key_of(first),
                     key_of(first + n as i64 - 1),
@@ -303,9 +318,10 @@ fn foreign_keys(data: &SsbData, dates: &DateKeys) -> Result<()> {
 
 fn message(data: &SsbData, row: usize, fk: &str, value: i32, what: &str, dim: &str) -> String {
     format!(
-        "table {}: row {row} holds {fk} {value}, which has no {what}{}: lineorder and {dim} are \
+        "table {}: {} holds {fk} {value}, which has no {what}{}: lineorder and {dim} are \
          not from one data set (another scale factor?); {REMAKE}",
         Lineorder::NAME,
+        Row(row),
         origin(data, Lineorder::NAME)
     )
 }
@@ -355,7 +371,7 @@ mod tests {
             &err(&d),
             &[
                 "supplier",
-                "s_suppkey 7 appears again: at rows 6 and 9",
+                "s_suppkey 7 appears again: at rows 7 and 10",
                 "unique",
             ],
         );
@@ -363,7 +379,7 @@ mod tests {
         d.date.d_datekey[3] = d.date.d_datekey[1];
         has(
             &err(&d),
-            &["date", "d_datekey 19920102 appears again: at rows 1 and 3"],
+            &["date", "d_datekey 19920102 appears again: at rows 2 and 4"],
         );
     }
 
@@ -374,7 +390,7 @@ mod tests {
         has(
             &err(&d),
             &[
-                "customer: row 4 holds c_custkey 99999, outside 1..=300",
+                "customer: row 5 holds c_custkey 99999, outside 1..=300",
                 "; key 5 has no row",
             ],
         );
@@ -382,14 +398,14 @@ mod tests {
         d.part.p_partkey[0] = 0;
         has(
             &err(&d),
-            &["part: row 0 holds p_partkey 0", "key 1 has no row"],
+            &["part: row 1 holds p_partkey 0", "key 1 has no row"],
         );
         let mut d = base().clone();
         d.date.d_datekey[10] = 19990105;
         has(
             &err(&d),
             &[
-                "date: row 10 holds d_datekey 19990105",
+                "date: row 11 holds d_datekey 19990105",
                 "day 19920111 has no row",
                 "consecutive",
             ],
@@ -398,7 +414,7 @@ mod tests {
         d.date.d_datekey[10] = 19920231;
         has(
             &err(&d),
-            &["row 10 holds d_datekey 19920231, not a yyyymmdd date"],
+            &["row 11 holds d_datekey 19920231, not a yyyymmdd date"],
         );
     }
 
@@ -411,7 +427,7 @@ mod tests {
         has(
             &err(&d),
             &[
-                &format!("lineorder: row {} holds lo_suppkey 99999", n - 3),
+                &format!("lineorder: row {} holds lo_suppkey 99999", n - 2),
                 "no supplier row (s_suppkey is 1..=20)",
                 "another scale factor",
             ],
@@ -421,7 +437,7 @@ mod tests {
         has(
             &err(&d),
             &[
-                "row 50000 holds lo_orderdate 19920231",
+                "row 50001 holds lo_orderdate 19920231",
                 "no date row (d_datekey is 19920101..=19981230)",
             ],
         );
@@ -429,14 +445,17 @@ mod tests {
         for (v, row) in [(19911231, 5), (19990101, 6)] {
             let mut d = base().clone();
             d.lineorder.lo_orderdate[row] = v;
-            has(&err(&d), &[&format!("row {row} holds lo_orderdate {v}")]);
+            has(
+                &err(&d),
+                &[&format!("row {} holds lo_orderdate {v}", row + 1)],
+            );
         }
         let mut d = base().clone();
         d.lineorder.lo_partkey[1] = -1;
         has(
             &err(&d),
             &[
-                "row 1 holds lo_partkey -1",
+                "row 2 holds lo_partkey -1",
                 "no part row (p_partkey is 1..=2000)",
             ],
         );
@@ -490,7 +509,7 @@ mod tests {
         d.lineorder.lo_shipmode[12] = 7;
         has(
             &err(&d),
-            &["lo_shipmode row 12 holds 7, not a code of the shipmode dictionary"],
+            &["lo_shipmode row 13 holds 7, not a code of the shipmode dictionary"],
         );
     }
 
