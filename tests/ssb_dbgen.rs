@@ -109,7 +109,7 @@ fn fixture_loads_and_reports_every_dbgen_quirk() {
     for line in [
         "\n  lineorder.lo_orderpriority: '4-NOT SPECI' read as the specification's \
          '4-NOT SPECIFIED' (5 rows, first at lineorder.tbl:1)",
-        "\n  date.d_month: 'Octorber' read as the specification's 'October' (1 rows, first at \
+        "\n  date.d_month: 'Octorber' read as the specification's 'October' (1 row, first at \
          date.tbl:32)",
         "\n  date.d_dayofweek: 32 rows differ from the specification, kept as in the file \
          (first at date.tbl:1: 'Wednesday' where the specification has 'Tuesday')",

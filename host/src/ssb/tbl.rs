@@ -176,16 +176,21 @@ pub struct Quirk {
 impl fmt::Display for Quirk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (t, c, n, line) = (self.table, self.column, self.rows, self.first_line);
+        let (rows, differ) = if n == 1 {
+            ("row", "differs")
+        } else {
+            ("rows", "differ")
+        };
         let (found, spec) = (quote(self.found.as_bytes()), quote(self.spec.as_bytes()));
         match self.handling {
             Handling::Mapped => write!(
                 f,
-                "{t}.{c}: {found} read as the specification's {spec} ({n} rows, first at \
+                "{t}.{c}: {found} read as the specification's {spec} ({n} {rows}, first at \
                  {t}.tbl:{line})"
             ),
             Handling::Kept => write!(
                 f,
-                "{t}.{c}: {n} rows differ from the specification, kept as in the file (first at \
+                "{t}.{c}: {n} {rows} {differ} from the specification, kept as in the file (first at \
                  {t}.tbl:{line}: {found} where the specification has {spec})"
             ),
             Handling::Coverage => {
@@ -195,7 +200,7 @@ impl fmt::Display for Quirk {
                     self.found, self.spec
                 )?;
                 if n > 0 {
-                    write!(f, " ({n} rows outside it, first at {t}.tbl:{line})")?;
+                    write!(f, " ({n} {rows} outside it, first at {t}.tbl:{line})")?;
                 }
                 Ok(())
             }
@@ -1045,7 +1050,7 @@ mod tests {
         assert_eq!(
             q.iter().map(|q| q.to_string()).collect::<Vec<_>>(),
             [
-                "date.d_lastdayinmonthfl: 1 rows differ from the specification, kept as in the file \
+                "date.d_lastdayinmonthfl: 1 row differs from the specification, kept as in the file \
               (first at date.tbl:6: '1' where the specification has '0')"
             ]
         );
