@@ -44,6 +44,33 @@ fn no_driver_or_device_is_a_clean_error_not_a_panic() {
     }
 }
 
+/// A file's I/O and parse errors keep their cause for `source()`, and name the file.
+fn io_and_parse_errors_keep_their_source() {
+    use std::error::Error as _;
+    let dir = std::env::temp_dir().join(format!("tessera-errors-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    // No .tbl files: an I/O error on the first table, with the OS error as its source.
+    let e = tessera::ssb::tbl::load_tbl_dir(&dir, false).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }), "{e:?}");
+    let io = e.source().and_then(|s| s.downcast_ref::<std::io::Error>());
+    assert_eq!(
+        io.map(|s| s.kind()),
+        Some(std::io::ErrorKind::NotFound),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains(".tbl"), "{e}");
+    // A data directory whose meta.json is not JSON: a parse error with serde's as source.
+    std::fs::write(dir.join("meta.json"), "{ not json").unwrap();
+    let e = tessera::ssb::format::read_dir(&dir).unwrap_err();
+    assert!(matches!(e, Error::Parse { .. }), "{e:?}");
+    assert!(
+        e.source().is_some() && e.to_string().contains("meta.json"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 harness! {
     gpu: [
         oversized_allocation_is_refused_before_the_driver,
@@ -53,5 +80,6 @@ harness! {
         column_length_limit_is_enforced,
         missing_device_is_named,
         no_driver_or_device_is_a_clean_error_not_a_panic,
+        io_and_parse_errors_keep_their_source,
     ],
 }

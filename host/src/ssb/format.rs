@@ -287,7 +287,11 @@ fn write_json(path: &Path, value: &impl serde::Serialize) -> Result<()> {
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T> {
     let text = std::fs::read_to_string(path).map_err(|e| io_err(path, "cannot read", e))?;
-    serde_json::from_str(&text).map_err(|e| bad(path, format!("malformed: {e}")))
+    serde_json::from_str(&text).map_err(|e| Error::Parse {
+        at: path.display().to_string(),
+        what: "malformed JSON".into(),
+        source: Box::new(e),
+    })
 }
 
 /// What [`write_dir_with`] does when the output directory already holds something.
