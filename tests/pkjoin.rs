@@ -36,8 +36,8 @@ fn cpu_block_sort(
 }
 
 fn block_sort_every_configuration(gpu: &tessera::Gpu) {
-    for (spec, carries) in PK_BLOCK_SORT_KERNELS {
-        let tile = spec.tile() as usize;
+    for kernel in PK_BLOCK_SORT_KERNELS {
+        let tile = kernel.tile();
         for n in capped(&[0, 1, tile - 1, tile, tile + 1, 3 * tile + 5, 100_003]) {
             let mut rng = StdRng::seed_from_u64(n as u64 ^ tile as u64);
             let dists: Vec<(&str, Vec<u32>)> = vec![
@@ -62,11 +62,11 @@ fn block_sort_every_configuration(gpu: &tessera::Gpu) {
             for (what, keys) in &dists {
                 for (begin, end) in [(0, 32), (0, 0), (4, 13), (28, 40)] {
                     let (gk, gv) =
-                        ops::pk_block_sort_tiles(gpu, spec, keys, &vals, begin, end).unwrap();
+                        ops::pk_block_sort_tiles(gpu, kernel, keys, &vals, begin, end).unwrap();
                     let (ek, ev) = cpu_block_sort(keys, &vals, tile, begin, end);
-                    let ctx = format!("{} n={n} {what} bits {begin}..{end}", spec.name);
+                    let ctx = format!("{} n={n} {what} bits {begin}..{end}", kernel.name());
                     assert_eq!(gk, ek, "{ctx}: keys");
-                    if carries {
+                    if kernel.carries_values() {
                         assert_eq!(gv, ev, "{ctx}: values (stability)");
                     }
                 }

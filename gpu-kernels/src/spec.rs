@@ -1,18 +1,40 @@
 //! Kernel descriptors shared by the device and the host: a kernel's exported name and its tile
 //! configuration are written once, next to the kernel, and the host wrapper reads them from here.
 
-/// Name and launch shape of one kernel.
+/// Name and launch shape of one kernel. Only [`kernel!`](crate::kernel) makes one, next to the
+/// kernel it describes, so a spec always names a kernel of the PTX with that shape.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelSpec {
-    /// Exported PTX entry name.
-    pub name: &'static str,
-    /// Threads per block (`NT`).
-    pub threads: u32,
-    /// Items per thread (`IPT`); a block processes one tile of `threads * items_per_thread`.
-    pub items_per_thread: u32,
+    name: &'static str,
+    threads: u32,
+    items_per_thread: u32,
 }
 
 impl KernelSpec {
+    #[doc(hidden)]
+    pub(crate) const fn new(name: &'static str, threads: u32, items_per_thread: u32) -> Self {
+        KernelSpec {
+            name,
+            threads,
+            items_per_thread,
+        }
+    }
+
+    /// Exported PTX entry name.
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Threads per block (`NT`).
+    pub const fn threads(&self) -> u32 {
+        self.threads
+    }
+
+    /// Items per thread (`IPT`); a block processes one tile of `threads * items_per_thread`.
+    pub const fn items_per_thread(&self) -> u32 {
+        self.items_per_thread
+    }
+
     /// Items per tile (`NT * IPT`).
     pub const fn tile(&self) -> u32 {
         self.threads * self.items_per_thread
@@ -52,11 +74,8 @@ macro_rules! kernel {
         ($($arg:ident : $ty:ty),* $(,)?) $body:block
     ) => {
         $(#[$meta])*
-        pub const $spec: $crate::spec::KernelSpec = $crate::spec::KernelSpec {
-            name: stringify!($name),
-            threads: $nt,
-            items_per_thread: $ipt,
-        };
+        pub const $spec: $crate::spec::KernelSpec =
+            $crate::spec::KernelSpec::new(stringify!($name), $nt, $ipt);
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         #[allow(clippy::missing_safety_doc)]

@@ -194,7 +194,7 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
         rec.push(Record::new(
             "q0_select_i32_tiles",
             name,
-            format!("NT={} IPT={}", spec.threads, spec.items_per_thread),
+            format!("NT={} IPT={}", spec.threads(), spec.items_per_thread()),
             n as u64,
             t,
             bw.model_ms(4.0 * nf, 4.0 * k),

@@ -168,11 +168,11 @@ fn sweep(
         let t = gpu.time(WARMUP, reps, || sort(&mut sorter))?.median_ms();
         let got = (ko.to_vec(gpu)?, vo.to_vec(gpu)?);
         match &reference {
-            None => reference = Some((spec.name, got)),
+            None => reference = Some((spec.name(), got)),
             Some((first, want)) if *want != got => {
                 return Err(Error::invalid(format!(
                     "kernel sweep: {} sorts differently from {first}",
-                    spec.name
+                    spec.name()
                 )));
             }
             Some(_) => {}
@@ -186,8 +186,8 @@ fn sweep(
         };
         rec.push(Record::new(
             group,
-            spec.name,
-            format!("{}x{}", spec.threads, spec.items_per_thread),
+            spec.name(),
+            format!("{}x{}", spec.threads(), spec.items_per_thread()),
             n as u64,
             t,
             sort_model(bw, n as f64, 4.0, if values { 4.0 } else { 0.0 }, passes),

@@ -22,7 +22,7 @@ impl ThreeKernelSelect {
     /// Buffers for inputs of up to `capacity` items, with 8 blocks of 256 threads per SM.
     pub fn new(gpu: &Gpu, capacity: usize) -> Result<Self> {
         let blocks = gpu.sm_count() * 8;
-        let threads = (blocks * k::INDEP_COUNT_F32.threads) as usize;
+        let threads = (blocks * k::INDEP_COUNT_F32.threads()) as usize;
         Ok(ThreeKernelSelect {
             counts: gpu.zeros(threads)?,
             offsets: gpu.zeros(threads)?,
@@ -48,7 +48,7 @@ impl ThreeKernelSelect {
         }
         let cfg = LaunchConfig {
             grid_dim: (self.blocks, 1, 1),
-            block_dim: (k::INDEP_COUNT_F32.threads, 1, 1),
+            block_dim: (k::INDEP_COUNT_F32.threads(), 1, 1),
             shared_mem_bytes: 0,
         };
         let (n32, op) = (n as u32, pred.op.code());

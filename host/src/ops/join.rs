@@ -631,7 +631,7 @@ fn shared_launch(gpu: &Gpu, table: &HashTable, n: usize) -> Result<Option<Launch
         bytes,
     ))?;
     let per_sm = f
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, bytes, None)
+        .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), bytes, None)
         .map_err(Error::driver(
             "querying the shared-memory probe's occupancy",
             0,
@@ -642,7 +642,7 @@ fn shared_launch(gpu: &Gpu, table: &HashTable, n: usize) -> Result<Option<Launch
     let grid = (per_sm as u64 * gpu.sm_count() as u64).min(spec.tiles(n as u64).max(1));
     Ok(Some(LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: bytes as u32,
     }))
 }
@@ -832,14 +832,14 @@ pub fn semi_join(
 pub(crate) fn l2_read_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64)> {
     let spec = k::JOIN_L2_READ;
     let grid = 4 * gpu.sm_count() as usize;
-    let chunk = grid * spec.threads as usize * 4;
+    let chunk = grid * spec.threads() as usize * 4;
     let n = (bytes / 4).div_ceil(chunk) * chunk;
     let rounds = 64u32;
     let data = gpu.zeros::<u32>(n)?;
     let mut sum = gpu.zeros::<u64>(1)?;
     let cfg = cudarc::driver::LaunchConfig {
         grid_dim: (grid as u32, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: 0,
     };
     let n32 = n as u32;

@@ -48,7 +48,7 @@ macro_rules! launch {
         $( b.arg($arg); )*
         // SAFETY: each wrapper passes exactly the arguments of the kernel's signature, declared
         // next to its spec in tessera-kernels, with buffers sized for the launch's tiles.
-        unsafe { b.launch($cfg) }.map(|_| ()).map_err($crate::error::Error::launch(spec.name))
+        unsafe { b.launch($cfg) }.map(|_| ()).map_err($crate::error::Error::launch(spec.name()))
     }};
 }
 pub(crate) use launch;

@@ -16,8 +16,8 @@ fn project_into(
     out: &mut DeviceColumn<f32>,
 ) -> Result<()> {
     let n = x1.len();
-    check_same_len(spec.name, "x2", x2.len(), n)?;
-    check_same_len(spec.name, "out", out.len(), n)?;
+    check_same_len(spec.name(), "x2", x2.len(), n)?;
+    check_same_len(spec.name(), "out", out.len(), n)?;
     if n == 0 {
         return Ok(());
     }

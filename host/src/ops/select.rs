@@ -86,7 +86,8 @@ pub enum SelectVariant {
     Unordered,
 }
 
-/// Item types with selection kernels.
+/// Item types with selection kernels: `i32`, `u32`, `f32`, `i64`, `u64`, `f64`. Sealed through
+/// [`DeviceItem`]: other types cannot be selected.
 pub trait SelectItem: DeviceItem + Bounds {
     /// The kernel for `variant`.
     fn spec(variant: SelectVariant) -> KernelSpec;

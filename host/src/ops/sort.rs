@@ -25,7 +25,8 @@ pub enum Order {
     Descending,
 }
 
-/// Key types the radix sort orders: `u32`, `i32`, `f32`, `u64`.
+/// Key types the radix sort orders: `u32`, `i32`, `f32`, `u64`. Sealed through
+/// [`DeviceItem`]: other types cannot be sort keys.
 pub trait SortKey: DeviceItem + RadixKey {
     /// The histogram kernel.
     const HIST: KernelSpec;
@@ -132,7 +133,7 @@ impl RadixWork {
         let blocks = spec.tiles(n as u64).min(gpu.sm_count() as u64 * 8).max(1) as u32;
         let cfg = LaunchConfig {
             grid_dim: (blocks, 1, 1),
-            block_dim: (spec.threads, 1, 1),
+            block_dim: (spec.threads(), 1, 1),
             shared_mem_bytes: 0,
         };
         let (n32, passes, desc) = (n as u32, self.layout.passes as u32, u32::from(desc));
@@ -227,8 +228,9 @@ pub(super) fn launch_pass<B>(
     io: PassIo<'_, B>,
 ) -> Result<()> {
     let word = |w: usize| {
-        u32::try_from(w)
-            .map_err(|_| Error::invalid(format!("{}: state index {w} exceeds 32 bits", spec.name)))
+        u32::try_from(w).map_err(|_| {
+            Error::invalid(format!("{}: state index {w} exceeds 32 bits", spec.name()))
+        })
     };
     let (n32, offsets_at, counter_at, status_at, segs_at, segments) = (
         n as u32,
@@ -261,7 +263,7 @@ pub(super) fn launch_pass<B>(
     // of `n` items and the state prepared for these words and tiles.
     unsafe { b.launch(cfg) }
         .map(|_| ())
-        .map_err(Error::launch(spec.name))
+        .map_err(Error::launch(spec.name()))
 }
 
 /// A reusable radix sort: temporary buffers and kernel state for inputs of up to `capacity`

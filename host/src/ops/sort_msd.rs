@@ -71,7 +71,7 @@ pub(super) fn histogram<K>(
     let blocks = spec.tiles(n as u64).clamp(1, gpu.sm_count() as u64) as u32;
     let cfg = LaunchConfig {
         grid_dim: (blocks, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: MSD_HIST_SMEM as u32,
     };
     let (n32, desc) = (n as u32, u32::from(desc));
@@ -269,7 +269,7 @@ pub(super) fn sort<K>(
     allow_smem(gpu, &local, smem)?;
     let cfg = LaunchConfig {
         grid_dim: (MSD_BUCKETS as u32, 1, 1),
-        block_dim: (local.threads, 1, 1),
+        block_dim: (local.threads(), 1, 1),
         shared_mem_bytes: smem as u32,
     };
     let mode = MODE_LAST | desc_bit;

@@ -13,14 +13,14 @@ pub use k::{ATOMIC_SLOTS, IDS_PER_THREAD, WARP_PER_THREAD};
 fn blocks(spec: &KernelSpec, blocks: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: smem,
     }
 }
 
 /// [`k::ARCH_IDS`] over `grid` blocks: `IDS_PER_THREAD` values per thread.
 pub fn arch_ids(gpu: &Gpu, grid: u32) -> Result<(u32, Vec<u32>)> {
-    let nt = k::ARCH_IDS.threads;
+    let nt = k::ARCH_IDS.threads();
     let mut out = gpu.zeros::<u32>((grid * nt) as usize * IDS_PER_THREAD)?;
     launch!(
         gpu,
@@ -33,7 +33,7 @@ pub fn arch_ids(gpu: &Gpu, grid: u32) -> Result<(u32, Vec<u32>)> {
 
 /// [`k::ARCH_WARP`] over `input` (a multiple of 128 items).
 pub fn arch_warp(gpu: &Gpu, input: &[u32]) -> Result<Vec<u32>> {
-    let nt = k::ARCH_WARP.threads as usize;
+    let nt = k::ARCH_WARP.threads() as usize;
     assert!(input.len().is_multiple_of(nt), "whole blocks only");
     let d = gpu.upload(input)?;
     let mut out = gpu.zeros::<u32>(input.len() * WARP_PER_THREAD)?;
@@ -52,7 +52,7 @@ pub fn arch_atomics(
     input: &[u32],
     init: &[u64; ATOMIC_SLOTS],
 ) -> Result<(Vec<u64>, Vec<u64>)> {
-    let nt = k::ARCH_ATOMICS.threads as usize;
+    let nt = k::ARCH_ATOMICS.threads() as usize;
     assert!(input.len().is_multiple_of(nt), "whole blocks only");
     let grid = input.len() / nt;
     let d = gpu.upload(input)?;
@@ -70,7 +70,7 @@ pub fn arch_atomics(
 
 /// [`k::ARCH_SHARED_STATIC`] and [`k::ARCH_SHARED_DYNAMIC`] over `input` (whole blocks).
 pub fn arch_shared(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
-    let nt = k::ARCH_SHARED_STATIC.threads as usize;
+    let nt = k::ARCH_SHARED_STATIC.threads() as usize;
     assert!(input.len().is_multiple_of(nt), "whole blocks only");
     let grid = (input.len() / nt) as u32;
     let d = gpu.upload(input)?;
@@ -82,7 +82,7 @@ pub fn arch_shared(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
         blocks(&k::ARCH_SHARED_STATIC, grid, 0),
         [&d.buf, &mut a.buf]
     )?;
-    let smem = k::ARCH_SHARED_DYNAMIC.threads * 4;
+    let smem = k::ARCH_SHARED_DYNAMIC.threads() * 4;
     launch!(
         gpu,
         k::ARCH_SHARED_DYNAMIC,
@@ -100,7 +100,7 @@ pub fn arch_vector(
     c: &[u32],
 ) -> Result<(Vec<u32>, Vec<u64>, Vec<u32>)> {
     let threads = b.len() / 2;
-    let nt = k::ARCH_VECTOR.threads as usize;
+    let nt = k::ARCH_VECTOR.threads() as usize;
     assert!(a.len() == threads * 4 && c.len() == threads * 2 && threads.is_multiple_of(nt));
     let (da, db, dc) = (gpu.upload(a)?, gpu.upload(b)?, gpu.upload(c)?);
     let (mut oa, mut ob, mut oc) = (
@@ -209,7 +209,7 @@ pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
 }
 
 /// Warps per block of [`k::BLOCK_COMPACT`].
-pub const BLOCK_COMPACT_WARPS: usize = k::BLOCK_COMPACT.threads as usize / 32;
+pub const BLOCK_COMPACT_WARPS: usize = k::BLOCK_COMPACT.threads() as usize / 32;
 
 /// Rows per tile of [`k::BLOCK_COMPACT`].
 pub fn block_compact_tile_rows() -> usize {
@@ -220,8 +220,8 @@ pub fn block_compact_tile_rows() -> usize {
 /// of `tessera_kernels::layout::tile_offset` for its vectors of four `u32`).
 pub fn block_compact_warp(o: usize) -> usize {
     let spec = k::BLOCK_COMPACT;
-    let v = tessera_kernels::layout::vec_width(4, spec.items_per_thread as usize);
-    o % (spec.threads as usize * v) / v / 32
+    let v = tessera_kernels::layout::vec_width(4, spec.items_per_thread() as usize);
+    o % (spec.threads() as usize * v) / v / 32
 }
 
 /// Item types with a block-aggregate test kernel.

@@ -24,9 +24,27 @@ pub enum ElemType {
     F64,
 }
 
-/// Item types a [`DeviceColumn`] can hold.
+/// Item types a [`DeviceColumn`] can hold: `i32`, `u32`, `f32`, `i64`, `u64` and `f64`.
+///
+/// Sealed: the kernels are built for these types only, so no other crate can implement it
+/// (and with it [`SortKey`](crate::ops::SortKey), [`SelectItem`](crate::ops::SelectItem) and the
+/// other item traits, which all require it). A type with every other bound still fails:
+///
+/// ```compile_fail,E0277
+/// use tessera_host::{DeviceItem, ElemType};
+/// #[repr(C)]
+/// #[derive(Clone, Copy, Debug, Default, PartialEq, PartialOrd)]
+/// #[derive(bytemuck::Pod, bytemuck::Zeroable)]
+/// struct Cents(u32);
+/// unsafe impl cudarc::driver::DeviceRepr for Cents {}
+/// unsafe impl cudarc::driver::ValidAsZeroBits for Cents {}
+/// impl DeviceItem for Cents {
+///     const TYPE: ElemType = ElemType::U32;
+/// }
+/// ```
 pub trait DeviceItem:
-    DeviceRepr
+    sealed::Sealed
+    + DeviceRepr
     + ValidAsZeroBits
     + bytemuck::Pod
     + Default
@@ -40,8 +58,16 @@ pub trait DeviceItem:
     const TYPE: ElemType;
 }
 
+mod sealed {
+    /// The supertrait that keeps [`DeviceItem`](super::DeviceItem) to this crate's types.
+    pub trait Sealed {}
+}
+
 macro_rules! device_item {
-    ($($t:ty => $e:ident),*) => {$(impl DeviceItem for $t { const TYPE: ElemType = ElemType::$e; })*};
+    ($($t:ty => $e:ident),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl DeviceItem for $t { const TYPE: ElemType = ElemType::$e; }
+    )*};
 }
 device_item!(i32 => I32, u32 => U32, f32 => F32, i64 => I64, u64 => U64, f64 => F64);
 

@@ -135,17 +135,17 @@ impl Gpu {
     /// The loaded function for `spec` (looked up once, then cached).
     pub(crate) fn function(&self, spec: &KernelSpec) -> Result<CudaFunction> {
         let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = map.get(spec.name) {
+        if let Some(f) = map.get(spec.name()) {
             return Ok(f.clone());
         }
         let f = self
             .module
-            .load_function(spec.name)
+            .load_function(spec.name())
             .map_err(|source| Error::Launch {
-                kernel: spec.name,
+                kernel: spec.name(),
                 source,
             })?;
-        map.insert(spec.name, f.clone());
+        map.insert(spec.name(), f.clone());
         Ok(f)
     }
 }

@@ -11,12 +11,12 @@ pub(crate) fn tile_grid(spec: &KernelSpec, n: usize, dynamic_smem: u32) -> Resul
     if blocks == 0 || blocks > i32::MAX as u64 {
         return Err(Error::invalid(format!(
             "{} cannot launch {blocks} blocks for {n} items",
-            spec.name
+            spec.name()
         )));
     }
     Ok(LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: dynamic_smem,
     })
 }
@@ -26,15 +26,15 @@ pub(crate) fn tile_grid(spec: &KernelSpec, n: usize, dynamic_smem: u32) -> Resul
 pub(crate) fn resident_grid(gpu: &Gpu, spec: &KernelSpec, n: usize) -> Result<LaunchConfig> {
     let per_sm = gpu
         .function(spec)?
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads, 0, None)
-        .map_err(Error::launch(spec.name))?
+        .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
+        .map_err(Error::launch(spec.name()))?
         .max(1);
     let blocks = spec
         .tiles(n as u64)
         .clamp(1, u64::from(per_sm) * u64::from(gpu.sm_count()));
     Ok(LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
-        block_dim: (spec.threads, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
         shared_mem_bytes: 0,
     })
 }

@@ -450,13 +450,13 @@ impl Scratch {
             .sum();
         let clear = self.groups_dirty.replace(P::GLOBAL_GROUPS);
         // A thread clears about 8 slots when the build's tiles are fewer.
-        let blocks = tiles.max(clear.div_ceil(SSB_BUILD.threads as usize * 8));
+        let blocks = tiles.max(clear.div_ceil(SSB_BUILD.threads() as usize * 8));
         if blocks == 0 {
             return Ok(());
         }
         let cfg = LaunchConfig {
             grid_dim: (blocks as u32, 1, 1),
-            block_dim: (SSB_BUILD.threads, 1, 1),
+            block_dim: (SSB_BUILD.threads(), 1, 1),
             shared_mem_bytes: 0,
         };
         let clear = clear as u32;
