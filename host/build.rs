@@ -22,11 +22,18 @@ fn main() {
         .join("ptx");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("set by cargo"));
     let linker = std::env::current_exe().expect("the build script knows its own path");
+    // This crate's features of the same names select the kernel sets beyond the product's.
+    let features: Vec<String> = tessera_ptx_build::FEATURES
+        .iter()
+        .filter(|f| std::env::var_os(format!("CARGO_FEATURE_{}", f.to_uppercase())).is_some())
+        .map(|f| f.to_string())
+        .collect();
     for arch in tessera_ptx_build::ARCHS {
         let opts = tessera_ptx_build::PtxOptions {
             workspace: root.clone(),
             target_dir: target_dir.clone(),
             arch: arch.to_string(),
+            features: features.clone(),
             linker: linker.clone(),
             verbose: false,
         };

@@ -5,7 +5,8 @@ use common::*;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::cpu;
-use tessera::ops::{self, PK_BLOCK_SORT_KERNELS, PkJoin, PkJoinSteps, PkKey, PkPayload};
+use tessera::ops::testing::{PK_BLOCK_SORT_KERNELS, pk_block_sort_tiles};
+use tessera::ops::{self, PkJoin, PkJoinSteps, PkKey, PkPayload};
 
 const SORT_TILE: usize = 2048;
 const BUCKET: usize = 4096;
@@ -62,7 +63,7 @@ fn block_sort_every_configuration(gpu: &tessera::Gpu) {
             for (what, keys) in &dists {
                 for (begin, end) in [(0, 32), (0, 0), (4, 13), (28, 40)] {
                     let (gk, gv) =
-                        ops::pk_block_sort_tiles(gpu, kernel, keys, &vals, begin, end).unwrap();
+                        pk_block_sort_tiles(gpu, kernel, keys, &vals, begin, end).unwrap();
                     let (ek, ev) = cpu_block_sort(keys, &vals, tile, begin, end);
                     let ctx = format!("{} n={n} {what} bits {begin}..{end}", kernel.name());
                     assert_eq!(gk, ek, "{ctx}: keys");

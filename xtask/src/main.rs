@@ -85,6 +85,8 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
             workspace: root.clone(),
             target_dir: root.join("target/ptx"),
             arch: arch.clone(),
+            // Every kernel, so that --check assembles the test and sweep kernels too.
+            features: tessera_ptx_build::FEATURES.map(String::from).to_vec(),
             linker: linker.clone(),
             verbose,
         };

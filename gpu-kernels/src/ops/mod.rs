@@ -10,4 +10,5 @@ pub mod scan;
 pub mod select;
 pub mod sort;
 pub mod sort_msd;
+#[cfg(feature = "testing")]
 pub mod testing;

@@ -650,6 +650,7 @@ join_kernels! {
 
 /// Kernels that run one block-wise radix sort per tile, for the tests of every tile
 /// configuration the join uses (and a small one).
+#[cfg(feature = "testing")]
 pub mod testing {
     #[cfg(target_arch = "nvptx64")]
     use crate::block::*;

@@ -244,6 +244,7 @@ select_kernels! {
 }
 
 /// The tile-configuration sweep of the thesis' Figure 3-8 (Q0, `i32`, ordered).
+#[cfg(feature = "sweeps")]
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
     use super::device::*;

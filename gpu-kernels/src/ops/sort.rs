@@ -637,6 +637,7 @@ partition_kernels! {
 /// each); with values on the keys' memory x 23 9.79, x 26 9.56, x 28 9.71 (it spills), x 32
 /// 16.4. Keys only with early counts 256 x 16 7.63, x 18 7.19, x 20 6.81, x 24 with two blocks
 /// 7.35 (without early counts 256 x 16 took 7.82).
+#[cfg(feature = "sweeps")]
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
     use super::*;

@@ -5,7 +5,9 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
+#[cfg(feature = "sweeps")]
 use tessera_kernels::ops::select::sweep;
+use tessera_kernels::spec::KernelSpec;
 
 use super::{Bandwidth, Record, print_table, torch};
 use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
@@ -113,6 +115,15 @@ fn cpu_ms(reps: usize, mut work: impl FnMut()) -> f64 {
     median(&samples)
 }
 
+/// The kernels of the select tile sweep (Figure 3-8), in the PTX with the `sweeps` feature.
+fn select_sweep() -> Vec<KernelSpec> {
+    #[cfg(feature = "sweeps")]
+    let all = sweep::ALL.to_vec();
+    #[cfg(not(feature = "sweeps"))]
+    let all = Vec::new();
+    all
+}
+
 /// Runs the suite on `gpu`.
 pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
     let n = 1usize << cfg.log2n;
@@ -176,11 +187,7 @@ pub fn run_gpu(gpu: &Gpu, cfg: &OpsConfig) -> Result<OpsReport> {
     let dy = gpu.upload(&yi)?;
     let p0 = Predicate::gt(499_999);
     let mut sel = Selection::<i32>::new(gpu, n)?;
-    let specs: Vec<_> = if cfg.sweeps {
-        sweep::ALL.to_vec()
-    } else {
-        vec![]
-    };
+    let specs = if cfg.sweeps { select_sweep() } else { vec![] };
     for (name, spec) in std::iter::once((
         "tessera default",
         <i32 as ops::SelectItem>::spec(SelectVariant::Ordered),

@@ -119,6 +119,7 @@ fn time_sort<K: SortKey>(
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sweep {
     /// The LSB sort's pass kernel.
+    #[cfg_attr(not(feature = "sweeps"), allow(dead_code))]
     Pass,
     /// The MSD sort's local sort kernel (kernels whose tile cannot hold the largest bucket are
     /// left out).
@@ -215,10 +216,12 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
         }
     }
     // Tile sweeps of the u32 passes.
-    let pairs = tessera_kernels::ops::sort::sweep::PAIRS;
-    rec.extend(sweep(gpu, &bw, reps, &keys, &pairs, true, Sweep::Pass)?);
-    let only = tessera_kernels::ops::sort::sweep::KEYS;
-    rec.extend(sweep(gpu, &bw, reps, &keys, &only, false, Sweep::Pass)?);
+    #[cfg(feature = "sweeps")]
+    {
+        use tessera_kernels::ops::sort::sweep::{KEYS, PAIRS};
+        rec.extend(sweep(gpu, &bw, reps, &keys, &PAIRS, true, Sweep::Pass)?);
+        rec.extend(sweep(gpu, &bw, reps, &keys, &KEYS, false, Sweep::Pass)?);
+    }
     let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
     rec.extend(sweep(
         gpu,

@@ -11,6 +11,7 @@ mod select;
 mod sort;
 mod sort_msd;
 #[doc(hidden)]
+#[cfg(feature = "testing")]
 pub mod testing;
 
 pub(crate) use bandwidth::read_sum_into_for_bench;

@@ -256,3 +256,86 @@ pub fn block_aggregate<T: AggregateItem>(
     }
     Ok((spec.tile(), out.to_vec(gpu)?, counts.to_vec(gpu)?))
 }
+
+/// One of the block-sort test kernels ([`PK_BLOCK_SORT_KERNELS`]): the only kernels
+/// [`pk_block_sort_tiles`] launches, so that a safe call cannot launch a kernel of another
+/// signature.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct BlockSortKernel {
+    spec: KernelSpec,
+    carries_values: bool,
+}
+
+impl BlockSortKernel {
+    /// The PTX entry name.
+    pub fn name(&self) -> &'static str {
+        self.spec.name()
+    }
+
+    /// Items per tile.
+    pub fn tile(&self) -> usize {
+        self.spec.tile() as usize
+    }
+
+    /// Whether it sorts values with the keys (otherwise keys alone).
+    pub fn carries_values(&self) -> bool {
+        self.carries_values
+    }
+}
+
+/// Sorts each tile of `(keys, vals)` with the block-sort test kernel `kernel` by bits
+/// `begin .. end`; returns the sorted keys and values (values only for kernels that carry
+/// them). For the tests of the block-wise radix sort.
+#[doc(hidden)]
+pub fn pk_block_sort_tiles(
+    gpu: &Gpu,
+    kernel: BlockSortKernel,
+    keys: &[u32],
+    vals: &[u32],
+    begin: u32,
+    end: u32,
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    super::check_same_len("pk_block_sort_tiles", "vals", vals.len(), keys.len())?;
+    let spec = kernel.spec;
+    let (dk, dv) = (gpu.upload(keys)?, gpu.upload(vals)?);
+    let mut ok = gpu.zeros::<u32>(keys.len())?;
+    let mut ov = gpu.zeros::<u32>(keys.len())?;
+    if !keys.is_empty() {
+        let n32 = keys.len() as u32;
+        launch!(
+            gpu,
+            spec,
+            tile_grid(&spec, keys.len(), 0)?,
+            [
+                &dk.buf,
+                &dv.buf,
+                &n32,
+                &begin,
+                &end,
+                &mut ok.buf,
+                &mut ov.buf
+            ]
+        )?;
+    }
+    Ok((ok.to_vec(gpu)?, ov.to_vec(gpu)?))
+}
+
+/// The block-sort test kernels.
+#[doc(hidden)]
+pub const PK_BLOCK_SORT_KERNELS: [BlockSortKernel; 4] = {
+    let all = tessera_kernels::ops::pkjoin::testing::ALL;
+    let mut out = [BlockSortKernel {
+        spec: all[0].0,
+        carries_values: all[0].1,
+    }; 4];
+    let mut i = 1;
+    while i < all.len() {
+        out[i] = BlockSortKernel {
+            spec: all[i].0,
+            carries_values: all[i].1,
+        };
+        i += 1;
+    }
+    out
+};

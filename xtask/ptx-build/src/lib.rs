@@ -42,6 +42,10 @@ fn err<T>(msg: impl Into<String>) -> Result<T, BuildError> {
     Err(BuildError(msg.into()))
 }
 
+/// The kernel crate's optional kernel sets: `testing` (kernels only tests call) and `sweeps`
+/// (the benchmarks' tile-configuration sweeps). Without them the PTX holds the product kernels.
+pub const FEATURES: [&str; 2] = ["testing", "sweeps"];
+
 /// What to build.
 #[derive(Clone, Debug)]
 pub struct PtxOptions {
@@ -51,6 +55,8 @@ pub struct PtxOptions {
     pub target_dir: PathBuf,
     /// `sm_80` or `sm_90`.
     pub arch: String,
+    /// Features of the kernel crate beyond the product kernels ([`FEATURES`]).
+    pub features: Vec<String>,
     /// Program to run as the linker (it must call [`run_as_linker_if_requested`] first).
     pub linker: PathBuf,
     /// Print cargo's output instead of capturing it.
@@ -150,8 +156,25 @@ pub fn build(opts: &PtxOptions) -> Result<PathBuf, BuildError> {
     check_toolchain()?;
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let manifest = opts.workspace.join("gpu-kernels/Cargo.toml");
-    // One target dir per arch: both can then be cached side by side.
-    let target_dir = opts.target_dir.join(&opts.arch);
+    if let Some(f) = opts
+        .features
+        .iter()
+        .find(|f| !FEATURES.contains(&f.as_str()))
+    {
+        return err(format!(
+            "unknown kernel feature {f:?}; use some of {FEATURES:?}"
+        ));
+    }
+    // One target dir per arch and feature set: all can then be cached side by side.
+    let mut features = opts.features.clone();
+    features.sort();
+    features.dedup();
+    let target_dir = opts.target_dir.join(
+        std::iter::once(opts.arch.clone())
+            .chain(features.iter().cloned())
+            .collect::<Vec<_>>()
+            .join("+"),
+    );
     let mut cmd = Command::new(cargo);
     scrub(&mut cmd);
     cmd.current_dir(&opts.workspace)
@@ -165,6 +188,11 @@ pub fn build(opts: &PtxOptions) -> Result<PathBuf, BuildError> {
             "--crate-type",
             "cdylib",
         ])
+        .args(if features.is_empty() {
+            vec![]
+        } else {
+            vec!["--features".to_string(), features.join(",")]
+        })
         .arg("--target-dir")
         .arg(&target_dir)
         .arg("--")
