@@ -170,14 +170,37 @@ fn truncated(data: &SsbData, n: usize) -> SsbData {
 
 fn awkward_lineorder_sizes(gpu: &tessera::Gpu) {
     let data = sf(0.01);
-    // Empty, one row, around a probe tile (1024 and 2048 rows), and a partial last tile.
-    for n in common::capped(&[0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 30_001]) {
+    // Empty, one row, around each flight's probe tile (1024 rows for flight 1, 2048 for
+    // flights 2 and 4, 3072 for flight 3) and its multiples, and a partial last tile.
+    let sizes = [
+        0, 1, 1023, 1024, 1025, 2047, 2048, 2049, 3071, 3072, 3073, 4097, 6145, 9215, 30_001,
+    ];
+    for n in common::capped(&sizes) {
         let d = truncated(data, n);
         let e = GpuEngine::new(gpu, &d).unwrap();
         all_queries_agree(&e, &d, &format!("{n} lineorder rows"));
         let c = CoprocessorEngine::new(gpu, &d).unwrap();
         all_queries_agree(&c, &d, &format!("coprocessor, {n} lineorder rows"));
     }
+}
+
+/// With the probes' grids capped at a few blocks, each block walks many tiles, so the loop that
+/// loads the next tile while it works on the current one runs all its iterations on small
+/// inputs (without the cap it runs them only once a scale factor has more tiles than the GPU
+/// has resident blocks, about SF 1 on an H100).
+fn probes_walk_many_tiles_per_block(gpu: &tessera::Gpu) {
+    let data = sf(0.01);
+    for blocks in [1, 2, 3] {
+        gpu.set_resident_block_cap(Some(blocks));
+        for n in common::capped(&[3073, 6145, 9215, 30_001]) {
+            let d = truncated(data, n);
+            let e = GpuEngine::new(gpu, &d).unwrap();
+            all_queries_agree(&e, &d, &format!("{blocks} blocks, {n} lineorder rows"));
+        }
+    }
+    gpu.set_resident_block_cap(None);
+    let e = GpuEngine::new(gpu, data).unwrap();
+    all_queries_agree(&e, data, "uncapped after the capped runs");
 }
 
 fn model_counts_the_rows_the_engines_aggregate() {
@@ -212,6 +235,7 @@ harness! {
         coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor,
         loaded_tbl_data_gives_the_same_results,
         awkward_lineorder_sizes,
+        probes_walk_many_tiles_per_block,
     ],
     cpu: [
         model_counts_the_rows_the_engines_aggregate,

@@ -21,6 +21,8 @@ pub struct Gpu {
     name: String,
     arch: &'static str,
     sm_count: u32,
+    /// Most blocks of a persistent grid; 0: as many as are resident at once.
+    resident_cap: std::sync::atomic::AtomicU32,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -96,6 +98,7 @@ impl Gpu {
             stream,
             module,
             functions: Mutex::new(HashMap::new()),
+            resident_cap: std::sync::atomic::AtomicU32::new(0),
             name,
             arch,
             sm_count,
@@ -115,6 +118,24 @@ impl Gpu {
     /// Number of streaming multiprocessors.
     pub fn sm_count(&self) -> u32 {
         self.sm_count
+    }
+
+    /// Caps the kernels that size their grid to the GPU (the SSB probes, which walk tiles in a
+    /// loop) at `blocks` blocks, `None` to lift the cap. Results do not depend on it; a small
+    /// cap makes each block walk many tiles, which tests use to reach the loop's later
+    /// iterations on small inputs.
+    pub fn set_resident_block_cap(&self, blocks: Option<u32>) {
+        let cap = blocks.map_or(0, |b| b.max(1));
+        self.resident_cap
+            .store(cap, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The cap of [`Gpu::set_resident_block_cap`], if any.
+    pub(crate) fn resident_block_cap(&self) -> Option<u32> {
+        match self.resident_cap.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => None,
+            cap => Some(cap),
+        }
     }
 
     /// Waits for all queued work.

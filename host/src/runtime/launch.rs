@@ -29,9 +29,11 @@ pub(crate) fn resident_grid(gpu: &Gpu, spec: &KernelSpec, n: usize) -> Result<La
         .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
         .map_err(Error::launch(spec.name()))?
         .max(1);
-    let blocks = spec
-        .tiles(n as u64)
-        .clamp(1, u64::from(per_sm) * u64::from(gpu.sm_count()));
+    let resident = u64::from(per_sm) * u64::from(gpu.sm_count());
+    let most = gpu
+        .resident_block_cap()
+        .map_or(resident, |c| resident.min(c.into()));
+    let blocks = spec.tiles(n as u64).clamp(1, most);
     Ok(LaunchConfig {
         grid_dim: (blocks as u32, 1, 1),
         block_dim: (spec.threads(), 1, 1),
