@@ -1,17 +1,24 @@
 //! The test harness of the test files that need a GPU or DuckDB (`harness = false` in
 //! Cargo.toml): libtest's command line and output (`libtest-mimic`), with a test that cannot
-//! run here reported as **ignored**, and the reason printed once before the run, instead of a
-//! test that returns early and passes.
+//! run here reported as **ignored**, with the reason, instead of a test that returns early and
+//! passes.
 //!
-//! * GPU tests take the binary's one [`Gpu`] (module load JIT-compiles every kernel once).
-//!   Without a GPU they are ignored; under `TESSERA_REQUIRE_GPU=1` they run and fail.
-//! * DuckDB tests need `python3 -c 'import duckdb'`; without it they are ignored, under
-//!   `TESSERA_REQUIRE_DUCKDB=1` (set in CI) they run and fail.
-//! * `--include-ignored` runs them anyway (and they fail where their need is missing).
+//! * GPU tests take the binary's one [`Gpu`], opened by the first GPU test that runs (module
+//!   load JIT-compiles every kernel once). Without a GPU each of them reports
+//!   `ignored (needs a GPU)`; under `TESSERA_REQUIRE_GPU=1` they fail instead.
+//! * DuckDB tests need `python3 -c 'import duckdb'`; without it they are ignored the same way,
+//!   under `TESSERA_REQUIRE_DUCKDB=1` (set in CI) they fail.
+//! * After libtest's summary the binary prints, outside any capture, one `note:` line per
+//!   reason with how many tests it ignored (or failed).
+//! * `--list` and a filter that selects no GPU test never open the GPU. `--ignored` and
+//!   `--include-ignored` concern the tests ignored whatever the machine has (benchmarks).
+//! * libtest-mimic captures no output: `--nocapture` is accepted, and what a test prints
+//!   always shows.
 use std::process::{Command, ExitCode};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use libtest_mimic::{Arguments, Failed, Trial};
+use libtest_mimic::{Arguments, Completion, Trial};
 use tessera::Gpu;
 
 /// What a test needs beyond the CPU.
@@ -20,6 +27,30 @@ enum Need {
     Nothing,
     Gpu,
     DuckDb,
+}
+
+impl Need {
+    /// What is needed, the variable that makes its absence a failure, and how many tests of
+    /// this binary found it missing.
+    fn what(self) -> (&'static str, &'static str, &'static AtomicUsize) {
+        static GPU: AtomicUsize = AtomicUsize::new(0);
+        static DUCKDB: AtomicUsize = AtomicUsize::new(0);
+        static NOTHING: AtomicUsize = AtomicUsize::new(0);
+        match self {
+            Need::Gpu => ("GPU", "TESSERA_REQUIRE_GPU", &GPU),
+            Need::DuckDb => ("DuckDB", "TESSERA_REQUIRE_DUCKDB", &DUCKDB),
+            Need::Nothing => ("nothing", "", &NOTHING),
+        }
+    }
+
+    /// `Err` with the reason where what this test needs is missing.
+    fn probe(self) -> Result<(), &'static str> {
+        match self {
+            Need::Nothing => Ok(()),
+            Need::Gpu => gpu_probe().as_ref().map(|_| ()).map_err(String::as_str),
+            Need::DuckDb => duckdb_probe().as_ref().map(|_| ()).map_err(String::as_str),
+        }
+    }
 }
 
 enum Body {
@@ -73,6 +104,29 @@ impl Test {
             ignored: None,
         }
     }
+
+    /// The trial: it checks the test's need when it runs, and reports it ignored (or failed,
+    /// under the need's `TESSERA_REQUIRE_*`) where the need is missing.
+    fn trial(self) -> Trial {
+        let (need, body) = (self.need, self.body);
+        Trial::ignorable_test(self.name, move || {
+            if let Err(why) = need.probe() {
+                let (what, var, count) = need.what();
+                count.fetch_add(1, Ordering::Relaxed);
+                if required(var) {
+                    return Err(format!("{var}=1 and no {what}: {why}").into());
+                }
+                let article = if need == Need::Gpu { "a " } else { "" };
+                return Ok(Completion::ignored_with(format!("needs {article}{what}")));
+            }
+            match body {
+                Body::Cpu(f) => f(),
+                Body::Gpu(f) => f(gpu_probe().as_ref().expect("probed")),
+            }
+            Ok(Completion::Completed)
+        })
+        .with_ignored_flag(self.ignored.is_some())
+    }
 }
 
 fn required(var: &str) -> bool {
@@ -83,13 +137,6 @@ fn required(var: &str) -> bool {
 fn gpu_probe() -> &'static Result<Gpu, String> {
     static GPU: OnceLock<Result<Gpu, String>> = OnceLock::new();
     GPU.get_or_init(|| Gpu::new().map_err(|e| e.to_string()))
-}
-
-/// The binary's GPU, for a test that needs one; a test failure naming the reason otherwise.
-pub fn gpu() -> Result<&'static Gpu, Failed> {
-    gpu_probe()
-        .as_ref()
-        .map_err(|e| format!("this test needs a GPU: {e}").into())
 }
 
 fn duckdb_probe() -> &'static Result<(), String> {
@@ -112,63 +159,50 @@ fn duckdb_probe() -> &'static Result<(), String> {
     })
 }
 
-/// Why a test with `need` cannot run here (`None` when it can, or when its variable demands
-/// that it run and fail).
-fn missing(need: Need) -> Option<(String, &'static str)> {
-    let (probe, var) = match need {
-        Need::Nothing => return None,
-        Need::Gpu => (gpu_probe().as_ref().err(), "TESSERA_REQUIRE_GPU"),
-        Need::DuckDb => (duckdb_probe().as_ref().err(), "TESSERA_REQUIRE_DUCKDB"),
-    };
-    match probe {
-        Some(why) if !required(var) => Some((why.clone(), var)),
-        _ => None,
-    }
-}
-
-/// Runs `tests` as libtest would, with the command line's filters and options. Prints, before
-/// the run and outside any capture, how many tests are ignored and why.
+/// Runs `tests` as libtest would, with the command line's filters and options, then prints to
+/// stderr, after the summary, why tests were ignored (or failed for a missing GPU or DuckDB).
 pub fn run(tests: Vec<Test>) -> ExitCode {
     let args = Arguments::from_args();
-    let mut notes: Vec<(Need, usize, String, &'static str)> = Vec::new();
-    let mut reasons: Vec<String> = Vec::new();
-    let trials = tests
+    let mut notes = Vec::new();
+    let trials: Vec<Trial> = tests
         .into_iter()
         .map(|t| {
-            let skip = t.ignored.is_some() || missing(t.need).is_some();
-            if let Some(reason) = t.ignored {
-                reasons.push(format!("note: {} ignored: {reason}", t.name));
-            }
-            if t.ignored.is_none()
-                && let Some((why, var)) = missing(t.need)
+            let reason = t.ignored;
+            let trial = t.trial();
+            if let Some(reason) = reason
+                && !args.is_filtered_out(&trial)
+                && args.is_ignored(&trial)
             {
-                match notes.iter_mut().find(|n| n.0 == t.need) {
-                    Some(n) => n.1 += 1,
-                    None => notes.push((t.need, 1, why, var)),
-                }
+                notes.push(format!("note: {} ignored: {reason}", trial.name()));
             }
-            let body = t.body;
-            Trial::test(t.name, move || match body {
-                Body::Cpu(f) => {
-                    f();
-                    Ok(())
-                }
-                Body::Gpu(f) => {
-                    f(gpu()?);
-                    Ok(())
-                }
-            })
-            .with_ignored_flag(skip)
+            trial
         })
         .collect();
+    let conclusion = libtest_mimic::run(&args, trials);
     if !args.list {
-        reasons.iter().for_each(|r| println!("{r}"));
-        for (need, n, why, var) in &notes {
-            let what = if *need == Need::Gpu { "GPU" } else { "DuckDB" };
-            println!("note: {n} {what} test(s) ignored: {why}; {var}=1 makes them fail instead");
+        for need in [Need::Gpu, Need::DuckDb] {
+            let (what, var, count) = need.what();
+            let n = count.load(Ordering::Relaxed);
+            if n == 0 {
+                continue;
+            }
+            let why = need.probe().expect_err("counted where missing");
+            let (tests, them) = if n == 1 {
+                ("test", "it")
+            } else {
+                ("tests", "them")
+            };
+            notes.push(if required(var) {
+                format!("note: {n} {what} {tests} FAILED under {var}=1: {why}")
+            } else {
+                format!(
+                    "note: {n} {what} {tests} ignored: {why}; {var}=1 makes {them} fail instead"
+                )
+            });
         }
+        notes.iter().for_each(|n| eprintln!("{n}"));
     }
-    libtest_mimic::run(&args, trials).exit_code()
+    conclusion.exit_code()
 }
 
 /// `fn main` of a harness file: `harness! { gpu: [a, b], cpu: [c], duckdb: [d], extra: [e] }`,
