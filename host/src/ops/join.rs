@@ -9,7 +9,6 @@
 //! row meets every build row with its key ([`join`] emits one pair, [`join_sum`] adds one term
 //! per match), as SQL's inner join does. Builds detect duplicates; probes of a table without them
 //! stop at the first match.
-use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
 use tessera_kernels::ops::join as k;
@@ -601,35 +600,18 @@ fn shared_spec(table: &HashTable) -> KernelSpec {
 /// shared memory per block less the probe kernel's own (static) shared memory. 227 KB less
 /// 544 bytes on an H100.
 pub fn shared_table_limit(gpu: &Gpu) -> Result<usize> {
-    let optin = gpu
-        .context()
-        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(Error::driver("querying the shared memory per block", 0))?;
-    let f = gpu.function(&k::HASH_JOIN_SUM_SHARED)?;
-    let fixed = f
-        .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-        .map_err(Error::driver("querying a kernel's shared memory", 0))?;
-    Ok((optin.max(0) as usize).saturating_sub(fixed.max(0) as usize))
+    gpu.allow_max_dynamic_smem(&k::HASH_JOIN_SUM_SHARED)
 }
 
 /// The persistent launch of the shared-memory probe of `table` over `n` probe rows: `None`
 /// when the table does not fit.
 fn shared_launch(gpu: &Gpu, table: &HashTable, n: usize) -> Result<Option<LaunchConfig>> {
     let bytes = table.bytes();
-    if bytes > shared_table_limit(gpu)? {
+    let spec = shared_spec(table);
+    if bytes > gpu.allow_max_dynamic_smem(&spec)? {
         return Ok(None);
     }
-    let spec = shared_spec(table);
     let f = gpu.function(&spec)?;
-    // Dynamic shared memory above 48 KB must be allowed per kernel first.
-    f.set_attribute(
-        FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        bytes as i32,
-    )
-    .map_err(Error::driver(
-        "allowing the shared-memory probe's table",
-        bytes,
-    ))?;
     let per_sm = f
         .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), bytes, None)
         .map_err(Error::driver(

@@ -23,14 +23,17 @@ pub struct MsdKernels {
     pub local: LocalSorts,
 }
 
-/// Allows `spec` `bytes` of dynamic shared memory (above 48 KB it must be allowed per kernel).
+/// Allows `spec` `bytes` of dynamic shared memory (above 48 KB it must be allowed per kernel);
+/// an error when this GPU does not offer that much.
 fn allow_smem(gpu: &Gpu, spec: &KernelSpec, bytes: usize) -> Result<()> {
-    gpu.function(spec)?
-        .set_attribute(
-            FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            bytes as i32,
-        )
-        .map_err(Error::driver("allowing a kernel's shared memory", bytes))
+    let limit = gpu.allow_max_dynamic_smem(spec)?;
+    if bytes > limit {
+        return Err(Error::invalid(format!(
+            "{} needs {bytes} bytes of shared memory, this GPU offers {limit}",
+            spec.name()
+        )));
+    }
+    Ok(())
 }
 
 /// Whether `spec` runs on `gpu` with `dynamic` bytes of dynamic shared memory beside its static

@@ -169,4 +169,28 @@ impl Gpu {
         map.insert(spec.name(), f.clone());
         Ok(f)
     }
+
+    /// The most dynamic shared memory `spec` can launch with on this GPU (the device's opt-in
+    /// limit less the kernel's static shared memory), allowed for the kernel once and for all.
+    /// Above 48 KB the driver needs that allowance per kernel; it is set to the limit rather
+    /// than to one launch's size so that launches of other sizes from other threads never
+    /// lower it under each other.
+    pub(crate) fn allow_max_dynamic_smem(&self, spec: &KernelSpec) -> Result<usize> {
+        use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
+        let optin = self
+            .ctx
+            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+            .map_err(Error::driver("querying the shared memory per block", 0))?;
+        let f = self.function(spec)?;
+        let fixed = f
+            .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(Error::driver("querying a kernel's shared memory", 0))?;
+        let limit = (optin.max(0) as usize).saturating_sub(fixed.max(0) as usize);
+        f.set_attribute(
+            FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            limit as i32,
+        )
+        .map_err(Error::driver("allowing a kernel's shared memory", limit))?;
+        Ok(limit)
+    }
 }
