@@ -17,15 +17,24 @@ pub mod testing;
 pub(crate) use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
-pub use join::*;
-pub use pkjoin::*;
+pub use join::{
+    HashTable, JOIN_TILE, JoinAggregate, JoinPairs, JoinSum, KeySet, ProbePath, TableLayout,
+    TableOptions, join, join_sum, semi_join, shared_table_limit,
+};
+pub(crate) use join::{join_perfect_layout, l2_read_bandwidth};
+pub use pkjoin::{PkJoin, PkJoinResult, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join};
+pub(crate) use pkjoin::{check_pk_inputs, pk_duplicate_error};
 pub use project::{project_linear, project_linear_into, project_sigmoid, project_sigmoid_into};
 pub use scan::exclusive_scan;
 pub use select::{
     Predicate, Select2Item, SelectItem, SelectVariant, Selection, select, select_where2,
     select_with,
 };
-pub use sort::*;
+pub use sort::{
+    MSD_MIN_ITEMS, Order, Partitions, RadixPartition, RadixSort, SortKey, SortStrategy,
+    radix_partition, sort, sort_pairs,
+};
+#[doc(hidden)]
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 

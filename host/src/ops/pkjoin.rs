@@ -36,8 +36,10 @@ use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, til
 /// [`tessera_kernels::radix`]).
 pub trait PkKey: DeviceItem + RadixKey<Bits = u32> {
     /// Level 1 tile sort for this key type.
+    #[doc(hidden)]
     const SORT_INPUT: KernelSpec;
     /// Join kernel for this key type.
+    #[doc(hidden)]
     const JOIN: KernelSpec;
 }
 impl PkKey for u32 {

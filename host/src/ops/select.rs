@@ -90,6 +90,7 @@ pub enum SelectVariant {
 /// [`DeviceItem`]: other types cannot be selected.
 pub trait SelectItem: DeviceItem + Bounds {
     /// The kernel for `variant`.
+    #[doc(hidden)]
     fn spec(variant: SelectVariant) -> KernelSpec;
 }
 
@@ -118,6 +119,7 @@ select_item! {
 /// Item types with two-column selection kernels.
 pub trait Select2Item: DeviceItem {
     /// The kernel.
+    #[doc(hidden)]
     const SPEC: KernelSpec;
 }
 impl Select2Item for i32 {

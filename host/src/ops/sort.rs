@@ -29,10 +29,13 @@ pub enum Order {
 /// [`DeviceItem`]: other types cannot be sort keys.
 pub trait SortKey: DeviceItem + RadixKey {
     /// The histogram kernel.
+    #[doc(hidden)]
     const HIST: KernelSpec;
     /// Pass kernels: `[keys only, with values][32-bit status, 64-bit status]`.
+    #[doc(hidden)]
     const PASS: [[KernelSpec; 2]; 2];
     /// The MSD sort's kernels (32-bit keys).
+    #[doc(hidden)]
     const MSD: Option<MsdKernels>;
 }
 

@@ -14,13 +14,14 @@ use super::sort::{PassIo, PassWords, launch_pass};
 use crate::error::{Error, Result};
 use crate::runtime::Gpu;
 
-/// A key type's MSD kernels.
+/// A key type's MSD kernels (named by [`SortKey`](super::SortKey), built by this crate only).
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct MsdKernels {
     /// The histogram kernel.
-    pub hist: KernelSpec,
+    pub(crate) hist: KernelSpec,
     /// The local sort kernels.
-    pub local: LocalSorts,
+    pub(crate) local: LocalSorts,
 }
 
 /// Allows `spec` `bytes` of dynamic shared memory (above 48 KB it must be allowed per kernel);
