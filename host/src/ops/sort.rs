@@ -369,20 +369,56 @@ impl<K: SortKey> RadixSort<K> {
         self.run(gpu, keys, keys_out, Some((values, vals_out)), order)
     }
 
+    /// Checks the lengths against each other and the buffers, then runs the MSD sort where
+    /// it pays and the LSB sort otherwise.
     fn run(
         &mut self,
         gpu: &Gpu,
         keys: &DeviceColumn<K>,
         out: &mut DeviceColumn<K>,
-        mut vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+        vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
         order: Order,
     ) -> Result<()> {
+        self.check(keys, out, &vals)?;
+        self.passes_run = 0;
+        self.ran = None;
+        self.local_run = None;
         let n = keys.len();
-        let name = "radix sort";
+        if n == 0 {
+            return Ok(());
+        }
+        let (desc, with_values) = (order == Order::Descending, vals.is_some());
+        // The MSD sort's histogram also counts what the LSB sort needs if a bucket is too
+        // large for it.
+        let mut lsb_hist = None;
+        if let Some(m) = self.msd_kernels(gpu, n)? {
+            let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
+            let lsb = msd_host::lsb_histograms(&hist);
+            match self.msd_local_kernel(gpu, &m, &hist, &lsb, n, with_values)? {
+                Some(local) => return self.run_msd(gpu, &hist, desc, local, keys, out, vals),
+                None => lsb_hist = Some(lsb),
+            }
+        }
+        self.run_lsb(gpu, keys, out, vals, desc, lsb_hist)
+    }
+
+    /// Refuses outputs of another length than the keys, and inputs larger than the buffers.
+    fn check(
+        &self,
+        keys: &DeviceColumn<K>,
+        out: &DeviceColumn<K>,
+        vals: &Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+    ) -> Result<()> {
+        let (n, name) = (keys.len(), "radix sort");
         check_same_len(name, "output keys", out.len(), n)?;
-        if let Some((vi, vo)) = &vals {
+        if let Some((vi, vo)) = vals {
             check_same_len(name, "values", vi.len(), n)?;
             check_same_len(name, "output values", vo.len(), n)?;
+            if self.temp_vals.is_none() {
+                return Err(Error::invalid(format!(
+                    "{name}: this RadixSort was made without value buffers"
+                )));
+            }
         }
         if n > self.temp_keys.capacity() {
             return Err(Error::invalid(format!(
@@ -390,35 +426,12 @@ impl<K: SortKey> RadixSort<K> {
                 self.temp_keys.capacity()
             )));
         }
-        self.passes_run = 0;
-        self.ran = None;
-        self.local_run = None;
-        if n == 0 {
-            return Ok(());
-        }
-        let with_values = vals.is_some();
-        let temp_vals = match (&mut self.temp_vals, with_values) {
-            (Some(t), true) => Some(t),
-            (None, true) => {
-                return Err(Error::invalid(format!(
-                    "{name}: this RadixSort was made without value buffers"
-                )));
-            }
-            (_, false) => None,
-        };
-        let s64 = status_width(n);
-        let spec = match self.pass_override {
-            Some((o, v)) if v == with_values && s64 == 0 => o,
-            _ => K::PASS[usize::from(with_values)][s64],
-        };
-        let bits = k::SORT_BITS;
-        let layout = RadixState {
-            passes: (<K::Bits as RadixBits>::BITS / bits) as usize,
-            bins: 1 << bits,
-            tiles: spec.tiles(n as u64) as usize,
-            status_words: 1 + s64,
-        };
-        let desc = order == Order::Descending;
+        Ok(())
+    }
+
+    /// The MSD sort's kernels where the strategy asks for it at `n` keys and the GPU offers
+    /// its histogram's shared memory.
+    fn msd_kernels(&self, gpu: &Gpu, n: usize) -> Result<Option<MsdKernels>> {
         let wanted = n as u64 <= k::STATUS32_MAX_ITEMS
             && self.pass_override.is_none()
             && match self.strategy {
@@ -426,56 +439,115 @@ impl<K: SortKey> RadixSort<K> {
                 SortStrategy::Lsb => false,
                 SortStrategy::Msd => true,
             };
-        let msd = match K::MSD {
+        Ok(match K::MSD {
             Some(m) if wanted && msd_host::fits(gpu, &m.hist, msd::MSD_HIST_SMEM)? => Some(m),
             _ => None,
+        })
+    }
+
+    /// The local sort kernel whose tile holds the largest bucket of `hist` (or the
+    /// benchmark's), where the MSD sort then costs less than the LSB passes it saves; `None`
+    /// sends the keys to the LSB sort.
+    fn msd_local_kernel(
+        &self,
+        gpu: &Gpu,
+        m: &MsdKernels,
+        hist: &[u32],
+        lsb: &[u32],
+        n: usize,
+        with_values: bool,
+    ) -> Result<Option<KernelSpec>> {
+        let runs = |s: &KernelSpec| {
+            msd_host::fits(gpu, s, msd::local_sort_smem(s.tile() as usize, with_values))
         };
-        // The MSD sort's histogram also counts what the LSB sort needs if a bucket is too
-        // large for it.
-        let mut lsb_hist = None;
-        if let Some(m) = msd {
-            let hist = msd_host::histogram(gpu, m.hist, &keys.buf, n, desc, &mut self.msd_hist)?;
-            let lsb = msd_host::lsb_histograms(&hist);
-            let strategy = self.strategy;
-            let runs = |s: &KernelSpec| {
-                msd_host::fits(gpu, s, msd::local_sort_smem(s.tile() as usize, with_values))
-            };
-            let local = msd_host::local_kernel(&hist, &m.local, with_values, runs)?
-                .map(|fit| match self.local_override {
+        let local =
+            msd_host::local_kernel(hist, &m.local, with_values, runs)?.map(|fit| {
+                match self.local_override {
                     Some(o) if o.tile() >= fit.tile() => o,
                     _ => fit,
-                })
-                .filter(|l| {
-                    strategy == SortStrategy::Msd
-                        || msd_host::pays(n, l.tile() as usize, with_values, &lsb)
-                });
-            match local {
-                Some(local) => {
-                    let first = K::PASS[usize::from(with_values)][0];
-                    let b = MsdBuffers {
-                        keys: &keys.buf,
-                        out: &mut out.buf,
-                        temp: &mut self.temp_keys.buf,
-                        vals: match (vals, temp_vals) {
-                            (Some((vi, vo)), Some(tv)) => Some(MsdValues {
-                                vals: &vi.buf,
-                                out: &mut vo.buf,
-                                temp: &mut tv.buf,
-                            }),
-                            _ => None,
-                        },
-                    };
-                    msd_host::sort(gpu, &hist, n, desc, first, local, &mut self.msd_state, b)?;
-                    self.passes_run = 3;
-                    self.ran = Some(SortStrategy::Msd);
-                    self.local_run = Some(local);
-                    return Ok(());
                 }
-                None => lsb_hist = Some(lsb),
-            }
+            });
+        Ok(local.filter(|l| {
+            self.strategy == SortStrategy::Msd
+                || msd_host::pays(n, l.tile() as usize, with_values, lsb)
+        }))
+    }
+
+    /// The MSD sort with the local sort kernel `local`: two passes, then one local sort per
+    /// bucket.
+    #[allow(clippy::too_many_arguments)]
+    fn run_msd(
+        &mut self,
+        gpu: &Gpu,
+        hist: &[u32],
+        desc: bool,
+        local: KernelSpec,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
+        vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+    ) -> Result<()> {
+        let first = K::PASS[usize::from(vals.is_some())][0];
+        let b = MsdBuffers {
+            keys: &keys.buf,
+            out: &mut out.buf,
+            temp: &mut self.temp_keys.buf,
+            vals: match (vals, self.temp_vals.as_mut()) {
+                (Some((vi, vo)), Some(tv)) => Some(MsdValues {
+                    vals: &vi.buf,
+                    out: &mut vo.buf,
+                    temp: &mut tv.buf,
+                }),
+                _ => None,
+            },
+        };
+        msd_host::sort(
+            gpu,
+            hist,
+            keys.len(),
+            desc,
+            first,
+            local,
+            &mut self.msd_state,
+            b,
+        )?;
+        self.passes_run = 3;
+        self.ran = Some(SortStrategy::Msd);
+        self.local_run = Some(local);
+        Ok(())
+    }
+
+    /// The pass kernel for `n` keys (alone or with values): the benchmark's where it set one.
+    fn pass_kernel(&self, n: usize, with_values: bool) -> KernelSpec {
+        let s64 = status_width(n);
+        match self.pass_override {
+            Some((o, v)) if v == with_values && s64 == 0 => o,
+            _ => K::PASS[usize::from(with_values)][s64],
         }
+    }
+
+    /// The LSB sort: a histogram of every digit (unless the MSD sort's `hist` has them), then
+    /// one one-sweep pass per digit that does not hold every key, ping-ponging between `out`
+    /// and the temporary so that the last pass writes `out`.
+    fn run_lsb(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
+        mut vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+        desc: bool,
+        hist: Option<Vec<u32>>,
+    ) -> Result<()> {
+        let n = keys.len();
+        let spec = self.pass_kernel(n, vals.is_some());
+        let bits = k::SORT_BITS;
+        let layout = RadixState {
+            passes: (<K::Bits as RadixBits>::BITS / bits) as usize,
+            bins: 1 << bits,
+            tiles: spec.tiles(n as u64) as usize,
+            status_words: 1 + status_width(n),
+        };
         let mut work = RadixWork::prepare(gpu, self.work.take(), layout)?;
-        let hist = match lsb_hist {
+        let hist = match hist {
             Some(h) => h,
             None => {
                 work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
@@ -483,22 +555,10 @@ impl<K: SortKey> RadixSort<K> {
             }
         };
         work.write_offsets(gpu, &digit_offsets(&hist, layout.bins))?;
-        // A pass where one digit holds every key moves nothing; run at least one pass, which
-        // also maps the keys to ordered bits and back.
-        let mut run: Vec<usize> = (0..layout.passes)
-            .filter(|&p| {
-                !hist[p * layout.bins..(p + 1) * layout.bins]
-                    .iter()
-                    .any(|&c| c as usize == n)
-            })
-            .collect();
-        if run.is_empty() {
-            run.push(0);
-        }
-        // Ping-pong between `out` and the temporary so that the last pass writes `out`.
+        let run = nontrivial_passes(&hist, layout.passes, layout.bins, n);
         let last = run.len() - 1;
         let temp_keys = &mut self.temp_keys.buf;
-        let mut temp_vals = temp_vals.map(|t| &mut t.buf);
+        let mut temp_vals = self.temp_vals.as_mut().map(|t| &mut t.buf);
         for (i, &p) in run.iter().enumerate() {
             let mode = (if i == 0 { k::MODE_FIRST } else { 0 })
                 | (if i == last { k::MODE_LAST } else { 0 })
@@ -528,6 +588,22 @@ impl<K: SortKey> RadixSort<K> {
         self.work = Some(work);
         Ok(())
     }
+}
+
+/// The passes of an LSB sort of `n` keys worth running: a pass where one digit holds every key
+/// moves nothing. At least one runs, which also maps the keys to ordered bits and back.
+fn nontrivial_passes(hist: &[u32], passes: usize, bins: usize, n: usize) -> Vec<usize> {
+    let mut run: Vec<usize> = (0..passes)
+        .filter(|&p| {
+            !hist[p * bins..(p + 1) * bins]
+                .iter()
+                .any(|&c| c as usize == n)
+        })
+        .collect();
+    if run.is_empty() {
+        run.push(0);
+    }
+    run
 }
 
 /// Sorts `keys` into a new column.
