@@ -415,10 +415,33 @@ impl PkJoin {
             None => None,
         };
         let mut shape = PkJoinSteps::default();
-        let [sorted, tiles] = self.bufs.as_mut().expect("allocated");
-        let (na32, n32) = (na as u32, n as u32);
+        self.sort_input(gpu, a_keys, b_keys, &mut clock)?;
+        if n > SORT_TILE {
+            self.sample_sort(gpu, n, &mut shape, &mut clock)?;
+        }
+        let count = self.join_sorted(gpu, na, a_vals, b_vals, &mut out, &mut clock)?;
+        if let (Some(c), Some(s)) = (clock, steps) {
+            c.finish(&mut shape)?;
+            *s = shape;
+        }
+        out.keys.set_len(count);
+        out.a.set_len(count);
+        out.b.set_len(count);
+        Ok(out)
+    }
 
-        // Level 1's tile sort reads the inputs; one tile is already the whole sort.
+    /// Level 1's tile sort of both inputs' keys with their rows, into the tile buffer (or the
+    /// sorted one when one tile is the whole sort).
+    fn sort_input<K: PkKey>(
+        &mut self,
+        gpu: &Gpu,
+        a_keys: &DeviceColumn<K>,
+        b_keys: &DeviceColumn<K>,
+        clock: &mut Option<StepClock>,
+    ) -> Result<()> {
+        let (na, n) = (a_keys.len(), a_keys.len() + b_keys.len());
+        let (na32, n32) = (na as u32, n as u32);
+        let [sorted, tiles] = self.bufs.as_mut().expect("allocated");
         let first = if n <= SORT_TILE {
             &mut *sorted
         } else {
@@ -438,44 +461,65 @@ impl PkJoin {
             ]
         )?;
         trace(gpu, "sort input")?;
-        mark(&mut clock, PkStep::SortTiles)?;
+        mark(clock, PkStep::SortTiles)
+    }
 
-        if n > SORT_TILE {
-            let mut segments = vec![(0u32, n32)];
-            let mut small: Vec<u32> = Vec::new();
-            while !segments.is_empty() {
-                if shape.levels >= k::MAX_LEVELS {
-                    return Err(Error::invalid(format!(
-                        "pk_join: the sample sort did not finish in {} levels",
-                        k::MAX_LEVELS
-                    )));
-                }
-                segments = self.level(gpu, shape.levels, &segments, &mut small, &mut clock)?;
-                shape.levels += 1;
+    /// The sample sort's levels over the tile-sorted pairs until every segment is small, then
+    /// one block sort per small bucket: the `n` pairs end sorted in the sorted buffer.
+    fn sample_sort(
+        &mut self,
+        gpu: &Gpu,
+        n: usize,
+        shape: &mut PkJoinSteps,
+        clock: &mut Option<StepClock>,
+    ) -> Result<()> {
+        let mut segments = vec![(0u32, n as u32)];
+        let mut small: Vec<u32> = Vec::new();
+        while !segments.is_empty() {
+            if shape.levels >= k::MAX_LEVELS {
+                return Err(Error::invalid(format!(
+                    "pk_join: the sample sort did not finish in {} levels",
+                    k::MAX_LEVELS
+                )));
             }
-            if !small.is_empty() {
-                let list = gpu.upload(&small)?;
-                let spec = k::PK_BUCKET_SORT;
-                let [sorted, _] = self.bufs.as_mut().expect("allocated");
-                launch!(
-                    gpu,
-                    spec,
-                    blocks(&spec, small.len() / 2)?,
-                    [&mut sorted.keys.buf, &mut sorted.rows.buf, &list.buf]
-                )?;
-                trace(gpu, "bucket sort")?;
-                shape.small_buckets = small.len() / 2;
-            }
-            mark(&mut clock, PkStep::BucketSort)?;
+            segments = self.level(gpu, shape.levels, &segments, &mut small, clock)?;
+            shape.levels += 1;
         }
+        if !small.is_empty() {
+            let list = gpu.upload(&small)?;
+            let spec = k::PK_BUCKET_SORT;
+            let [sorted, _] = self.bufs.as_mut().expect("allocated");
+            launch!(
+                gpu,
+                spec,
+                blocks(&spec, small.len() / 2)?,
+                [&mut sorted.keys.buf, &mut sorted.rows.buf, &list.buf]
+            )?;
+            trace(gpu, "bucket sort")?;
+            shape.small_buckets = small.len() / 2;
+        }
+        mark(clock, PkStep::BucketSort)
+    }
 
-        // The adjacent-match join over the sorted pairs.
+    /// The adjacent-match join over the sorted pairs into `out`; returns the match count, or
+    /// the error naming a duplicate key.
+    fn join_sorted<K: PkKey, A: PkPayload, B: PkPayload>(
+        &mut self,
+        gpu: &Gpu,
+        na: usize,
+        a_vals: &DeviceColumn<A>,
+        b_vals: &DeviceColumn<B>,
+        out: &mut PkJoinResult<K, A, B>,
+        clock: &mut Option<StepClock>,
+    ) -> Result<usize> {
+        let n = na + b_vals.len();
+        let (na32, n32) = (na as u32, n as u32);
         let spec = K::JOIN;
         let tiles_n = spec.tiles(n as u64);
-        let state = Scratch::zeroed(gpu, state_words(tiles_n) as usize, self.join_state.take())?;
+        let mut state =
+            Scratch::zeroed(gpu, state_words(tiles_n) as usize, self.join_state.take())?;
         let mut error = gpu.upload(&[k::NO_DUPLICATE])?;
         let [sorted, _] = self.bufs.as_mut().expect("allocated");
-        let mut state = state;
         launch!(
             gpu,
             spec,
@@ -495,7 +539,7 @@ impl PkJoin {
             ]
         )?;
         trace(gpu, "join")?;
-        mark(&mut clock, PkStep::Join)?;
+        mark(clock, PkStep::Join)?;
         let count = Scratch::count(Some(&state), gpu)?;
         self.join_state = Some(state);
         let word = error.to_vec(gpu)?[0];
@@ -505,14 +549,7 @@ impl PkJoin {
                 word & 1 == 1,
             ));
         }
-        if let (Some(c), Some(s)) = (clock, steps) {
-            c.finish(&mut shape)?;
-            *s = shape;
-        }
-        out.keys.set_len(count);
-        out.a.set_len(count);
-        out.b.set_len(count);
-        Ok(out)
+        Ok(count)
     }
 
     /// One level of the sample sort over `segments` (tile-sorted in the tile buffer at level
