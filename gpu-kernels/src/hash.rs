@@ -79,8 +79,8 @@ impl<V> Slot<V> {
 /// depend on every key bit. Consecutive keys land golden-ratio fractions of the table apart,
 /// so a range of dense keys (surrogate keys, the usual build side) fills a table at 50% with
 /// almost no collisions: a probe is one slot, where a uniform hash such as murmur3 displaces a
-/// quarter of the keys and a warp's longest walk over 128 items is ~9 slots (which made
-/// lock-step probes ~3x slower). Random keys are displaced as by a uniform hash, and strided
+/// quarter of the keys and a warp's longest walk over 128 items is ~9 slots, which every lane
+/// of a lock-step probe waits for. Random keys are displaced as by a uniform hash, and strided
 /// keys far less; it costs one multiply against murmur3's eight instructions.
 #[inline(always)]
 pub const fn hash32(key: u32) -> u32 {
@@ -112,8 +112,8 @@ pub const fn perfect_slot(key: u32, min: u32, len: u32) -> Option<u32> {
 }
 
 /// [`perfect_slot`] as `(slot, inside)`, for branch-free probes: the slot is meaningful only
-/// when `inside` (the `Option` form measurably grew the probe kernels: more instructions, up
-/// to 19 more registers).
+/// when `inside` (the `Option` form grows the probe kernels: more instructions and more
+/// registers).
 #[inline(always)]
 pub const fn perfect_pos(key: u32, min: u32, len: u32) -> (u32, bool) {
     let s = key.wrapping_sub(min);

@@ -153,7 +153,7 @@ pub fn match_any(v: u32) -> u32 {
 
 /// Mask of the lanes whose low `bits` bits of `v` equal this lane's: `match_any(v & mask)`
 /// from one ballot per bit, as CUB's `MatchAny` does it. On the H100 `match.any` is much
-/// slower than a few ballots: the 2^28 key + value sort ran 13% faster with this.
+/// slower than a few ballots.
 ///
 /// Each bit is one `lop3` to a predicate, the ballot and a predicated complement in SASS.
 /// (Written with `ballot` and a select, it compiled to six instructions per bit.)

@@ -86,11 +86,9 @@ pub unsafe fn block_digit_publish<S: StatusWord, const BINS: usize, const DPT: u
 /// For each of the thread's digits: the count of that digit in all earlier tiles. Publishes
 /// this tile's inclusive prefixes on the way out.
 ///
-/// The walk reads one predecessor per round trip. Reading a window of the next 2, 4 or 8
-/// predecessors once the nearest one has published was slower on the H100 (2^28 key + value
-/// sort: 10.40 ms walking one by one, 10.80, 10.93 and 11.55 ms with windows): the status
-/// lines of recent tiles are the L2's hottest, and every extra read of them costs more than
-/// the round trips it saves.
+/// The walk reads one predecessor per round trip, not a window of several once the nearest
+/// one has published: the status lines of recent tiles are the L2's hottest, and every extra
+/// read of them costs more than the round trips it saves.
 ///
 /// # Safety
 /// As for [`block_digit_publish`], which this tile must have called first with the same

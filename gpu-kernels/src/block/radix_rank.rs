@@ -106,10 +106,9 @@ fn match_rank<const IPT: usize, const BINS: usize>(
 ///
 /// With `EARLY` ("early counts", as CUB's one-sweep ranking does) the counts come from one
 /// shared-memory atomic per item and the match-based ranking waits for phase two, so a caller
-/// can publish the totals for the look-back sooner and later tiles wait less: the key + value
-/// sort gained 6% (12.97 -> 12.24 ms at 2^28). With `match.any` the keys-only sort lost 5% to
-/// it; since the match takes ballots (see [`match_bits`]) it gains 3% there too. Without it the
-/// ranking happens here and `ranks` receives the ranks within the warp.
+/// can publish the totals for the look-back sooner and later tiles wait less. It pays for the
+/// passes with and without values alike, since the match takes ballots (see [`match_bits`]).
+/// Without it the ranking happens here and `ranks` receives the ranks within the warp.
 #[inline(always)]
 pub fn block_radix_count<
     const NT: usize,

@@ -17,11 +17,9 @@ use crate::arch::{
 pub use crate::layout::MAX_EPOCH;
 use crate::layout::STATUS_STRIDE;
 
-/// Predecessors each lane of the looking-back warp reads per round trip. (2, 4 and 8 were no
-/// faster on the H100 for the 2^29-item selection, with or without a nanosleep backoff while
-/// polling: the wait is for predecessors' loads, not for the walk. With status lines padded,
-/// windows of 16, 8 and 4 lanes instead of 32 measured 1.22-1.28, 1.24-1.26 and 1.30 ms against
-/// 1.23, and a 100 or 400 ns backoff 1.23: no gain either.)
+/// Predecessors each lane of the looking-back warp reads per round trip. One, across all 32
+/// lanes and without a backoff while polling: the wait is for the predecessors' loads, not for
+/// the walk, so wider reads, narrower windows and a `nanosleep` backoff gain nothing.
 const LOOKBACK: usize = 1;
 
 /// Status kind: the value is the tile's own aggregate.

@@ -2,16 +2,14 @@
 //!
 //! Ordered kernels keep input order: tile `b` is block `b` (blocks are dispatched in index
 //! order, so a tile's predecessors are running or done, as CUB's single-pass scan assumes), and
-//! learns its output offset by decoupled look-back. (Dynamic tile ids from a global counter, as
-//! before, cost an atomic round trip and a barrier per tile: 1.229 against 1.209 ms at 2^29
-//! `f32`, s = 0.5, H100.) Unordered kernels reserve output with one atomic per tile (Crystal's
-//! original design). Measured and dropped for the ordered kernels (2^29 `f32`, s = 0.5, H100):
-//! persistent blocks that load their next tile before looking back for the current one
-//! (4.02 ms: a block publishes its next tile's count only after finishing the current one, and
-//! successors wait for it); persistent blocks in a two-stage pipeline that publish a tile's
-//! count before looking back for their previous tile (1.35 ms against 1.24 for one block per
-//! tile once status words were padded, 1.39 against 1.54 before), also with the look-back on a
-//! warp of its own (1.34 ms; 1.43 ms reading a 128-tile window per round trip).
+//! learns its output offset by decoupled look-back. The block index is the tile id because a
+//! dynamic id from a global counter costs an atomic round trip and a barrier per tile.
+//! Unordered kernels reserve output with one atomic per tile (Crystal's original design).
+//! Ordered kernels run one block per tile rather than persistent blocks: a persistent block
+//! publishes its next tile's count only after finishing the current one, so its successors
+//! wait on it, and pipelining the two (publish, then look back for the previous tile, on the
+//! block or on a warp of its own) did not beat one block per tile once status words were
+//! padded (`docs/perf-log.md` has the figures).
 //!
 //! Kernel state (see [`state_words`]): word 0 unused (the tile counter of kernels with dynamic
 //! tile ids, such as the scan, that share this layout), word 1 the number of selected items,
@@ -198,8 +196,8 @@ macro_rules! select_shared {
 }
 
 /// One-column selection kernels: `(input, n, negate, lo, hi, out, state, epoch)`, the
-/// comparison in the closed-range form of [`crate::predicate::range`] (measured 7% faster than
-/// a `match` on the operator per item at 2^29 `f32`, 1.59 against 1.72 ms on the H100).
+/// comparison in the closed-range form of [`crate::predicate::range`]: two comparisons and no
+/// per-item `match` on the operator, which the item loop would otherwise branch on.
 macro_rules! select_kernels {
     ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal, $mb:literal, ordered = $ord:literal, predicated = $pred:literal;)*) => {$(
         $crate::kernel! {
@@ -216,12 +214,10 @@ macro_rules! select_kernels {
     )*};
 }
 
-// Ordered 4-byte tiles, four blocks per SM: 256 x 36 for Pred, 256 x 32 for If (which spills
-// 72 bytes at 256 x 36 and took 1.247 ms against 1.209). Q3 Pred at 2^29 `f32` (H100, ms, two
-// runs): 256 x 32 1.199 / 1.207, x 36 1.173 / 1.180, x 40 (3 blocks) 1.213,
-// x 44 (3 blocks) 1.190 / 1.188, 256 x 24 (5 blocks) 1.229 / 1.267, 256 x 20 (6 blocks) 1.223,
-// 192 x 32 (5 blocks) 1.222, 128 x 32 (8 blocks) 1.254. Also dropped: streaming (`.cs`)
-// input loads, 1.244 against 1.200; 16-byte aligned output stores, 1.221.
+// Ordered 4-byte tiles, four blocks per SM: the largest tiles that keep four blocks resident,
+// 256 x 36 for Pred and 256 x 32 for If (which spills at 256 x 36). Fewer, larger blocks and
+// more, smaller ones both ran slower; so did streaming (`.cs`) input loads and 16-byte aligned
+// output stores (the sweep is in `docs/perf-log.md`).
 select_kernels! {
     SELECT_I32 = select_i32: i32, 256 x 32, 4, ordered = true, predicated = false;
     SELECT_U32 = select_u32: u32, 256 x 32, 4, ordered = true, predicated = false;
@@ -292,8 +288,8 @@ pub mod sweep {
 
 /// Two-column selection kernels: `(x, opx, ax, bx, y, opy, ay, by, n, out, state, epoch)` with
 /// the comparisons of [`crate::predicate::eval`]. (The closed-range form of the one-column
-/// kernels keeps two more values live here: 68 registers instead of 48, and 2.81 instead of
-/// 2.49 ms at 2^29 on the H100.)
+/// kernels would keep two more values live here, and the registers they take cost more than
+/// the per-item `match` does.)
 macro_rules! select2_kernels {
     ($($spec:ident = $name:ident: $t:ty, $nt:literal x $ipt:literal;)*) => {$(
         $crate::kernel! {

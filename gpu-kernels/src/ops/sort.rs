@@ -7,13 +7,11 @@
 //! Kernel state is one buffer of `u32` words laid out by [`RadixState`]; the host zeroes it,
 //! runs the histogram, turns the histograms into digit offsets and writes those back.
 //!
-//! Measured and dropped (2^28 `u32` key + value pairs on the H100, whole sort, same runs):
-//! persistent pass blocks that copy the next tile into dynamic shared memory with `cp.async`
-//! while they rank and scatter the current one, 2 blocks per SM: 256 x 26 9.84-9.87 ms
-//! against 9.42 (keys only, 256 x 20, 3 blocks: 7.15-7.18 against 6.88), so the loads' latency
-//! is not what bounds a pass; the warp ranking in two sweeps (all rounds' matches and atomics,
-//! then all broadcasts) so that no round's shuffle waits for its atomic: 256 x 23 9.78 against
-//! 9.79 ms, and registers spill at 256 x 26 (10.02 ms).
+//! A pass is one block per tile, not persistent blocks that copy their next tile into shared
+//! memory (`cp.async`) while they rank and scatter the current one: the loads' latency is not
+//! what bounds a pass. The warp ranking is one sweep per round: splitting it into two sweeps
+//! (all rounds' matches and atomics, then all broadcasts) gained nothing and spills at the
+//! key + value tile. Both experiments are in `docs/perf-log.md`.
 
 /// Threads per block of the pass and histogram kernels (one per digit at 8 bits).
 pub const RADIX_NT: u32 = 256;
@@ -244,8 +242,8 @@ mod device {
     /// [`block_radix_count`]). A stable pass's tile is its block index with `BLOCK_IDS`
     /// (blocks are dispatched in index order, so a tile's predecessors are running or done),
     /// else a dynamic id from the pass's counter. Block indices save an atomic round trip and
-    /// a barrier per tile: keys-only sorts of 2^28 `u32` on the H100 took 6.62 instead of
-    /// 6.77 ms; key + value sorts took 9.75 instead of 9.55, so they keep dynamic ids.
+    /// a barrier per tile, which pays for the keys-only passes; the key + value passes ran
+    /// slower with them, so they keep dynamic ids.
     ///
     /// Registers bound the occupancy of this kernel, so few per-item arrays live at once: the
     /// digits are recomputed from the keys and ranks overwrite the in-warp ranks.
@@ -599,10 +597,8 @@ pass_kernel! {
 /// Defines the partition pass kernels for 1..=10 radix bits, `[stable with u32 status, stable
 /// with u64 status, unstable]` per bit count, in `PARTITION[bits - 1]`. Tiles are the sort's
 /// (256 x 26, values on the keys' shared memory) up to 8 bits, and as large as shared memory
-/// allows beside 8 warps' private counters (16 or 32 KB) at 9 and 10 bits. Against 256 x 16
-/// (256 x 8 above 8 bits) on the H100, 2^28 pairs, stable / unstable ms: 1 bit 2.05 / 1.51 ->
-/// 1.76 / 1.48, 8 bits 2.73 / 2.53 -> 2.29 / 2.31, 9 bits 6.00 / 5.66 -> 3.66 / 3.30, 10 bits
-/// 10.94 / 8.30 -> 7.64 / 6.95.
+/// allows beside 8 warps' private counters (16 or 32 KB) at 9 and 10 bits: the largest tiles
+/// ran fastest at every bit count, stable and unstable.
 macro_rules! partition_kernels {
     ($($r:literal, $ipt:literal: $a:ident = $an:ident, $b:ident = $bn:ident, $c:ident = $cn:ident;)*) => {
         pass_kernel! {$(
@@ -631,12 +627,11 @@ partition_kernels! {
 
 /// Tile shapes for `tessera bench sort`'s sweep of the `u32` passes: items per thread, resident
 /// blocks per SM (which sets the register budget) and whether values reuse the keys' shared
-/// memory (`sh`, one more barrier per tile). On the H100 the largest tiles that still keep two
-/// blocks per SM won (2^28 items, ms for the whole sort): key + value 256 x 20 10.18, x 21 10.06,
-/// x 22 9.91, x 23 9.79 (the most that fits 48 KB of static shared memory with a buffer for
-/// each); with values on the keys' memory x 23 9.79, x 26 9.56, x 28 9.71 (it spills), x 32
-/// 16.4. Keys only with early counts 256 x 16 7.63, x 18 7.19, x 20 6.81, x 24 with two blocks
-/// 7.35 (without early counts 256 x 16 took 7.82).
+/// memory (`sh`, one more barrier per tile). The defaults are the largest tiles that still keep
+/// two blocks per SM (three for keys only) without spilling: key + value 256 x 26 with values
+/// on the keys' memory (a buffer for each fits 48 KB of static shared memory only up to
+/// 256 x 23), keys only 256 x 20 with early counts. The sweep's figures are in
+/// `docs/perf-log.md`.
 #[cfg(feature = "sweeps")]
 pub mod sweep {
     #[cfg(target_arch = "nvptx64")]
