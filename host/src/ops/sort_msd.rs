@@ -371,7 +371,8 @@ mod tests {
             assert!(!pays(1 << 27, 9216, values, &lsb));
             assert!(!pays(1 << 25, 1280, values, &lsb));
         }
-        // Measured at 2^26: key + value 2.44 (MSD) against 2.48 ms, keys 1.98 against 1.74.
+        // The crossover the H100 measured at 2^26 (docs/perf-log.md): pairs take the MSD sort,
+        // keys alone do not.
         assert!(pays(1 << 26, 1280, true, &lsb));
         assert!(!pays(1 << 26, 1280, false, &lsb));
         // Three varying digits: the MSD sort would save nothing.
