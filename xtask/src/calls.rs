@@ -2,8 +2,8 @@
 //!
 //! The kernels are written as chains of `#[inline(always)]` block functions and closures; a
 //! body LLVM decides to outline anyway becomes a `.func` that the kernel `call`s, passing its
-//! captures through local memory. That happened silently to the SSB flight-2 tile body when it
-//! grew past the inliner's threshold (q2.1 0.75 -> 1.30 ms at SF 20), so `build-ptx --check`
+//! captures through local memory. That happens silently when a body grows past the inliner's
+//! threshold, and the local-memory traffic slows the kernel badly, so `build-ptx --check`
 //! rejects any call.
 use std::path::Path;
 

@@ -3,11 +3,10 @@
 //! the steps after it then run over the survivors, a few per lane, instead of over every item
 //! slot with its flag off (the SSB probes spent most of their instructions on dropped rows).
 //!
-//! Measured against a compaction that packs each thread's codes into two words and walks
-//! their set fields after one warp-wide sum (about four instructions per item instead of
-//! ten): H100, SF 20, alternating, the ballot per item was as fast at low survival (q3.3
-//! 0.235 / 0.233 against 0.233 / 0.229 ms) and faster at 20% (q2.3 0.396 against 0.460 ms,
-//! q2.2 0.386 against 0.422): the per-thread loop serializes on its longest lane.
+//! A ballot per item, not a compaction that packs each thread's codes into two words and
+//! walks their set fields after one warp-wide sum: that takes fewer instructions per item,
+//! but its per-thread loop serializes on the warp's longest lane, so it is no faster at low
+//! survival and slower when many rows survive.
 use super::Tile;
 use crate::arch::{Shared, ballot, lane_id, lanemask_lt, popc, sync_warp, thread_idx};
 

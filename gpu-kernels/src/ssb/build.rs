@@ -4,12 +4,12 @@
 //! dimension's `DenseMap` and `BitFilter` (and its `CodeMap` when the plan gives it one); it
 //! also widens the plan's range of group values, which fixes the query's group layout. The
 //! same launch clears the group slots the last query used, so that a query is two memsets,
-//! this kernel and its probe: at 0.3-0.7 ms per query, each launch the host queues costs about
-//! 1%.
+//! this kernel and its probe: a query takes well under a millisecond, so every launch the host
+//! queues is a visible share of it.
 //!
-//! Measured and dropped: reading every column in full and at once instead of each where rows
-//! still qualify, to cut the builds' chains of load latencies: SF 20 q3.3 0.318 -> 0.330 ms,
-//! q4.2 0.793 -> 0.804 (the part and customer builds read more than they waited).
+//! Each column is read only where rows still qualify, not in full and at once to cut the
+//! builds' chains of load latencies: the part and customer builds would read more than they
+//! wait.
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 

@@ -11,12 +11,9 @@
 //! rows (`gather`: sectors without a survivor are not read), probe, ..., and add the aggregate
 //! to a shared-memory group table that is flushed to global memory once per block.
 //!
-//! Measured and dropped: prefetching the block's next tile of the leading columns into L2
-//! (`prefetch.global.L2`, one line per thread) while it works on the current one. The probes
-//! were then latency-bound on their chains of dependent loads, yet the prefetch cost more than
-//! it hid: SF 20 geometric mean 0.607 ms without, 0.645 / 0.660 / 0.744 ms prefetching the
-//! first one / two / three columns (the instructions, not the loads, bounded the kernels; the
-//! survivor rounds above fixed that).
+//! The probes keep their next tile of the leading column in flight in registers
+//! (`for_each_loaded_tile`) rather than prefetching tiles of the leading columns into L2
+//! (`prefetch.global.L2`): the prefetch's instructions cost more than the latency it hides.
 pub mod plan;
 
 #[cfg(target_arch = "nvptx64")]
@@ -43,11 +40,10 @@ pub use tables::{
 /// most warps are in those rounds. Costs `IPT` registers.
 ///
 /// Full tiles go through their own call site, where `valid` is a constant, so every bounds
-/// test in the inlined tile body folds away: ncu showed those tests costing ~60 ALU
-/// instructions per tile and warp in flight 1, computed ahead of the full-tile test (q1.2
-/// 0.476 -> 0.399 ms at SF 20). Flight 3's body was once too large for two copies (q3.1 1.38
-/// -> 2.22 ms with them); since the bodies run their later steps over survivors only
-/// ([`crate::block::warp_compact`]) the split pays there too (q3.3 0.354 -> 0.335 ms).
+/// test in the inlined tile body folds away: otherwise the compiler computes those tests
+/// ahead of the full-tile test, and they are a large share of an ALU-bound probe's work. The
+/// two copies of the body are affordable because the bodies run their later steps over
+/// survivors only ([`crate::block::warp_compact`]).
 ///
 /// Callers mark `f` `#[inline(always)]`: with two call sites LLVM may otherwise outline it
 /// (`build-ptx --check` rejects calls).

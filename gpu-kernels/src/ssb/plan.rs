@@ -137,8 +137,8 @@ pub mod pred {
 
     /// Whether `v` satisfies the predicate `(kind, a, b)` (unknown kinds never match).
     ///
-    /// Branch-free (`&`, `|` on flags): a `match` here became a branch tree per item in the
-    /// probe kernels, which ncu showed ALU-bound (about 80 instructions per row in q1.2).
+    /// Branch-free (`&`, `|` on flags): a `match` here becomes a branch tree per item in the
+    /// probe kernels, which are bound by their instructions, not by memory.
     #[inline(always)]
     pub fn matches(kind: u32, a: i32, b: i32, v: i32) -> bool {
         (kind == ANY)

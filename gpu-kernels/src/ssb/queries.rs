@@ -464,12 +464,10 @@ crate::kernel! {
 
 crate::kernel! {
     /// Flight 3: `(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n, payload, bits, plan,
-    /// sums, counts)`; persistent. Tiles of 256 x 12 (the most that fits 48 KB of static shared
-    /// memory with 4 blocks per SM) against 256 x 8 on the H100 at SF 20, two alternating runs:
-    /// q3.2 0.381 / 0.386 -> 0.352 / 0.350 ms, q3.3 0.319 / 0.317 -> 0.289 / 0.286, q3.4
-    /// 0.318 / 0.315 -> 0.288 / 0.286, q3.1 0.661 / 0.671 -> 0.696 / 0.699. Flights 2 and 4
-    /// keep 256 x 8: at 256 x 12 flight 2 lost 1% and flight 4 broke even (q4.3 -8%, q4.1 and
-    /// q4.2 +4%).
+    /// sums, counts)`; persistent. Tiles of 256 x 12, the most that fits 48 KB of static shared
+    /// memory with 4 blocks per SM: larger tiles pay for the selective city queries (q3.2 to
+    /// q3.4) more than they cost q3.1. Flights 2 and 4 keep 256 x 8, where the larger tile
+    /// gains nothing.
     SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 12, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_custkey: *const i32, lo_orderdate: *const i32,
         lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,

@@ -10,9 +10,8 @@
 //! * [`CodeMap`]: four bits per key slot, the code of a qualifying key's group value: the first
 //!   probe when the query groups by the supplier (SF 20: 20 KB), so that the survivors carry
 //!   their supplier's group value from shared memory instead of each looking it up in global
-//!   memory (ncu: q3.1 and q4.2 were L2-bound, and that lookup was a third of their L2
-//!   requests). H100, SF 20, alternating with the previous binary: q3.1 0.686 -> 0.535 ms,
-//!   q4.2 0.678 -> 0.548, q4.3 0.370 -> 0.361; flight 3's city queries unchanged within 2%.
+//!   memory: the queries that group by the supplier are bound by L2 requests, and that lookup
+//!   is a large share of them.
 use crate::arch::{
     Atomic, Shared, atomic_or_u32, load_if, load_relaxed_u32, sync_threads, thread_idx,
 };
@@ -387,8 +386,8 @@ impl SharedCodes {
     /// Each flagged item's code (0 where its key does not qualify or it is not flagged).
     ///
     /// Without a branch: a key outside the map reads slot `len`, which staging zeroed, and
-    /// the load is unconditional (as a branch around it, with its bounds test, the probe of
-    /// a tile took three times the instructions, and flight 3 was issue-bound on it).
+    /// the load is unconditional (a branch around it, with its bounds test, multiplies the
+    /// instructions of a tile's probe, and flight 3 is bound by instruction issue).
     #[inline(always)]
     pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
         core::array::from_fn(|k| {

@@ -7,9 +7,10 @@
 //! dimensions' tables (two memsets), build them all in one `ssb_build` launch (per dimension
 //! a perfect-hash table of `u16` payloads and a bitmap of qualifying keys; the same launch
 //! clears the group table), then one probe kernel over lineorder for the query's flight,
-//! which adds into the group table. Four operations the host queues per query where there
-//! were up to ten: with queries of 0.3-0.7 ms, every launch counts. The result is the group
-//! table's non-empty slots, decoded with the group layout the builds recorded in the plan.
+//! which adds into the group table. Four operations the host queues per query, as few as the
+//! steps allow: a query takes well under a millisecond, so every launch counts. The result is
+//! the group table's non-empty slots, decoded with the group layout the builds recorded in the
+//! plan.
 use std::borrow::Borrow;
 
 use cudarc::driver::sys::CUevent_flags;

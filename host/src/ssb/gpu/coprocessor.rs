@@ -231,7 +231,7 @@ impl Engine for CoprocessorEngine<'_> {
 /// Host-to-device bandwidth from pinned memory in GB/s, shipped as the engine ships: the
 /// median of `reps` transfers of 256 MB in chunks of [`CHUNK_ROWS`] 4-byte rows, from a
 /// buffer the host has written (as it writes the columns: the pages then lie where the
-/// columns' do; an unwritten buffer measured 40 GB/s where the engine shipped 54 GB/s).
+/// columns' do, and an unwritten buffer ships measurably slower than the engine does).
 pub fn h2d_bandwidth(gpu: &Gpu, reps: usize) -> Result<f64> {
     let n = 1usize << 26;
     let host = pinned(gpu, &vec![0i32; n])?;
