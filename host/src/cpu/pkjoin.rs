@@ -3,31 +3,8 @@
 use rayon::prelude::*;
 
 use crate::Result;
+pub use crate::ops::PkJoinRows;
 use crate::ops::{PkKey, pk_duplicate_error};
-
-/// Joined rows on the host, ascending by key (the layout of
-/// [`crate::ops::PkJoinResult::to_rows`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PkJoinRows<K, A, B> {
-    /// The matching keys, ascending.
-    pub keys: Vec<K>,
-    /// A's payload of each key.
-    pub a: Vec<A>,
-    /// B's payload of each key.
-    pub b: Vec<B>,
-}
-
-impl<K, A, B> PkJoinRows<K, A, B> {
-    /// Number of rows.
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-}
 
 /// `(key bits, row)` sorted by key, and the smallest key that occurs twice.
 fn sorted_side<K: PkKey>(keys: &[K]) -> (Vec<(u32, u32)>, Option<u32>) {

@@ -22,7 +22,9 @@ pub use join::{
     TableOptions, join, join_sum, semi_join, shared_table_limit,
 };
 pub(crate) use join::{join_perfect_layout, l2_read_bandwidth};
-pub use pkjoin::{PkJoin, PkJoinResult, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join};
+pub use pkjoin::{
+    PkJoin, PkJoinResult, PkJoinRows, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join,
+};
 pub(crate) use pkjoin::{check_pk_inputs, pk_duplicate_error};
 pub use project::{project_linear, project_linear_into, project_sigmoid, project_sigmoid_into};
 pub use scan::exclusive_scan;

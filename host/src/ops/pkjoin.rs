@@ -28,7 +28,6 @@ use tessera_kernels::spec::KernelSpec;
 
 use super::launch;
 use super::scan::exclusive_scan_into;
-use crate::cpu::PkJoinRows;
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
 
@@ -56,6 +55,30 @@ pub trait PkPayload: DeviceItem {}
 impl PkPayload for u32 {}
 impl PkPayload for i32 {}
 impl PkPayload for f32 {}
+
+/// Joined rows on the host, ascending by key: what [`PkJoinResult::to_rows`] reads back and
+/// what the CPU join ([`crate::cpu::pk_join`]) returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PkJoinRows<K, A, B> {
+    /// The matching keys, ascending.
+    pub keys: Vec<K>,
+    /// A's payload of each key.
+    pub a: Vec<A>,
+    /// B's payload of each key.
+    pub b: Vec<B>,
+}
+
+impl<K, A, B> PkJoinRows<K, A, B> {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
 
 /// The joined rows on the device: one per key present in both inputs, ascending by key.
 #[derive(Debug)]
