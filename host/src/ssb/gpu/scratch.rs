@@ -1,0 +1,251 @@
+//! The device buffers every query reuses ([`Scratch`]): the dimension tables and bitmaps, the
+//! 13 plans, the group table and the builds' job table; and the steps of a query over them:
+//! clear, build, probe, read back.
+use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
+use tessera_kernels::ssb::build::SSB_BUILD;
+use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, job, status};
+
+use super::plan::{Flight, QueryPlan, TableLayout, group_source};
+use crate::error::{Error, Result};
+use crate::ops::launch;
+use crate::runtime::{Gpu, resident_grid};
+use crate::ssb::query::{Query, QueryResult, Row};
+
+/// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
+/// job table.
+pub(crate) struct Scratch {
+    layout: TableLayout,
+    payload: CudaSlice<u16>,
+    bits: CudaSlice<u32>,
+    /// Every query's plan ([`P::WORDS`] words each, in [`Query::ALL`] order), uploaded once: a
+    /// run's writes to its plan (the group ranges, the status words) are the same in every
+    /// run over the same data, so a plan never needs restoring.
+    plans: CudaSlice<u32>,
+    jobs: CudaSlice<u64>,
+    /// Rows per dimension, as in the job table.
+    dim_rows: [usize; P::DIMS],
+    sums: CudaSlice<u64>,
+    counts: CudaSlice<u32>,
+    /// Group slots from this one on are zero: the last query's table size once its result
+    /// was read, all of them while a query may still be adding.
+    groups_dirty: std::cell::Cell<usize>,
+}
+
+/// Where query `q`'s plan lies in [`Scratch`]'s plans.
+fn plan_words(q: Query) -> std::ops::Range<usize> {
+    let at = q as usize * P::WORDS;
+    at..at + P::WORDS
+}
+
+impl Scratch {
+    /// Buffers for `plans` (one per query of [`Query::ALL`]) whose builds read the columns
+    /// `dims` (per dimension, in [`dim_columns`] order). The columns must outlive the engine
+    /// and keep their place: the job table holds their addresses.
+    pub(crate) fn new(
+        gpu: &Gpu,
+        layout: TableLayout,
+        plans: &[QueryPlan],
+        dims: &[Vec<&CudaSlice<i32>>],
+        dim_rows: [usize; P::DIMS],
+    ) -> Result<Scratch> {
+        let s = gpu.stream();
+        let alloc = |what| Error::driver(what, 0);
+        let words: Vec<u32> = plans.iter().flat_map(|p| p.words).collect();
+        let mut jobs = vec![0u64; P::DIMS * job::WORDS];
+        for (d, cols) in dims.iter().enumerate() {
+            for (c, col) in cols.iter().enumerate().take(job::COLS) {
+                jobs[d * job::WORDS + c] = col.device_ptr(s).0;
+            }
+            jobs[d * job::WORDS + job::ROWS] = dim_rows[d] as u64;
+        }
+        Ok(Scratch {
+            payload: s
+                .alloc_zeros::<u16>(layout.payload_slots)
+                .map_err(alloc("allocating SSB dimension tables"))?,
+            bits: s
+                .alloc_zeros::<u32>(layout.bit_words)
+                .map_err(alloc("allocating SSB dimension bitmaps"))?,
+            plans: s
+                .clone_htod(&words)
+                .map_err(alloc("uploading the SSB plans"))?,
+            jobs: s
+                .clone_htod(&jobs)
+                .map_err(alloc("uploading the SSB build jobs"))?,
+            dim_rows,
+            sums: s
+                .alloc_zeros::<u64>(P::GLOBAL_GROUPS)
+                .map_err(alloc("allocating the SSB group table"))?,
+            counts: s
+                .alloc_zeros::<u32>(P::GLOBAL_GROUPS)
+                .map_err(alloc("allocating the SSB group table"))?,
+            groups_dirty: std::cell::Cell::new(0),
+            layout,
+        })
+    }
+    /// Queues the clearing of the tables the query builds, code maps included (one range over
+    /// all of them: the dimensions lie next to each other, and every clear is a launch).
+    pub(crate) fn prepare(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
+        let s = gpu.stream();
+        let err = |what| Error::driver(what, 0);
+        let dims = plan.builds.iter().map(|&d| self.layout.dims[d]);
+        let payload = dims.map(|l| l.payload as usize..(l.payload + l.len) as usize);
+        let words = plan.words;
+        let bits = plan.builds.iter().map(|&d| {
+            let (l, base) = (self.layout.dims[d], d * P::DIM_WORDS);
+            let end = if words[base + dim::CODES] != P::NO_CODES {
+                l.codes as usize + P::code_words(l.len as usize)
+            } else {
+                l.bits as usize + (l.len as usize).div_ceil(32)
+            };
+            l.bits as usize..end
+        });
+        if let Some(r) = span(payload) {
+            s.memset_zeros(&mut self.payload.slice_mut(r))
+                .map_err(err("clearing the SSB dimension tables"))?;
+        }
+        if let Some(r) = span(bits) {
+            s.memset_zeros(&mut self.bits.slice_mut(r))
+                .map_err(err("clearing the SSB dimension bitmaps"))?;
+        }
+        Ok(())
+    }
+
+    /// Queues the build of every dimension the plan joins (one launch, which also clears the
+    /// group slots the last query used). The job table's columns must hold their rows.
+    pub(crate) fn build(&mut self, gpu: &Gpu, plan: &QueryPlan) -> Result<()> {
+        let tile = SSB_BUILD.tile() as usize;
+        let tiles: usize = plan
+            .builds
+            .iter()
+            .map(|&d| self.dim_rows[d].div_ceil(tile))
+            .sum();
+        let clear = self.groups_dirty.replace(P::GLOBAL_GROUPS);
+        // A thread clears about 8 slots when the build's tiles are fewer.
+        let blocks = tiles.max(clear.div_ceil(SSB_BUILD.threads() as usize * 8));
+        if blocks == 0 {
+            return Ok(());
+        }
+        let cfg = LaunchConfig {
+            grid_dim: (blocks as u32, 1, 1),
+            block_dim: (SSB_BUILD.threads(), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let clear = clear as u32;
+        let (jobs, pay, bits, sums, counts) = (
+            &self.jobs,
+            &mut self.payload,
+            &mut self.bits,
+            &mut self.sums,
+            &mut self.counts,
+        );
+        let mut pl = self.plans.slice_mut(plan_words(plan.query));
+        launch!(
+            gpu,
+            SSB_BUILD,
+            cfg,
+            [jobs, pay, bits, &mut pl, sums, counts, &clear]
+        )
+    }
+
+    /// Queues the probe kernel of the plan's flight over `rows` rows of its columns (in
+    /// [`Flight::columns`] order).
+    pub(crate) fn probe(
+        &mut self,
+        gpu: &Gpu,
+        plan: &QueryPlan,
+        cols: &[CudaView<'_, i32>],
+        rows: usize,
+    ) -> Result<()> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let spec = plan.flight.spec();
+        let cfg = resident_grid(gpu, &spec, rows)?;
+        let n = rows as u32;
+        let pl = &mut self.plans.slice_mut(plan_words(plan.query));
+        let (pay, bits, sums, counts) = (
+            &mut self.payload,
+            &mut self.bits,
+            &mut self.sums,
+            &mut self.counts,
+        );
+        let c = cols;
+        match plan.flight {
+            Flight::One => launch!(
+                gpu,
+                spec,
+                cfg,
+                [&c[0], &c[1], &c[2], &c[3], &n, pay, pl, sums, counts]
+            ),
+            Flight::Two | Flight::Three => launch!(
+                gpu,
+                spec,
+                cfg,
+                [&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts]
+            ),
+            Flight::Four => launch!(
+                gpu,
+                spec,
+                cfg,
+                [
+                    &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &n, pay, bits, pl, sums, counts
+                ]
+            ),
+        }
+    }
+
+    /// Downloads the group table and decodes it into the query's result (synchronizes).
+    pub(crate) fn result(&self, gpu: &Gpu, q: Query) -> Result<QueryResult> {
+        let s = gpu.stream();
+        let err = |what| Error::driver(what, 0);
+        let mut w = [0u32; P::WORDS];
+        s.memcpy_dtoh(&self.plans.slice(plan_words(q)), &mut w[..])
+            .map_err(err("downloading an SSB plan"))?;
+        gpu.synchronize()?;
+        if w[P::STATUS + status::BAD_DIMENSION] != 0 {
+            return Err(Error::invalid(format!(
+                "{q}: a dimension key lies outside its table or a group value exceeds {}",
+                P::MAX_PAYLOAD
+            )));
+        }
+        let layout = GroupLayout::from_plan(|i| w[i]);
+        if w[P::STATUS + status::GROUPS_OVERFLOW] != 0 || layout.total > P::GLOBAL_GROUPS as u64 {
+            return Err(Error::invalid(format!(
+                "{q}: the qualifying group values span {} groups, more than the GPU engine's \
+                 {}",
+                layout.total,
+                P::GLOBAL_GROUPS
+            )));
+        }
+        let total = layout.total as usize;
+        // The probe added to slots below `total` only.
+        self.groups_dirty.set(total);
+        let mut sums = vec![0u64; total];
+        let mut counts = vec![0u32; total];
+        s.memcpy_dtoh(&self.sums.slice(..total), &mut sums[..])
+            .map_err(err("downloading SSB groups"))?;
+        s.memcpy_dtoh(&self.counts.slice(..total), &mut counts[..])
+            .map_err(err("downloading SSB groups"))?;
+        gpu.synchronize()?;
+        let group_by = q.params().group_by;
+        let rows = (0..total)
+            .filter(|&i| counts[i] != 0)
+            .map(|i| {
+                let v = layout.decode(i as u32);
+                Row {
+                    groups: group_by
+                        .iter()
+                        .map(|&g| v[group_source(g).0] as i32)
+                        .collect(),
+                    value: sums[i] as i64,
+                }
+            })
+            .collect();
+        Ok(QueryResult::new(q, rows))
+    }
+}
+
+/// The smallest range covering all of `ranges` (`None` when there are none).
+fn span(ranges: impl Iterator<Item = std::ops::Range<usize>>) -> Option<std::ops::Range<usize>> {
+    ranges.reduce(|a, b| a.start.min(b.start)..a.end.max(b.end))
+}
