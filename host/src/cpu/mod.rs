@@ -7,7 +7,7 @@ mod join;
 mod pkjoin;
 mod sort;
 
-pub use basic::*;
-pub use join::*;
-pub use pkjoin::*;
-pub use sort::*;
+pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
+pub use join::{CpuHashTable, join, join_sum, semi_join};
+pub use pkjoin::{PkJoinRows, pk_join};
+pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
