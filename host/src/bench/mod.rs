@@ -72,12 +72,7 @@ pub struct Bandwidth {
 impl Bandwidth {
     /// Model time in ms for one kernel launch that reads `read` and writes `written` bytes once.
     pub fn model_ms(&self, read: f64, written: f64) -> f64 {
-        self.launch_ms + self.transfer_ms(read, written)
-    }
-
-    /// Time in ms to read `read` and write `written` bytes at the roof, without a launch.
-    pub fn transfer_ms(&self, read: f64, written: f64) -> f64 {
-        (read / self.read_gbps + written / self.write_gbps) / 1e6
+        self.launch_ms + (read / self.read_gbps + written / self.write_gbps) / 1e6
     }
 }
 

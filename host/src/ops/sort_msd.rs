@@ -1,7 +1,6 @@
 //! Host side of the MSD sort of 32-bit keys (three passes over the data, see
 //! `tessera_kernels::ops::sort_msd`): the histogram, the plan (which local sort kernel holds
 //! the largest bucket, or none), the state the two one-sweep passes share, and the launches.
-use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::sort::{self as k, MODE_DESC, MODE_FIRST, MODE_LAST};
 use tessera_kernels::ops::sort_msd::{
@@ -40,15 +39,7 @@ fn allow_smem(gpu: &Gpu, spec: &KernelSpec, bytes: usize) -> Result<()> {
 /// Whether `spec` runs on `gpu` with `dynamic` bytes of dynamic shared memory beside its static
 /// shared memory (the MSD kernels need more than 48 KB, which smaller GPUs may not offer).
 pub(super) fn fits(gpu: &Gpu, spec: &KernelSpec, dynamic: usize) -> Result<bool> {
-    let optin = gpu
-        .context()
-        .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-        .map_err(Error::driver("querying the shared memory per block", 0))?;
-    let fixed = gpu
-        .function(spec)?
-        .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-        .map_err(Error::driver("querying a kernel's shared memory", 0))?;
-    Ok(fixed.max(0) as usize + dynamic <= optin.max(0) as usize)
+    Ok(dynamic <= gpu.max_dynamic_smem(spec)?)
 }
 
 /// Counts the keys' top-16-bit buckets and low digits into `buf` and returns them

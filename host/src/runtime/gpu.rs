@@ -2,6 +2,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
 use tessera_kernels::spec::KernelSpec;
@@ -176,21 +177,28 @@ impl Gpu {
     /// than to one launch's size so that launches of other sizes from other threads never
     /// lower it under each other.
     pub(crate) fn allow_max_dynamic_smem(&self, spec: &KernelSpec) -> Result<usize> {
-        use cudarc::driver::sys::{CUdevice_attribute as Attr, CUfunction_attribute as FnAttr};
+        let limit = self.max_dynamic_smem(spec)?;
+        self.function(spec)?
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                limit as i32,
+            )
+            .map_err(Error::driver("allowing a kernel's shared memory", limit))?;
+        Ok(limit)
+    }
+
+    /// The most dynamic shared memory `spec` can launch with on this GPU: the device's opt-in
+    /// limit less the kernel's static shared memory.
+    pub(crate) fn max_dynamic_smem(&self, spec: &KernelSpec) -> Result<usize> {
+        use cudarc::driver::sys::CUdevice_attribute as Attr;
         let optin = self
             .ctx
             .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
             .map_err(Error::driver("querying the shared memory per block", 0))?;
-        let f = self.function(spec)?;
-        let fixed = f
-            .get_attribute(FnAttr::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+        let fixed = self
+            .function(spec)?
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
             .map_err(Error::driver("querying a kernel's shared memory", 0))?;
-        let limit = (optin.max(0) as usize).saturating_sub(fixed.max(0) as usize);
-        f.set_attribute(
-            FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-            limit as i32,
-        )
-        .map_err(Error::driver("allowing a kernel's shared memory", limit))?;
-        Ok(limit)
+        Ok((optin.max(0) as usize).saturating_sub(fixed.max(0) as usize))
     }
 }
