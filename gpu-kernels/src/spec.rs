@@ -1,25 +1,18 @@
 //! Kernel descriptors shared by the device and the host: a kernel's exported name and its tile
 //! configuration are written once, next to the kernel, and the host wrapper reads them from here.
 
-/// Name and launch shape of one kernel. Only [`kernel!`](crate::kernel) makes one, next to the
-/// kernel it describes, so a spec always names a kernel of the PTX with that shape.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct KernelSpec {
+use core::marker::PhantomData;
+
+/// Name and launch shape of a kernel, without its parameter types: what grid sizing, occupancy
+/// queries and benchmark listings need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct KernelShape {
     name: &'static str,
     threads: u32,
     items_per_thread: u32,
 }
 
-impl KernelSpec {
-    #[doc(hidden)]
-    pub(crate) const fn new(name: &'static str, threads: u32, items_per_thread: u32) -> Self {
-        KernelSpec {
-            name,
-            threads,
-            items_per_thread,
-        }
-    }
-
+impl KernelShape {
     /// Exported PTX entry name.
     pub const fn name(&self) -> &'static str {
         self.name
@@ -46,7 +39,88 @@ impl KernelSpec {
     }
 }
 
-/// Defines a kernel: its [`KernelSpec`] constant on every target and, on nvptx, the exported
+/// One kernel: its [`KernelShape`] and, as the type `A`, the tuple of its parameter types in
+/// order (`(*const u32, u32, *mut u64)` for `fn k(keys: *const u32, n: u32, out: *mut u64)`).
+/// Only [`kernel!`](crate::kernel) makes one, from the kernel's own signature, so a spec
+/// always names a kernel of the PTX with that shape and those parameters; the host's launch
+/// accepts only arguments that match `A`. It dereferences to its shape.
+pub struct KernelSpec<A> {
+    shape: KernelShape,
+    args: PhantomData<fn(A)>,
+}
+
+impl<A> KernelSpec<A> {
+    #[doc(hidden)]
+    pub(crate) const fn new(name: &'static str, threads: u32, items_per_thread: u32) -> Self {
+        KernelSpec {
+            shape: KernelShape {
+                name,
+                threads,
+                items_per_thread,
+            },
+            args: PhantomData,
+        }
+    }
+
+    /// The kernel's name and shape.
+    pub const fn shape(&self) -> KernelShape {
+        self.shape
+    }
+
+    /// Exported PTX entry name (also in const contexts, where [`Deref`](core::ops::Deref)
+    /// does not reach).
+    pub const fn name(&self) -> &'static str {
+        self.shape.name
+    }
+
+    /// Threads per block (`NT`).
+    pub const fn threads(&self) -> u32 {
+        self.shape.threads
+    }
+
+    /// Items per thread (`IPT`).
+    pub const fn items_per_thread(&self) -> u32 {
+        self.shape.items_per_thread
+    }
+
+    /// Items per tile (`NT * IPT`).
+    pub const fn tile(&self) -> u32 {
+        self.shape.tile()
+    }
+
+    /// Number of tiles needed for `n` items.
+    pub const fn tiles(&self, n: u64) -> u64 {
+        self.shape.tiles(n)
+    }
+}
+
+impl<A> core::ops::Deref for KernelSpec<A> {
+    type Target = KernelShape;
+    fn deref(&self) -> &KernelShape {
+        &self.shape
+    }
+}
+
+// Written out: derives would require `A: Clone` etc. of the parameter tuple.
+impl<A> Clone for KernelSpec<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for KernelSpec<A> {}
+impl<A> PartialEq for KernelSpec<A> {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape
+    }
+}
+impl<A> Eq for KernelSpec<A> {}
+impl<A> core::fmt::Debug for KernelSpec<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.shape.fmt(f)
+    }
+}
+
+/// Defines a kernel: its [`KernelSpec`] constant, typed by the parameter list, on every target and, on nvptx, the exported
 /// entry point with `NT` and `IPT` in scope as constants. `MIN_BLOCKS = m` asks ptxas to fit
 /// the registers to `m` resident blocks of `NT` threads per SM (CUDA's `__launch_bounds__`,
 /// applied to the PTX by the link step, see `tessera-ptx-build`).
@@ -74,7 +148,7 @@ macro_rules! kernel {
         ($($arg:ident : $ty:ty),* $(,)?) $body:block
     ) => {
         $(#[$meta])*
-        pub const $spec: $crate::spec::KernelSpec =
+        pub const $spec: $crate::spec::KernelSpec<($($ty,)*)> =
             $crate::spec::KernelSpec::new(stringify!($name), $nt, $ipt);
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]

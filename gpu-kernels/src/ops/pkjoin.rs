@@ -423,6 +423,26 @@ mod device {
     }
 }
 
+/// Parameters of the level 1 tile sorts of keys `K`: `(a_keys, na, b_keys, n, keys_out,
+/// rows_out)`; the output keys are their radix bits.
+pub type SortInputArgs<K> = (*const K, u32, *const K, u32, *mut u32, *mut u32);
+
+/// Parameters of the join kernels of keys `K`: `(keys, rows, n, na, a_vals, b_vals, out_keys,
+/// out_a, out_b, state, error)`; sorted keys are radix bits, payloads any 4-byte bits.
+pub type JoinArgs<K> = (
+    *const u32,
+    *const u32,
+    u32,
+    u32,
+    *const u32,
+    *const u32,
+    *mut K,
+    *mut u32,
+    *mut u32,
+    *mut u64,
+    *mut u64,
+);
+
 crate::kernel! {
     /// Level 1 tile sort of `u32` keys: `(a_keys, na, b_keys, n, keys_out, rows_out)`.
     PK_SORT_INPUT_U32 = pk_sort_input_u32[NT = 256, IPT = 8](a: *const u32, na: u32, b: *const u32, n: u32, keys_out: *mut u32, rows_out: *mut u32) {
@@ -655,6 +675,10 @@ pub mod testing {
     #[cfg(target_arch = "nvptx64")]
     use crate::block::*;
 
+    /// Parameters of the block-sort test kernels: `(keys, vals, n, begin, end, keys_out,
+    /// vals_out)`.
+    pub type BlockSortArgs = (*const u32, *const u32, u32, u32, u32, *mut u32, *mut u32);
+
     macro_rules! block_sort_test_kernels {
         ($($spec:ident = $name:ident: $nt:literal x $ipt:literal, $v:ty;)*) => {$(
             crate::kernel! {
@@ -714,7 +738,7 @@ pub mod testing {
     }
 
     /// Every block-sort test kernel and whether it carries values.
-    pub const ALL: [(crate::spec::KernelSpec, bool); 4] = [
+    pub const ALL: [(crate::spec::KernelSpec<BlockSortArgs>, bool); 4] = [
         (BLOCK_SORT_256X8, true),
         (BLOCK_SORT_256X16, true),
         (BLOCK_SORT_KEYS_256X8, false),

@@ -29,6 +29,9 @@ pub unsafe fn project2<const NT: usize, const IPT: usize>(
     }
 }
 
+/// Parameters of the projection kernels: `(x1, x2, n, a, b, out)`.
+pub type ProjectArgs = (*const f32, *const f32, u32, f32, f32, *mut f32);
+
 crate::kernel! {
     /// Q1: `out = a * x1 + b * x2` (two roundings, no contraction: equal to the CPU's result).
     PROJECT_LINEAR_F32 = project_linear_f32[NT = 128, IPT = 16](x1: *const f32, x2: *const f32, n: u32, a: f32, b: f32, out: *mut f32) {

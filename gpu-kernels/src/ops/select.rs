@@ -195,6 +195,9 @@ macro_rules! select_shared {
     };
 }
 
+/// Parameters of the one-column selection kernels over items `T`.
+pub type SelectArgs<T> = (*const T, u32, u32, T, T, *mut T, *mut u64, u32);
+
 /// One-column selection kernels: `(input, n, negate, lo, hi, out, state, epoch)`, the
 /// comparison in the closed-range form of [`crate::predicate::range`]: two comparisons and no
 /// per-item `match` on the operator, which the item loop would otherwise branch on.
@@ -278,13 +281,29 @@ pub mod sweep {
     }
 
     /// The sweep's kernels, in (NT, IPT) order.
-    pub const ALL: [crate::spec::KernelSpec; 29] = [
+    pub const ALL: [crate::spec::KernelSpec<super::SelectArgs<i32>>; 29] = [
         Q0_32X1, Q0_32X2, Q0_32X4, Q0_32X8, Q0_32X16, Q0_64X1, Q0_64X2, Q0_64X4, Q0_64X8, Q0_64X16,
         Q0_128X1, Q0_128X2, Q0_128X4, Q0_128X8, Q0_128X16, Q0_256X1, Q0_256X2, Q0_256X4, Q0_256X8,
         Q0_256X16, Q0_512X1, Q0_512X2, Q0_512X4, Q0_512X8, Q0_512X16, Q0_1024X1, Q0_1024X2,
         Q0_1024X4, Q0_1024X8,
     ];
 }
+
+/// Parameters of the two-column selection kernels over items `T`.
+pub type Select2Args<T> = (
+    *const T,
+    u32,
+    T,
+    T,
+    *const T,
+    u32,
+    T,
+    T,
+    u32,
+    *mut T,
+    *mut u64,
+    u32,
+);
 
 /// Two-column selection kernels: `(x, opx, ax, bx, y, opy, ay, by, n, out, state, epoch)` with
 /// the comparisons of [`crate::predicate::eval`]. (The closed-range form of the one-column

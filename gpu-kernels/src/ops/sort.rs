@@ -473,15 +473,38 @@ mod device {
     }
 }
 
+/// Parameters of the histogram kernels over keys `K` (read as their radix bits): `(keys, n,
+/// shift, bits, passes, descending, hist)`.
+pub type HistArgs<K> = (*const K, u32, u32, u32, u32, u32, *mut u32);
+
+/// Parameters of the radix pass kernels over keys `K` (moved as their bits): `(keys_in,
+/// keys_out, vals_in, vals_out, n, shift, mode, state, offsets_at, counter_at, status_at,
+/// segs_at, segments)`.
+pub type PassArgs<K> = (
+    *const K,
+    *mut K,
+    *const u32,
+    *mut u32,
+    u32,
+    u32,
+    u32,
+    *mut u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+);
+
 /// Defines a histogram kernel for key type `$k`.
 macro_rules! histogram_kernel {
     ($($spec:ident = $name:ident($k:ty);)*) => {$(
         crate::kernel! {
             /// Digit histograms of `passes` passes of `bits` bits from bit `shift`.
-            $spec = $name[NT = 256, IPT = 16](keys: *const <$k as crate::radix::RadixKey>::Bits, n: u32, shift: u32, bits: u32, passes: u32, descending: u32, hist: *mut u32) {
+            $spec = $name[NT = 256, IPT = 16](keys: *const $k, n: u32, shift: u32, bits: u32, passes: u32, descending: u32, hist: *mut u32) {
                 let sh = crate::shared_array!(hist_sh: [u32; HIST_WORDS]);
                 // SAFETY: the host checks passes << bits <= HIST_WORDS and sizes the buffers.
-                unsafe { radix_histogram::<$k, NT, IPT>(keys, n as usize, shift, bits, passes as usize, descending != 0, hist, sh) }
+                unsafe { radix_histogram::<$k, NT, IPT>(keys.cast(), n as usize, shift, bits, passes as usize, descending != 0, hist, sh) }
             }
         }
     )*};
@@ -516,8 +539,8 @@ macro_rules! pass_kernel {
         crate::kernel! {
             /// One radix pass (see `radix_pass`).
             $spec = $name[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
-                keys_in: *const <$k as crate::radix::RadixKey>::Bits,
-                keys_out: *mut <$k as crate::radix::RadixKey>::Bits,
+                keys_in: *const $k,
+                keys_out: *mut $k,
                 vals_in: *const u32,
                 vals_out: *mut u32,
                 n: u32,
@@ -563,7 +586,7 @@ macro_rules! pass_kernel {
                 // SAFETY: the host sizes the buffers for n items and prepares the state.
                 unsafe {
                     radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY, BLOCK_IDS, SEGMENTED>(
-                        keys_in, keys_out, vals_in, vals_out, n as usize, shift, mode, st, sh,
+                        keys_in.cast(), keys_out.cast(), vals_in, vals_out, n as usize, shift, mode, st, sh,
                     )
                 }
             }
@@ -608,7 +631,7 @@ macro_rules! partition_kernels {
         )*}
         /// Partition pass kernels by radix bits (index `bits - 1`): stable with 32-bit status,
         /// stable with 64-bit status, unstable.
-        pub const PARTITION: [[crate::spec::KernelSpec; 3]; 10] = [$([$a, $b, $c]),*];
+        pub const PARTITION: [[crate::spec::KernelSpec<PassArgs<u32>>; 3]; 10] = [$([$a, $b, $c]),*];
     };
 }
 
@@ -655,7 +678,7 @@ pub mod sweep {
     }
 
     /// The key + value sweep, the default kernel first.
-    pub const PAIRS: [crate::spec::KernelSpec; 11] = [
+    pub const PAIRS: [crate::spec::KernelSpec<super::PassArgs<u32>>; 11] = [
         super::SORT_U32_KV_S32,
         SORT_KV_SH26_BLOCK,
         SORT_KV_SH23,
@@ -670,7 +693,7 @@ pub mod sweep {
     ];
 
     /// The keys-only sweep, the default kernel first (`_late`: counts while ranking).
-    pub const KEYS: [crate::spec::KernelSpec; 5] = [
+    pub const KEYS: [crate::spec::KernelSpec<super::PassArgs<u32>>; 5] = [
         super::SORT_U32_K_S32,
         SORT_K_IPT20_B3_DYN,
         SORT_K_IPT16_B3,

@@ -300,18 +300,26 @@ mod device {
     }
 }
 
+/// Parameters of the MSD histogram kernels over keys `K` (read as their radix bits): `(keys,
+/// n, descending, hist)`.
+pub type MsdHistArgs<K> = (*const K, u32, u32, *mut u32);
+
+/// Parameters of the local sort kernels: `(keys_in, keys_out, vals_in, vals_out, bounds,
+/// mode)`.
+pub type LocalSortArgs = (*const u32, *mut u32, *const u32, *mut u32, *const u32, u32);
+
 /// Defines the MSD histogram kernel for key type `$k`.
 macro_rules! msd_histogram_kernel {
     ($($spec:ident = $name:ident($k:ty);)*) => {$(
         crate::kernel! {
             /// Top-16-bit bucket counts and low digit counts (see `radix_histogram_msd`);
             /// launched with [`MSD_HIST_SMEM`] bytes of dynamic shared memory.
-            $spec = $name[NT = 1024, IPT = 8, MIN_BLOCKS = 1](keys: *const u32, n: u32, descending: u32, hist: *mut u32) {
+            $spec = $name[NT = 1024, IPT = 8, MIN_BLOCKS = 1](keys: *const $k, n: u32, descending: u32, hist: *mut u32) {
                 // SAFETY: the host launches with MSD_HIST_SMEM bytes of dynamic shared memory.
                 let pairs = unsafe { crate::arch::dynamic_shared::<u32>(MSD_BUCKETS / 2) };
                 let low = crate::shared_array!(msd_low: [u32; 512]);
                 // SAFETY: the host sizes `hist` to MSD_HIST_WORDS words, zeroed.
-                unsafe { radix_histogram_msd::<$k, NT, IPT>(keys, n as usize, descending != 0, hist, pairs, low) }
+                unsafe { radix_histogram_msd::<$k, NT, IPT>(keys.cast(), n as usize, descending != 0, hist, pairs, low) }
             }
         }
     )*};
@@ -390,9 +398,9 @@ local_sort_kernel! {
 #[derive(Clone, Copy, Debug)]
 pub struct LocalSorts {
     /// Keys alone.
-    pub keys: &'static [crate::spec::KernelSpec],
+    pub keys: &'static [crate::spec::KernelSpec<LocalSortArgs>],
     /// Keys with values.
-    pub pairs: &'static [crate::spec::KernelSpec],
+    pub pairs: &'static [crate::spec::KernelSpec<LocalSortArgs>],
 }
 
 /// Local sort kernels for `u32` keys.

@@ -269,6 +269,9 @@ crate::kernel! {
 
 /// Results per tile of the block-aggregate kernels: sum, min, max (as the item type) and the
 /// count of items greater than zero (in `counts`).
+/// Parameters of the block-aggregate test kernels over items `T`: `(input, n, out, counts)`.
+pub type AggregateArgs<T> = (*const T, u32, *mut T, *mut u32);
+
 macro_rules! block_aggregate_kernels {
     ($($spec:ident = $name:ident: $t:ty, min_identity = $lo:expr, max_identity = $hi:expr;)*) => {$(
         crate::kernel! {

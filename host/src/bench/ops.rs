@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use serde::Serialize;
+use tessera_kernels::ops::select::SelectArgs;
 #[cfg(feature = "sweeps")]
 use tessera_kernels::ops::select::sweep;
 use tessera_kernels::spec::KernelSpec;
@@ -116,7 +117,7 @@ fn cpu_ms(reps: usize, mut work: impl FnMut()) -> f64 {
 }
 
 /// The kernels of the select tile sweep (Figure 3-8), in the PTX with the `sweeps` feature.
-fn select_sweep() -> Vec<KernelSpec> {
+fn select_sweep() -> Vec<KernelSpec<SelectArgs<i32>>> {
     #[cfg(feature = "sweeps")]
     let all = sweep::ALL.to_vec();
     #[cfg(not(feature = "sweeps"))]

@@ -12,6 +12,8 @@ use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_ve
 use crate::ops::{Order, RadixPartition, RadixSort, SortKey, SortStrategy};
 use crate::runtime::{DeviceColumn, Gpu, median};
 use crate::{Error, Result, cpu, gpu_or_skip};
+use tessera_kernels::ops::sort::PassArgs;
+use tessera_kernels::ops::sort_msd::LocalSortArgs;
 use tessera_kernels::spec::KernelSpec;
 
 /// Options of `tessera bench sort`.
@@ -119,24 +121,54 @@ fn time_sort<K: SortKey>(
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Sweep {
     /// The LSB sort's pass kernel.
-    #[cfg_attr(not(feature = "sweeps"), allow(dead_code))]
     Pass,
     /// The MSD sort's local sort kernel (kernels whose tile cannot hold the largest bucket are
     /// left out).
     Local,
 }
 
-/// Times the u32 sort of `keys` (with values `0..n` when `values`) with each kernel of `specs`
-/// in the role `what`, checking that every kernel sorts exactly as the first one timed does.
-fn sweep(
+/// The kernels a sweep can vary, by their parameter types.
+trait Swept: Sized {
+    /// The role of the kernels.
+    const ROLE: Sweep;
+    /// Makes `sorter` use `spec`.
+    fn install(sorter: &mut RadixSort<u32>, spec: KernelSpec<Self>, values: bool);
+    /// Whether the last sort ran `spec`.
+    fn ran(sorter: &RadixSort<u32>, spec: KernelSpec<Self>) -> bool;
+}
+
+impl Swept for PassArgs<u32> {
+    const ROLE: Sweep = Sweep::Pass;
+    fn install(sorter: &mut RadixSort<u32>, spec: KernelSpec<Self>, values: bool) {
+        sorter.set_pass_kernel(spec, values);
+    }
+    fn ran(_: &RadixSort<u32>, _: KernelSpec<Self>) -> bool {
+        true
+    }
+}
+
+impl Swept for LocalSortArgs {
+    const ROLE: Sweep = Sweep::Local;
+    fn install(sorter: &mut RadixSort<u32>, spec: KernelSpec<Self>, _: bool) {
+        sorter.set_strategy(SortStrategy::Msd);
+        sorter.set_local_kernel(spec);
+    }
+    fn ran(sorter: &RadixSort<u32>, spec: KernelSpec<Self>) -> bool {
+        sorter.local_run() == Some(spec)
+    }
+}
+
+/// Times the u32 sort of `keys` (with values `0..n` when `values`) with each kernel of `specs`,
+/// checking that every kernel sorts exactly as the first one timed does.
+fn sweep<A: Swept>(
     gpu: &Gpu,
     bw: &Bandwidth,
     reps: usize,
     keys: &[u32],
-    specs: &[KernelSpec],
+    specs: &[KernelSpec<A>],
     values: bool,
-    what: Sweep,
 ) -> Result<Vec<Record>> {
+    let what = A::ROLE;
     let n = keys.len();
     let dk = gpu.upload(keys)?;
     let mut ko = gpu.zeros::<u32>(n)?;
@@ -148,13 +180,7 @@ fn sweep(
     let mut reference: Option<(&str, _)> = None;
     let mut rec = Vec::new();
     for &spec in specs {
-        match what {
-            Sweep::Pass => sorter.set_pass_kernel(spec, values),
-            Sweep::Local => {
-                sorter.set_strategy(SortStrategy::Msd);
-                sorter.set_local_kernel(spec);
-            }
-        }
+        A::install(&mut sorter, spec, values);
         let mut sort = |sorter: &mut RadixSort<u32>| {
             if values {
                 sorter.sort_pairs(gpu, &dk, &dv, &mut ko, &mut vo, Order::Ascending)
@@ -163,7 +189,7 @@ fn sweep(
             }
         };
         sort(&mut sorter)?;
-        if what == Sweep::Local && sorter.local_run() != Some(spec) {
+        if !A::ran(&sorter, spec) {
             continue;
         }
         let t = gpu.time(WARMUP, reps, || sort(&mut sorter))?.median_ms();
@@ -219,28 +245,12 @@ pub fn run_gpu(gpu: &Gpu, args: &SortArgs) -> Result<SortReport> {
     #[cfg(feature = "sweeps")]
     {
         use tessera_kernels::ops::sort::sweep::{KEYS, PAIRS};
-        rec.extend(sweep(gpu, &bw, reps, &keys, &PAIRS, true, Sweep::Pass)?);
-        rec.extend(sweep(gpu, &bw, reps, &keys, &KEYS, false, Sweep::Pass)?);
+        rec.extend(sweep(gpu, &bw, reps, &keys, &PAIRS, true)?);
+        rec.extend(sweep(gpu, &bw, reps, &keys, &KEYS, false)?);
     }
     let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
-    rec.extend(sweep(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        local.pairs,
-        true,
-        Sweep::Local,
-    )?);
-    rec.extend(sweep(
-        gpu,
-        &bw,
-        reps,
-        &keys,
-        local.keys,
-        false,
-        Sweep::Local,
-    )?);
+    rec.extend(sweep(gpu, &bw, reps, &keys, local.pairs, true)?);
+    rec.extend(sweep(gpu, &bw, reps, &keys, local.keys, false)?);
     if !args.quick {
         rec.push(time_sort(
             gpu,

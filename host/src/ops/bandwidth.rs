@@ -1,7 +1,7 @@
 //! Bandwidth probes: the read and copy kernels every benchmark's model uses.
 use tessera_kernels::ops::bandwidth as k;
 
-use super::{check_same_len, launch};
+use super::check_same_len;
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, tile_grid};
 
@@ -16,12 +16,9 @@ pub(crate) fn read_sum_into(
         return Ok(());
     }
     let n32 = n as u32;
-    launch!(
-        gpu,
-        k::BW_READ_U32,
-        tile_grid(&k::BW_READ_U32, n, 0)?,
-        [&input.buf, &n32, &mut sum.buf]
-    )
+    let cfg = tile_grid(&k::BW_READ_U32, n, 0)?;
+    // SAFETY: one block per tile of the `n` inputs; `sum` holds the one word they add to.
+    unsafe { gpu.launch(&k::BW_READ_U32, cfg, (input, &n32, sum)) }
 }
 
 /// Sum of all items (reads every byte once; the read-bandwidth probe).
@@ -39,12 +36,9 @@ pub fn copy_u32(gpu: &Gpu, src: &DeviceColumn<u32>, dst: &mut DeviceColumn<u32>)
         return Ok(());
     }
     let n32 = n as u32;
-    launch!(
-        gpu,
-        k::BW_COPY_U32,
-        tile_grid(&k::BW_COPY_U32, n, 0)?,
-        [&src.buf, &n32, &mut dst.buf]
-    )
+    let cfg = tile_grid(&k::BW_COPY_U32, n, 0)?;
+    // SAFETY: one block per tile of the `n` items of both columns.
+    unsafe { gpu.launch(&k::BW_COPY_U32, cfg, (src, &n32, dst)) }
 }
 
 /// Zeroes a column on the stream.

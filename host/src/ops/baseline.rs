@@ -2,7 +2,6 @@
 //! the one-pass kernel is measured against. Output order is by thread, not input order.
 use tessera_kernels::ops::baseline as k;
 
-use super::launch;
 use super::scan::exclusive_scan_into;
 use super::select::Predicate;
 use crate::error::Result;
@@ -52,39 +51,21 @@ impl ThreeKernelSelect {
             shared_mem_bytes: 0,
         };
         let (n32, op) = (n as u32, pred.op.code());
-        launch!(
-            gpu,
-            k::INDEP_COUNT_F32,
-            cfg,
-            [
-                &input.buf,
-                &n32,
-                &op,
-                &pred.a,
-                &pred.b,
-                &mut self.counts.buf
-            ]
-        )?;
+        let (a, b) = (&pred.a, &pred.b);
+        let args = (input, &n32, &op, a, b, &mut self.counts);
+        // SAFETY: `n` items in `input` (checked against the output's capacity), one count per
+        // thread of the fixed grid in `counts`.
+        unsafe { gpu.launch(&k::INDEP_COUNT_F32, cfg, args) }?;
         self.state = Some(exclusive_scan_into(
             gpu,
             &self.counts,
             &mut self.offsets,
             self.state.take(),
         )?);
-        launch!(
-            gpu,
-            k::INDEP_WRITE_F32,
-            cfg,
-            [
-                &input.buf,
-                &n32,
-                &op,
-                &pred.a,
-                &pred.b,
-                &self.offsets.buf,
-                &mut self.out.buf
-            ]
-        )
+        let args = (input, &n32, &op, a, b, &self.offsets, &mut self.out);
+        // SAFETY: the same grid; each thread's offset from the scan of its count places its
+        // survivors within the `n`-item output.
+        unsafe { gpu.launch(&k::INDEP_WRITE_F32, cfg, args) }
     }
 
     /// Waits and returns the selected items (grouped by thread, not in input order).

@@ -13,14 +13,14 @@ use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
 use tessera_kernels::ops::join as k;
 use tessera_kernels::ops::select::state_words;
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::KernelShape;
 
 use super::{Predicate, check_same_len, launch, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
 
 /// Items per tile of the probe kernels (one block per tile).
-pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.tile() as usize;
+pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.shape().tile() as usize;
 
 /// Where a table puts its keys.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -157,8 +157,8 @@ impl Table {
         let (n32, empty) = (n as u32, EMPTY_KEY);
         launch!(
             gpu,
-            k::JOIN_FILL,
-            tile_grid(&k::JOIN_FILL, n, 0)?,
+            k::JOIN_FILL.shape(),
+            tile_grid(&k::JOIN_FILL.shape(), n, 0)?,
             [&mut self.words, &n32, &empty]
         )?;
         self.rows = 0;
@@ -170,7 +170,7 @@ impl Table {
     fn insert(
         &mut self,
         gpu: &Gpu,
-        spec: KernelSpec,
+        spec: KernelShape,
         keys: &DeviceColumn<u32>,
         payloads: Payloads,
         pred: Predicate<u32>,
@@ -374,10 +374,10 @@ impl HashTable {
     ) -> Result<()> {
         let perfect = matches!(self.t.layout, TableLayout::Perfect { .. });
         let (spec, p) = match (perfect, payloads) {
-            (false, Some(c)) => (k::HASH_BUILD, Payloads::Column(c)),
-            (false, None) => (k::HASH_BUILD_ROWS, Payloads::Rows),
-            (true, Some(c)) => (k::PERFECT_BUILD, Payloads::Column(c)),
-            (true, None) => (k::PERFECT_BUILD_ROWS, Payloads::Rows),
+            (false, Some(c)) => (k::HASH_BUILD.shape(), Payloads::Column(c)),
+            (false, None) => (k::HASH_BUILD_ROWS.shape(), Payloads::Rows),
+            (true, Some(c)) => (k::PERFECT_BUILD.shape(), Payloads::Column(c)),
+            (true, None) => (k::PERFECT_BUILD_ROWS.shape(), Payloads::Rows),
         };
         self.t.insert(gpu, spec, keys, p, pred)?;
         if perfect && self.t.duplicates {
@@ -428,15 +428,17 @@ impl HashTable {
         (ta, tb, (!self.t.duplicates) as u32)
     }
 
-    fn specs(&self) -> [KernelSpec; 3] {
+    fn specs(&self) -> [KernelShape; 3] {
         match self.t.layout {
-            TableLayout::Linear { .. } => {
-                [k::HASH_JOIN_SUM, k::HASH_JOIN_COUNT, k::HASH_JOIN_WRITE]
-            }
+            TableLayout::Linear { .. } => [
+                k::HASH_JOIN_SUM.shape(),
+                k::HASH_JOIN_COUNT.shape(),
+                k::HASH_JOIN_WRITE.shape(),
+            ],
             TableLayout::Perfect { .. } => [
-                k::PERFECT_JOIN_SUM,
-                k::PERFECT_JOIN_COUNT,
-                k::PERFECT_JOIN_WRITE,
+                k::PERFECT_JOIN_SUM.shape(),
+                k::PERFECT_JOIN_COUNT.shape(),
+                k::PERFECT_JOIN_WRITE.shape(),
             ],
         }
     }
@@ -474,8 +476,8 @@ impl KeySet {
         pred: Predicate<u32>,
     ) -> Result<()> {
         let spec = match self.t.layout {
-            TableLayout::Linear { .. } => k::HASH_SET_BUILD,
-            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD,
+            TableLayout::Linear { .. } => k::HASH_SET_BUILD.shape(),
+            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD.shape(),
         };
         self.t.insert(gpu, spec, keys, Payloads::None, pred)
     }
@@ -589,10 +591,10 @@ pub enum ProbePath {
 }
 
 /// The shared-memory probe kernel of `table`'s layout.
-fn shared_spec(table: &HashTable) -> KernelSpec {
+fn shared_spec(table: &HashTable) -> KernelShape {
     match table.t.layout {
-        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED,
-        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED,
+        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED.shape(),
+        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED.shape(),
     }
 }
 
@@ -600,7 +602,7 @@ fn shared_spec(table: &HashTable) -> KernelSpec {
 /// shared memory per block less the probe kernel's own (static) shared memory. 227 KB less
 /// 544 bytes on an H100.
 pub fn shared_table_limit(gpu: &Gpu) -> Result<usize> {
-    gpu.allow_max_dynamic_smem(&k::HASH_JOIN_SUM_SHARED)
+    gpu.allow_max_dynamic_smem(&k::HASH_JOIN_SUM_SHARED.shape())
 }
 
 /// The persistent launch of the shared-memory probe of `table` over `n` probe rows: `None`
@@ -780,8 +782,8 @@ pub fn semi_join(
 ) -> Result<DeviceColumn<u32>> {
     let n = probe_keys.len();
     let spec = match set.t.layout {
-        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN,
-        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN,
+        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN.shape(),
+        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN.shape(),
     };
     let mut out = gpu.zeros::<u32>(n)?;
     if n == 0 {

@@ -21,33 +21,36 @@
 //!   4-byte payload type works and the sort moves 8 bytes per row.
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, LaunchConfig};
-use tessera_kernels::ops::pkjoin::{self as k, BUCKET_CAPACITY, SORT_TILE, Segment};
+use tessera_kernels::ops::pkjoin::{
+    self as k, BUCKET_CAPACITY, JoinArgs, SORT_TILE, Segment, SortInputArgs,
+};
 use tessera_kernels::ops::select::state_words;
 use tessera_kernels::radix::RadixKey;
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 
-use super::launch;
 use super::scan::exclusive_scan_into;
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
+use crate::runtime::{
+    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, bits_of, bits_of_mut, tile_grid,
+};
 
 /// Key types of the primary-key join (their radix bits order them; see
 /// [`tessera_kernels::radix`]).
 pub trait PkKey: DeviceItem + RadixKey<Bits = u32> {
     /// Level 1 tile sort for this key type.
     #[doc(hidden)]
-    const SORT_INPUT: KernelSpec;
+    const SORT_INPUT: KernelSpec<SortInputArgs<Self>>;
     /// Join kernel for this key type.
     #[doc(hidden)]
-    const JOIN: KernelSpec;
+    const JOIN: KernelSpec<JoinArgs<Self>>;
 }
 impl PkKey for u32 {
-    const SORT_INPUT: KernelSpec = k::PK_SORT_INPUT_U32;
-    const JOIN: KernelSpec = k::PK_JOIN_U32;
+    const SORT_INPUT: KernelSpec<SortInputArgs<u32>> = k::PK_SORT_INPUT_U32;
+    const JOIN: KernelSpec<JoinArgs<u32>> = k::PK_JOIN_U32;
 }
 impl PkKey for i32 {
-    const SORT_INPUT: KernelSpec = k::PK_SORT_INPUT_I32;
-    const JOIN: KernelSpec = k::PK_JOIN_I32;
+    const SORT_INPUT: KernelSpec<SortInputArgs<i32>> = k::PK_SORT_INPUT_I32;
+    const JOIN: KernelSpec<JoinArgs<i32>> = k::PK_JOIN_I32;
 }
 
 /// Payload types of the primary-key join: any 4-byte item (the kernels move its bits).
@@ -294,7 +297,7 @@ pub struct PkJoin {
     join_state: Option<Scratch>,
 }
 
-fn blocks(spec: &KernelSpec, blocks: usize) -> Result<LaunchConfig> {
+fn blocks(spec: &KernelShape, blocks: usize) -> Result<LaunchConfig> {
     if blocks == 0 || blocks > i32::MAX as usize {
         return Err(Error::invalid(format!(
             "{} cannot launch {blocks} blocks",
@@ -470,19 +473,17 @@ impl PkJoin {
         } else {
             &mut *tiles
         };
-        launch!(
-            gpu,
-            K::SORT_INPUT,
-            tile_grid(&K::SORT_INPUT, n, 0)?,
-            [
-                &a_keys.buf,
-                &na32,
-                &b_keys.buf,
-                &n32,
-                &mut first.keys.buf,
-                &mut first.rows.buf
-            ]
-        )?;
+        let cfg = tile_grid(&K::SORT_INPUT, n, 0)?;
+        let args = (
+            a_keys,
+            &na32,
+            b_keys,
+            &n32,
+            &mut first.keys.buf,
+            &mut first.rows.buf,
+        );
+        // SAFETY: one block per tile of the `n` = na + nb keys; the pair buffers hold `n`.
+        unsafe { gpu.launch(&K::SORT_INPUT, cfg, args) }?;
         trace(gpu, "sort input")?;
         mark(clock, PkStep::SortTiles)
     }
@@ -512,12 +513,11 @@ impl PkJoin {
             let list = gpu.upload(&small)?;
             let spec = k::PK_BUCKET_SORT;
             let [sorted, _] = self.bufs.as_mut().expect("allocated");
-            launch!(
-                gpu,
-                spec,
-                blocks(&spec, small.len() / 2)?,
-                [&mut sorted.keys.buf, &mut sorted.rows.buf, &list.buf]
-            )?;
+            let cfg = blocks(&spec, small.len() / 2)?;
+            let args = (&mut sorted.keys.buf, &mut sorted.rows.buf, &list);
+            // SAFETY: one block per listed (start, len) bucket; the buckets are disjoint, lie
+            // within the `n` sorted pairs and hold at most BUCKET_CAPACITY, the block's tile.
+            unsafe { gpu.launch(&spec, cfg, args) }?;
             trace(gpu, "bucket sort")?;
             shape.small_buckets = small.len() / 2;
         }
@@ -543,24 +543,32 @@ impl PkJoin {
             Scratch::zeroed(gpu, state_words(tiles_n) as usize, self.join_state.take())?;
         let mut error = gpu.upload(&[k::NO_DUPLICATE])?;
         let [sorted, _] = self.bufs.as_mut().expect("allocated");
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, n, 0)?,
-            [
-                &sorted.keys.buf,
-                &sorted.rows.buf,
-                &n32,
-                &na32,
-                &a_vals.buf,
-                &b_vals.buf,
-                &mut out.keys.buf,
-                &mut out.a.buf,
-                &mut out.b.buf,
-                &mut state.words,
-                &mut error.buf
-            ]
-        )?;
+        let cfg = tile_grid(&spec, n, 0)?;
+        let (a, b) = (&bits_of(&a_vals.buf), &bits_of(&b_vals.buf));
+        let (out_a, out_b) = (
+            &mut bits_of_mut(&mut out.a.buf),
+            &mut bits_of_mut(&mut out.b.buf),
+        );
+        let (keys, rows) = (&sorted.keys.buf, &sorted.rows.buf);
+        let out_keys = &mut out.keys.buf;
+        let (state_words, error_word) = (&mut state.words, &mut error.buf);
+        let args = (
+            keys,
+            rows,
+            &n32,
+            &na32,
+            a,
+            b,
+            out_keys,
+            out_a,
+            out_b,
+            state_words,
+            error_word,
+        );
+        // SAFETY: one block per tile of the `n` sorted pairs; the outputs hold min(na, nb)
+        // rows, which bounds the matches; the state is zeroed for these tiles and the error
+        // word starts at NO_DUPLICATE.
+        unsafe { gpu.launch(&spec, cfg, args) }?;
         trace(gpu, "join")?;
         mark(clock, PkStep::Join)?;
         let count = Scratch::count(Some(&state), gpu)?;
@@ -596,31 +604,24 @@ impl PkJoin {
         let [sorted, tile_buf] = self.bufs.as_mut().expect("allocated");
         if level > 0 {
             let spec = k::PK_SORT_SEGMENTS;
-            launch!(
-                gpu,
-                spec,
-                blocks(&spec, tiles as usize)?,
-                [
-                    &sorted.keys.buf,
-                    &sorted.rows.buf,
-                    &seg_dev.buf,
-                    &nsegs,
-                    &mut tile_buf.keys.buf,
-                    &mut tile_buf.rows.buf
-                ]
-            )?;
+            let cfg = blocks(&spec, tiles as usize)?;
+            let (keys, rows) = (&sorted.keys.buf, &sorted.rows.buf);
+            let out = (&mut tile_buf.keys.buf, &mut tile_buf.rows.buf);
+            let args = (keys, rows, &seg_dev, &nsegs, out.0, out.1);
+            // SAFETY: one block per tile of the `nsegs` segments the plan laid out, all
+            // within the `n` pairs of both buffers.
+            unsafe { gpu.launch(&spec, cfg, args) }?;
             trace(gpu, "sort segments")?;
             mark(clock, PkStep::SortTiles)?;
         }
 
         let mut splitters = gpu.zeros::<u32>(segs.len() * k::SPLITTER_WORDS)?;
         let spec = k::PK_SPLITTERS;
-        launch!(
-            gpu,
-            spec,
-            blocks(&spec, segs.len())?,
-            [&tile_buf.keys.buf, &seg_dev.buf, &level, &mut splitters.buf]
-        )?;
+        let cfg = blocks(&spec, segs.len())?;
+        let args = (&tile_buf.keys.buf, &seg_dev, &level, &mut splitters.buf);
+        // SAFETY: one block per segment, each within the tile-sorted keys; SPLITTER_WORDS
+        // words of splitters per segment.
+        unsafe { gpu.launch(&spec, cfg, args) }?;
         trace(gpu, "splitters")?;
         mark(clock, PkStep::Splitters)?;
 
@@ -633,18 +634,17 @@ impl PkJoin {
         cnt.set_len(counts);
         scanned.set_len(counts);
         let spec = k::PK_PARTITION;
-        launch!(
-            gpu,
-            spec,
-            blocks(&spec, tiles as usize)?,
-            [
-                &tile_buf.keys.buf,
-                &seg_dev.buf,
-                &nsegs,
-                &splitters.buf,
-                &mut cnt.buf
-            ]
-        )?;
+        let cfg = blocks(&spec, tiles as usize)?;
+        let args = (
+            &tile_buf.keys.buf,
+            &seg_dev,
+            &nsegs,
+            &splitters.buf,
+            &mut cnt.buf,
+        );
+        // SAFETY: one block per tile of the segments; `cnt` holds the plan's `counts` words,
+        // one per (tile, bucket).
+        unsafe { gpu.launch(&spec, cfg, args) }?;
         trace(gpu, "partition")?;
         self.scan_state = Some(exclusive_scan_into(
             gpu,
@@ -656,37 +656,31 @@ impl PkJoin {
         let mut bounds = gpu.zeros::<u32>(slots as usize)?;
         let spec = k::PK_BUCKET_BOUNDS;
         let slots32 = slots as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, slots as usize, 0)?,
-            [
-                &scanned.buf,
-                &seg_dev.buf,
-                &nsegs,
-                &slots32,
-                &mut bounds.buf
-            ]
-        )?;
+        let cfg = tile_grid(&spec, slots as usize, 0)?;
+        let args = (&*scanned, &seg_dev, &nsegs, &slots32, &mut bounds);
+        // SAFETY: one thread per bucket slot (`slots` of them in `bounds`); the scan holds
+        // every count.
+        unsafe { gpu.launch(&spec, cfg, args) }?;
         trace(gpu, "bucket bounds")?;
         mark(clock, PkStep::Partition)?;
 
         let spec = k::PK_SCATTER;
-        launch!(
-            gpu,
-            spec,
-            blocks(&spec, tiles as usize)?,
-            [
-                &tile_buf.keys.buf,
-                &tile_buf.rows.buf,
-                &seg_dev.buf,
-                &nsegs,
-                &splitters.buf,
-                &scanned.buf,
-                &mut sorted.keys.buf,
-                &mut sorted.rows.buf
-            ]
-        )?;
+        let cfg = blocks(&spec, tiles as usize)?;
+        let (keys, rows) = (&tile_buf.keys.buf, &tile_buf.rows.buf);
+        let out = (&mut sorted.keys.buf, &mut sorted.rows.buf);
+        let args = (
+            keys,
+            rows,
+            &seg_dev,
+            &nsegs,
+            &splitters.buf,
+            &*scanned,
+            out.0,
+            out.1,
+        );
+        // SAFETY: one block per tile of the segments; the scanned counts place every item
+        // of a segment within the segment's range of the sorted buffers.
+        unsafe { gpu.launch(&spec, cfg, args) }?;
         trace(gpu, "scatter")?;
         mark(clock, PkStep::Scatter)?;
 

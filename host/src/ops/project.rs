@@ -1,14 +1,14 @@
 //! Projection: the thesis' Q1 `a*x1 + b*x2` and Q2 `sigmoid(a*x1 + b*x2)` over `f32` columns.
-use tessera_kernels::ops::project as k;
+use tessera_kernels::ops::project::{self as k, ProjectArgs};
 use tessera_kernels::spec::KernelSpec;
 
-use super::{check_same_len, launch};
+use super::check_same_len;
 use crate::error::Result;
 use crate::runtime::{DeviceColumn, Gpu, tile_grid};
 
 fn project_into(
     gpu: &Gpu,
-    spec: KernelSpec,
+    spec: KernelSpec<ProjectArgs>,
     x1: &DeviceColumn<f32>,
     x2: &DeviceColumn<f32>,
     a: f32,
@@ -22,12 +22,9 @@ fn project_into(
         return Ok(());
     }
     let n32 = n as u32;
-    launch!(
-        gpu,
-        spec,
-        tile_grid(&spec, n, 0)?,
-        [&x1.buf, &x2.buf, &n32, &a, &b, &mut out.buf]
-    )
+    let cfg = tile_grid(&spec, n, 0)?;
+    // SAFETY: one block per tile of the `n` items of all three columns (checked above).
+    unsafe { gpu.launch(&spec, cfg, (x1, x2, &n32, &a, &b, out)) }
 }
 
 /// Queues `out = a * x1 + b * x2` (all columns of one length). Results equal the CPU's

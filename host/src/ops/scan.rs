@@ -1,7 +1,6 @@
 //! Device-wide exclusive prefix sum of `u32` in one pass.
 use tessera_kernels::ops::{scan as k, select::state_words};
 
-use super::launch;
 use crate::error::Result;
 use crate::runtime::{DeviceColumn, Gpu, Scratch, tile_grid};
 
@@ -19,12 +18,10 @@ pub(crate) fn exclusive_scan_into(
     let mut state = Scratch::zeroed(gpu, state_words(spec.tiles(n as u64)) as usize, state)?;
     if n > 0 {
         let n32 = n as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, n, 0)?,
-            [&input.buf, &n32, &mut out.buf, &mut state.words]
-        )?;
+        let cfg = tile_grid(&spec, n, 0)?;
+        // SAFETY: one block per tile of the `n` items of both columns; the state is zeroed
+        // for these tiles.
+        unsafe { gpu.launch(&spec, cfg, (input, &n32, &mut *out, &mut state.words)) }?;
     }
     Ok(state)
 }

@@ -1,9 +1,9 @@
 //! Selection: `SELECT y FROM R WHERE p(y)` (and `WHERE px(x) AND py(y)`), in one pass.
-use tessera_kernels::ops::select as k;
+use tessera_kernels::ops::select::{self as k, Select2Args, SelectArgs};
 use tessera_kernels::predicate::{self, Bounds, CmpOp};
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 
-use super::{check_same_len, launch};
+use super::check_same_len;
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, EpochScratch, Gpu, Scratch, tile_grid};
 
@@ -91,13 +91,13 @@ pub enum SelectVariant {
 pub trait SelectItem: DeviceItem + Bounds {
     /// The kernel for `variant`.
     #[doc(hidden)]
-    fn spec(variant: SelectVariant) -> KernelSpec;
+    fn spec(variant: SelectVariant) -> KernelSpec<SelectArgs<Self>>;
 }
 
 macro_rules! select_item {
     ($($t:ty: $o:ident, $p:ident, $u:ident;)*) => {$(
         impl SelectItem for $t {
-            fn spec(variant: SelectVariant) -> KernelSpec {
+            fn spec(variant: SelectVariant) -> KernelSpec<SelectArgs<$t>> {
                 match variant {
                     SelectVariant::Ordered => k::$o,
                     SelectVariant::Predicated => k::$p,
@@ -120,13 +120,13 @@ select_item! {
 pub trait Select2Item: DeviceItem {
     /// The kernel.
     #[doc(hidden)]
-    const SPEC: KernelSpec;
+    const SPEC: KernelSpec<Select2Args<Self>>;
 }
 impl Select2Item for i32 {
-    const SPEC: KernelSpec = k::SELECT2_I32;
+    const SPEC: KernelSpec<Select2Args<i32>> = k::SELECT2_I32;
 }
 impl Select2Item for f32 {
-    const SPEC: KernelSpec = k::SELECT2_F32;
+    const SPEC: KernelSpec<Select2Args<f32>> = k::SELECT2_F32;
 }
 
 /// Output and kernel state of a selection, reusable across calls of the same or smaller size
@@ -150,7 +150,7 @@ impl<T: DeviceItem> Selection<T> {
     /// Checks the size, prepares the state and returns the launch's look-back epoch. The count
     /// word is zeroed for `cursor` kernels (unordered: they count with an atomic) and for empty
     /// inputs (no kernel runs to write it); ordered kernels' last tile writes it.
-    fn prepare(&mut self, gpu: &Gpu, n: usize, spec: &KernelSpec, cursor: bool) -> Result<u32> {
+    fn prepare(&mut self, gpu: &Gpu, n: usize, spec: &KernelShape, cursor: bool) -> Result<u32> {
         if n > self.out.capacity() {
             return Err(Error::invalid(format!(
                 "selection buffers hold {} items, input has {n}",
@@ -194,7 +194,7 @@ impl<T: DeviceItem> Selection<T> {
         gpu: &Gpu,
         input: &DeviceColumn<T>,
         pred: Predicate<T>,
-        spec: KernelSpec,
+        spec: KernelSpec<SelectArgs<T>>,
         unordered: bool,
     ) -> Result<()>
     where
@@ -206,21 +206,21 @@ impl<T: DeviceItem> Selection<T> {
             return Ok(());
         }
         let (n32, (neg, lo, hi)) = (n as u32, pred.range());
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, n, 0)?,
-            [
-                &input.buf,
-                &n32,
-                &neg,
-                &lo,
-                &hi,
-                &mut self.out.buf,
-                self.state.words_mut()?,
-                &epoch
-            ]
-        )
+        let cfg = tile_grid(&spec, n, 0)?;
+        let out = &mut self.out.buf;
+        let args = (
+            input,
+            &n32,
+            &neg,
+            &lo,
+            &hi,
+            out,
+            self.state.words_mut()?,
+            &epoch,
+        );
+        // SAFETY: one block per tile of the `n` inputs; `prepare` checked that the output holds
+        // `n` items and sized the state for these tiles at this epoch.
+        unsafe { gpu.launch(&spec, cfg, args) }
     }
 
     /// Queues `SELECT y FROM x, y WHERE px(x) AND py(y)` (columns of equal length).
@@ -242,25 +242,13 @@ impl<T: DeviceItem> Selection<T> {
             return Ok(());
         }
         let (n32, opx, opy) = (n as u32, px.op.code(), py.op.code());
-        launch!(
-            gpu,
-            T::SPEC,
-            tile_grid(&T::SPEC, n, 0)?,
-            [
-                &x.buf,
-                &opx,
-                &px.a,
-                &px.b,
-                &y.buf,
-                &opy,
-                &py.a,
-                &py.b,
-                &n32,
-                &mut self.out.buf,
-                self.state.words_mut()?,
-                &epoch
-            ]
-        )
+        let cfg = tile_grid(&T::SPEC, n, 0)?;
+        let (out, state) = (&mut self.out.buf, self.state.words_mut()?);
+        let args = (
+            x, &opx, &px.a, &px.b, y, &opy, &py.a, &py.b, &n32, out, state, &epoch,
+        );
+        // SAFETY: as in `launch_spec`, over the `n` items of both columns.
+        unsafe { gpu.launch(&T::SPEC, cfg, args) }
     }
 
     /// Waits for the queued selection and returns the number of selected items.

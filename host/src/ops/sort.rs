@@ -4,14 +4,14 @@
 //! identity), so keys of a narrow range cost fewer passes. Large inputs of 32-bit keys take the
 //! MSD sort of `sort_msd` instead when it pays (see [`SortStrategy`]): two passes and one
 //! shared-memory sort per 16-bit bucket, three trips through memory instead of four.
-use cudarc::driver::{CudaSlice, LaunchConfig};
-use tessera_kernels::ops::sort::{self as k, RadixState};
+use cudarc::driver::{CudaSlice, CudaView, CudaViewMut, LaunchConfig};
+use tessera_kernels::ops::sort::{self as k, HistArgs, PassArgs, RadixState};
 use tessera_kernels::ops::sort_msd as msd;
 use tessera_kernels::radix::{RadixBits, RadixKey};
 use tessera_kernels::spec::KernelSpec;
 
+use super::check_same_len;
 use super::sort_msd::{self as msd_host, MsdBuffers, MsdKernels, MsdValues};
-use super::{check_same_len, launch};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, tile_grid};
 
@@ -30,21 +30,21 @@ pub enum Order {
 pub trait SortKey: DeviceItem + RadixKey {
     /// The histogram kernel.
     #[doc(hidden)]
-    const HIST: KernelSpec;
+    const HIST: KernelSpec<HistArgs<Self>>;
     /// Pass kernels: `[keys only, with values][32-bit status, 64-bit status]`.
     #[doc(hidden)]
-    const PASS: [[KernelSpec; 2]; 2];
+    const PASS: [[KernelSpec<PassArgs<Self>>; 2]; 2];
     /// The MSD sort's kernels (32-bit keys).
     #[doc(hidden)]
-    const MSD: Option<MsdKernels>;
+    const MSD: Option<MsdKernels<Self>>;
 }
 
 macro_rules! sort_key {
     ($($t:ty: $h:ident, [$a:ident, $b:ident], [$c:ident, $d:ident], $msd:expr;)*) => {$(
         impl SortKey for $t {
-            const HIST: KernelSpec = k::$h;
-            const PASS: [[KernelSpec; 2]; 2] = [[k::$a, k::$b], [k::$c, k::$d]];
-            const MSD: Option<MsdKernels> = $msd;
+            const HIST: KernelSpec<HistArgs<$t>> = k::$h;
+            const PASS: [[KernelSpec<PassArgs<$t>>; 2]; 2] = [[k::$a, k::$b], [k::$c, k::$d]];
+            const MSD: Option<MsdKernels<$t>> = $msd;
         }
     )*};
 }
@@ -126,7 +126,7 @@ impl RadixWork {
     fn histogram<K: SortKey>(
         &mut self,
         gpu: &Gpu,
-        spec: KernelSpec,
+        spec: KernelSpec<HistArgs<K>>,
         keys: &CudaSlice<K>,
         n: usize,
         shift: u32,
@@ -140,12 +140,10 @@ impl RadixWork {
             shared_mem_bytes: 0,
         };
         let (n32, passes, desc) = (n as u32, self.layout.passes as u32, u32::from(desc));
-        launch!(
-            gpu,
-            spec,
-            cfg,
-            [keys, &n32, &shift, &bits, &passes, &desc, &mut self.state]
-        )
+        let args = (keys, &n32, &shift, &bits, &passes, &desc, &mut self.state);
+        // SAFETY: `keys` holds `n` items (the grid strides over them), and the state holds
+        // `passes` zeroed histograms of 2^bits words (RadixWork::prepare sized it).
+        unsafe { gpu.launch(&spec, cfg, args) }
     }
 
     /// Downloads the histograms (synchronizes).
@@ -173,7 +171,7 @@ impl RadixWork {
     fn pass<B>(
         &mut self,
         gpu: &Gpu,
-        spec: KernelSpec,
+        spec: KernelSpec<PassArgs<B>>,
         p: usize,
         n: usize,
         shift: u32,
@@ -192,9 +190,9 @@ impl RadixWork {
         };
         let tiles = spec.tiles(n as u64) as usize;
         let io = PassIo {
-            keys_in,
-            keys_out,
-            vals,
+            keys_in: keys_in.as_view(),
+            keys_out: keys_out.as_view_mut(),
+            vals: vals.map(|(i, o)| (i.as_view(), o.as_view_mut())),
         };
         launch_pass(gpu, spec, &mut self.state, at, tiles, n, shift, mode, io)
     }
@@ -212,16 +210,16 @@ pub(super) struct PassWords {
 
 /// A pass's inputs and outputs.
 pub(super) struct PassIo<'a, B> {
-    pub(super) keys_in: &'a CudaSlice<B>,
-    pub(super) keys_out: &'a mut CudaSlice<B>,
-    pub(super) vals: Option<(&'a CudaSlice<u32>, &'a mut CudaSlice<u32>)>,
+    pub(super) keys_in: CudaView<'a, B>,
+    pub(super) keys_out: CudaViewMut<'a, B>,
+    pub(super) vals: Option<(CudaView<'a, u32>, CudaViewMut<'a, u32>)>,
 }
 
 /// Queues one pass kernel over `tiles` tiles.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn launch_pass<B>(
     gpu: &Gpu,
-    spec: KernelSpec,
+    spec: KernelSpec<PassArgs<B>>,
     state: &mut CudaSlice<u32>,
     at: PassWords,
     tiles: usize,
@@ -246,27 +244,29 @@ pub(super) fn launch_pass<B>(
     let cfg = tile_grid(&spec, tiles * spec.tile() as usize, 0)?;
     let PassIo {
         keys_in,
-        keys_out,
+        mut keys_out,
         vals,
     } = io;
-    use cudarc::driver::PushKernelArg as _;
-    let f = gpu.function(&spec)?;
-    let mut b = gpu.stream().launch_builder(&f);
-    b.arg(keys_in).arg(keys_out);
-    // Keys-only kernels never touch the value pointers.
-    let none = 0u64;
-    match vals {
-        Some((vi, vo)) => b.arg(vi).arg(vo),
-        None => b.arg(&none).arg(&none),
-    };
-    b.arg(&n32).arg(&shift).arg(&mode).arg(state);
-    b.arg(&offsets_at).arg(&counter_at).arg(&status_at);
-    b.arg(&segs_at).arg(&segments);
-    // SAFETY: the arguments are the pass kernels' signature (see `pass_kernel!`), with buffers
-    // of `n` items and the state prepared for these words and tiles.
-    unsafe { b.launch(cfg) }
-        .map(|_| ())
-        .map_err(Error::launch(spec.name()))
+    // Keys-only kernels never touch the value pointers: they get null ones.
+    let (vals_in, mut vals_out) = vals.unzip();
+    let args = (
+        &keys_in,
+        &mut keys_out,
+        vals_in.as_ref(),
+        vals_out.as_mut(),
+        &n32,
+        &shift,
+        &mode,
+        state,
+        &offsets_at,
+        &counter_at,
+        &status_at,
+        &segs_at,
+        &segments,
+    );
+    // SAFETY: the key (and value) buffers hold `n` items, the grid covers `tiles` tiles of
+    // them, and the caller prepared the state at these words for this pass and these tiles.
+    unsafe { gpu.launch(&spec, cfg, args) }
 }
 
 /// A reusable radix sort: temporary buffers and kernel state for inputs of up to `capacity`
@@ -281,11 +281,11 @@ pub struct RadixSort<K: SortKey> {
     passes_run: usize,
     ran: Option<SortStrategy>,
     /// A pass kernel for the benchmark's sweep, and whether it moves values.
-    pass_override: Option<(KernelSpec, bool)>,
+    pass_override: Option<(KernelSpec<PassArgs<K>>, bool)>,
     /// A local sort kernel for the benchmark's sweep of the MSD sort.
-    local_override: Option<KernelSpec>,
+    local_override: Option<KernelSpec<msd::LocalSortArgs>>,
     /// The local sort kernel the last MSD sort ran.
-    local_run: Option<KernelSpec>,
+    local_run: Option<KernelSpec<msd::LocalSortArgs>>,
 }
 
 impl<K: SortKey> RadixSort<K> {
@@ -323,18 +323,18 @@ impl<K: SortKey> RadixSort<K> {
 
     /// Uses `spec` (a pass kernel of `K` with 32-bit status, such as the tile sweep's; key +
     /// value when `values`) for the sorts of that kind below 2^30 items: for the benchmark.
-    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec, values: bool) {
+    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec<PassArgs<K>>, values: bool) {
         self.pass_override = Some((spec, values));
     }
 
     /// Uses `spec` (a local sort kernel of `K`, keys alone or with values as the sorts will
     /// be) for the MSD sort's buckets when its tile holds the largest: for the benchmark.
-    pub(crate) fn set_local_kernel(&mut self, spec: KernelSpec) {
+    pub(crate) fn set_local_kernel(&mut self, spec: KernelSpec<msd::LocalSortArgs>) {
         self.local_override = Some(spec);
     }
 
     /// The local sort kernel the last sort ran, if it was the MSD sort.
-    pub(crate) fn local_run(&self) -> Option<KernelSpec> {
+    pub(crate) fn local_run(&self) -> Option<KernelSpec<msd::LocalSortArgs>> {
         self.local_run
     }
 
@@ -431,7 +431,7 @@ impl<K: SortKey> RadixSort<K> {
 
     /// The MSD sort's kernels where the strategy asks for it at `n` keys and the GPU offers
     /// its histogram's shared memory.
-    fn msd_kernels(&self, gpu: &Gpu, n: usize) -> Result<Option<MsdKernels>> {
+    fn msd_kernels(&self, gpu: &Gpu, n: usize) -> Result<Option<MsdKernels<K>>> {
         let wanted = n as u64 <= k::STATUS32_MAX_ITEMS
             && self.pass_override.is_none()
             && match self.strategy {
@@ -451,13 +451,13 @@ impl<K: SortKey> RadixSort<K> {
     fn msd_local_kernel(
         &self,
         gpu: &Gpu,
-        m: &MsdKernels,
+        m: &MsdKernels<K>,
         hist: &[u32],
         lsb: &[u32],
         n: usize,
         with_values: bool,
-    ) -> Result<Option<KernelSpec>> {
-        let runs = |s: &KernelSpec| {
+    ) -> Result<Option<KernelSpec<msd::LocalSortArgs>>> {
+        let runs = |s: &KernelSpec<msd::LocalSortArgs>| {
             msd_host::fits(gpu, s, msd::local_sort_smem(s.tile() as usize, with_values))
         };
         let local =
@@ -481,7 +481,7 @@ impl<K: SortKey> RadixSort<K> {
         gpu: &Gpu,
         hist: &[u32],
         desc: bool,
-        local: KernelSpec,
+        local: KernelSpec<msd::LocalSortArgs>,
         keys: &DeviceColumn<K>,
         out: &mut DeviceColumn<K>,
         vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
@@ -517,7 +517,7 @@ impl<K: SortKey> RadixSort<K> {
     }
 
     /// The pass kernel for `n` keys (alone or with values): the benchmark's where it set one.
-    fn pass_kernel(&self, n: usize, with_values: bool) -> KernelSpec {
+    fn pass_kernel(&self, n: usize, with_values: bool) -> KernelSpec<PassArgs<K>> {
         let s64 = status_width(n);
         match self.pass_override {
             Some((o, v)) if v == with_values && s64 == 0 => o,
@@ -673,7 +673,7 @@ impl RadixPartition {
         })
     }
 
-    fn spec(&self, n: usize) -> KernelSpec {
+    fn spec(&self, n: usize) -> KernelSpec<PassArgs<u32>> {
         k::PARTITION[self.bits as usize - 1][if self.stable { status_width(n) } else { 2 }]
     }
 
@@ -751,7 +751,7 @@ impl RadixPartition {
         r
     }
 
-    fn layout_of(&self, n: usize, spec: KernelSpec) -> RadixState {
+    fn layout_of(&self, n: usize, spec: KernelSpec<PassArgs<u32>>) -> RadixState {
         RadixState {
             passes: 1,
             bins: 1 << self.bits,

@@ -2,30 +2,32 @@
 //! `tessera_kernels::ops::sort_msd`): the histogram, the plan (which local sort kernel holds
 //! the largest bucket, or none), the state the two one-sweep passes share, and the launches.
 use cudarc::driver::{CudaSlice, LaunchConfig};
+use tessera_kernels::ops::sort::PassArgs;
 use tessera_kernels::ops::sort::{self as k, MODE_DESC, MODE_FIRST, MODE_LAST};
 use tessera_kernels::ops::sort_msd::{
-    LocalSorts, MSD_BUCKETS, MSD_HIST_SMEM, MSD_HIST_WORDS, MSD_SEGMENTS, MsdState, local_sort_smem,
+    LocalSortArgs, LocalSorts, MSD_BUCKETS, MSD_HIST_SMEM, MSD_HIST_WORDS, MSD_SEGMENTS,
+    MsdHistArgs, MsdState, local_sort_smem,
 };
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 
-use super::launch;
 use super::sort::{PassIo, PassWords, launch_pass};
 use crate::error::{Error, Result};
 use crate::runtime::Gpu;
+use crate::runtime::{bits_of, bits_of_mut};
 
 /// A key type's MSD kernels (named by [`SortKey`](super::SortKey), built by this crate only).
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
-pub struct MsdKernels {
+pub struct MsdKernels<K> {
     /// The histogram kernel.
-    pub(crate) hist: KernelSpec,
+    pub(crate) hist: KernelSpec<MsdHistArgs<K>>,
     /// The local sort kernels.
     pub(crate) local: LocalSorts,
 }
 
 /// Allows `spec` `bytes` of dynamic shared memory (above 48 KB it must be allowed per kernel);
 /// an error when this GPU does not offer that much.
-fn allow_smem(gpu: &Gpu, spec: &KernelSpec, bytes: usize) -> Result<()> {
+fn allow_smem(gpu: &Gpu, spec: &KernelShape, bytes: usize) -> Result<()> {
     let limit = gpu.allow_max_dynamic_smem(spec)?;
     if bytes > limit {
         return Err(Error::invalid(format!(
@@ -38,7 +40,7 @@ fn allow_smem(gpu: &Gpu, spec: &KernelSpec, bytes: usize) -> Result<()> {
 
 /// Whether `spec` runs on `gpu` with `dynamic` bytes of dynamic shared memory beside its static
 /// shared memory (the MSD kernels need more than 48 KB, which smaller GPUs may not offer).
-pub(super) fn fits(gpu: &Gpu, spec: &KernelSpec, dynamic: usize) -> Result<bool> {
+pub(super) fn fits(gpu: &Gpu, spec: &KernelShape, dynamic: usize) -> Result<bool> {
     Ok(dynamic <= gpu.max_dynamic_smem(spec)?)
 }
 
@@ -46,7 +48,7 @@ pub(super) fn fits(gpu: &Gpu, spec: &KernelSpec, dynamic: usize) -> Result<bool>
 /// ([`MSD_HIST_WORDS`] words); synchronizes.
 pub(super) fn histogram<K>(
     gpu: &Gpu,
-    spec: KernelSpec,
+    spec: KernelSpec<MsdHistArgs<K>>,
     keys: &CudaSlice<K>,
     n: usize,
     desc: bool,
@@ -70,7 +72,9 @@ pub(super) fn histogram<K>(
         shared_mem_bytes: MSD_HIST_SMEM as u32,
     };
     let (n32, desc) = (n as u32, u32::from(desc));
-    launch!(gpu, spec, cfg, [keys, &n32, &desc, &mut *hist])?;
+    // SAFETY: `keys` holds `n` items, `hist` MSD_HIST_WORDS zeroed words, and the launch
+    // gives the kernel its MSD_HIST_SMEM bytes of dynamic shared memory.
+    unsafe { gpu.launch(&spec, cfg, (keys, &n32, &desc, &mut *hist)) }?;
     let mut h = vec![0u32; MSD_HIST_WORDS];
     gpu.stream()
         .memcpy_dtoh(&*hist, &mut h[..])
@@ -88,8 +92,8 @@ pub(super) fn local_kernel(
     hist: &[u32],
     local: &LocalSorts,
     values: bool,
-    runs: impl Fn(&KernelSpec) -> Result<bool>,
-) -> Result<Option<KernelSpec>> {
+    runs: impl Fn(&KernelSpec<LocalSortArgs>) -> Result<bool>,
+) -> Result<Option<KernelSpec<LocalSortArgs>>> {
     let largest = hist[..MSD_BUCKETS].iter().copied().max().unwrap_or(0);
     let kernels = if values { local.pairs } else { local.keys };
     for s in kernels.iter().filter(|s| s.tile() >= largest) {
@@ -172,13 +176,13 @@ pub(super) struct MsdValues<'a> {
 /// The sort's three steps (queued), `hist` from [`histogram`], `local` from
 /// [`local_kernel`]; `first` is the key type's one-sweep pass kernel (32-bit status).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn sort<K>(
+pub(super) fn sort<K: crate::runtime::DeviceItem>(
     gpu: &Gpu,
     hist: &[u32],
     n: usize,
     desc: bool,
-    first: KernelSpec,
-    local: KernelSpec,
+    first: KernelSpec<PassArgs<K>>,
+    local: KernelSpec<LocalSortArgs>,
     state: &mut Option<CudaSlice<u32>>,
     b: MsdBuffers<'_, K>,
 ) -> Result<()> {
@@ -232,12 +236,15 @@ pub(super) fn sort<K>(
         24,
         MODE_FIRST | desc_bit,
         PassIo {
-            keys_in: keys,
-            keys_out: &mut *out,
-            vals: vals.as_mut().map(|v| (v.vals, &mut *v.out)),
+            keys_in: keys.as_view(),
+            keys_out: out.as_view_mut(),
+            vals: vals
+                .as_mut()
+                .map(|v| (v.vals.as_view(), v.out.as_view_mut())),
         },
     )?;
-    // Bits 16..24 within each segment: out -> temp.
+    // Bits 16..24 within each segment: out -> temp, as ordered bits (the first pass wrote
+    // them, the local sort turns them back into keys).
     launch_pass(
         gpu,
         second,
@@ -254,9 +261,11 @@ pub(super) fn sort<K>(
         16,
         0,
         PassIo {
-            keys_in: &*out,
-            keys_out: &mut *temp,
-            vals: vals.as_mut().map(|v| (&*v.out, &mut *v.temp)),
+            keys_in: bits_of(out),
+            keys_out: bits_of_mut(temp),
+            vals: vals
+                .as_mut()
+                .map(|v| (v.out.as_view(), v.temp.as_view_mut())),
         },
     )?;
     // Bits 0..16 within each bucket: temp -> out.
@@ -270,23 +279,19 @@ pub(super) fn sort<K>(
     let mode = MODE_LAST | desc_bit;
     let at = layout.bounds();
     let bounds = state.slice(at..at + MSD_BUCKETS + 1);
-    match vals {
-        Some(v) => launch!(
-            gpu,
-            local,
-            cfg,
-            [&*temp, &mut *out, &*v.temp, &mut *v.out, &bounds, &mode]
-        ),
-        None => {
-            let none = 0u64;
-            launch!(
-                gpu,
-                local,
-                cfg,
-                [&*temp, &mut *out, &none, &none, &bounds, &mode]
-            )
-        }
-    }
+    let (vals_in, vals_out) = vals.map(|v| (&*v.temp, v.out)).unzip();
+    let args = (
+        &bits_of(temp),
+        &mut bits_of_mut(out),
+        vals_in,
+        vals_out,
+        &bounds,
+        &mode,
+    );
+    // SAFETY: one block per bucket, each bucket within the `n` keys (and values) of the
+    // buffers and no larger than the kernel's tile (`local_kernel` chose it so), and the
+    // launch gives the kernel its `local_sort_smem` bytes.
+    unsafe { gpu.launch(&local, cfg, args) }
 }
 
 #[cfg(test)]
@@ -376,8 +381,8 @@ mod tests {
     #[test]
     fn local_kernel_fits_the_largest_bucket() {
         let local = tessera_kernels::ops::sort_msd::LOCAL_U32;
-        let all = |_: &KernelSpec| Ok(true);
-        let pick = |h: &[u32], runs: &dyn Fn(&KernelSpec) -> Result<bool>| {
+        let all = |_: &KernelSpec<LocalSortArgs>| Ok(true);
+        let pick = |h: &[u32], runs: &dyn Fn(&KernelSpec<LocalSortArgs>) -> Result<bool>| {
             local_kernel(h, &local, true, runs).unwrap()
         };
         let mut h = vec![0u32; MSD_HIST_WORDS];
@@ -386,7 +391,7 @@ mod tests {
         h[9] = local.pairs[0].tile() + 1;
         assert_eq!(pick(&h, &all), Some(local.pairs[1]));
         // A kernel the GPU cannot run is passed over.
-        let not_second = |s: &KernelSpec| Ok(*s != local.pairs[1]);
+        let not_second = |s: &KernelSpec<LocalSortArgs>| Ok(*s != local.pairs[1]);
         assert_eq!(pick(&h, &not_second), Some(local.pairs[2]));
         h[9] = local.pairs[local.pairs.len() - 1].tile();
         assert_eq!(pick(&h, &all), local.pairs.last().copied());

@@ -1,16 +1,16 @@
 //! Host wrappers of the kernels that exercise the device layer and block-wide functions, for
 //! the integration tests. Not part of the stable API.
 use cudarc::driver::LaunchConfig;
+use tessera_kernels::ops::pkjoin::testing::BlockSortArgs;
 use tessera_kernels::ops::testing as k;
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 
-use super::launch;
 use crate::error::Result;
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, tile_grid};
 
 pub use k::{ATOMIC_SLOTS, IDS_PER_THREAD, WARP_PER_THREAD};
 
-fn blocks(spec: &KernelSpec, blocks: u32, smem: u32) -> LaunchConfig {
+fn blocks(spec: &KernelShape, blocks: u32, smem: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (blocks, 1, 1),
         block_dim: (spec.threads(), 1, 1),
@@ -22,12 +22,8 @@ fn blocks(spec: &KernelSpec, blocks: u32, smem: u32) -> LaunchConfig {
 pub fn arch_ids(gpu: &Gpu, grid: u32) -> Result<(u32, Vec<u32>)> {
     let nt = k::ARCH_IDS.threads();
     let mut out = gpu.zeros::<u32>((grid * nt) as usize * IDS_PER_THREAD)?;
-    launch!(
-        gpu,
-        k::ARCH_IDS,
-        blocks(&k::ARCH_IDS, grid, 0),
-        [&mut out.buf]
-    )?;
+    // SAFETY: `out` holds IDS_PER_THREAD words for each of the grid's threads.
+    unsafe { gpu.launch(&k::ARCH_IDS, blocks(&k::ARCH_IDS, grid, 0), (&mut out.buf,)) }?;
     Ok((nt, out.to_vec(gpu)?))
 }
 
@@ -37,12 +33,14 @@ pub fn arch_warp(gpu: &Gpu, input: &[u32]) -> Result<Vec<u32>> {
     assert!(input.len().is_multiple_of(nt), "whole blocks only");
     let d = gpu.upload(input)?;
     let mut out = gpu.zeros::<u32>(input.len() * WARP_PER_THREAD)?;
-    launch!(
-        gpu,
-        k::ARCH_WARP,
-        blocks(&k::ARCH_WARP, (input.len() / nt) as u32, 0),
-        [&d.buf, &mut out.buf]
-    )?;
+    // SAFETY: whole blocks, one input and WARP_PER_THREAD outputs per thread.
+    unsafe {
+        gpu.launch(
+            &k::ARCH_WARP,
+            blocks(&k::ARCH_WARP, (input.len() / nt) as u32, 0),
+            (&d.buf, &mut out.buf),
+        )
+    }?;
     out.to_vec(gpu)
 }
 
@@ -59,12 +57,15 @@ pub fn arch_atomics(
     let di = gpu.upload(&init[..])?;
     let mut global = gpu.upload(&init[..])?;
     let mut out = gpu.zeros::<u64>(grid * ATOMIC_SLOTS)?;
-    launch!(
-        gpu,
-        k::ARCH_ATOMICS,
-        blocks(&k::ARCH_ATOMICS, grid as u32, 0),
-        [&d.buf, &di.buf, &mut global.buf, &mut out.buf]
-    )?;
+    // SAFETY: whole blocks, one input per thread; ATOMIC_SLOTS words of `init` and `global`,
+    // and of `out` per block.
+    unsafe {
+        gpu.launch(
+            &k::ARCH_ATOMICS,
+            blocks(&k::ARCH_ATOMICS, grid as u32, 0),
+            (&d.buf, &di.buf, &mut global.buf, &mut out.buf),
+        )
+    }?;
     Ok((global.to_vec(gpu)?, out.to_vec(gpu)?))
 }
 
@@ -76,19 +77,23 @@ pub fn arch_shared(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
     let d = gpu.upload(input)?;
     let mut a = gpu.zeros::<u32>(input.len())?;
     let mut b = gpu.zeros::<u32>(input.len())?;
-    launch!(
-        gpu,
-        k::ARCH_SHARED_STATIC,
-        blocks(&k::ARCH_SHARED_STATIC, grid, 0),
-        [&d.buf, &mut a.buf]
-    )?;
+    // SAFETY: whole blocks, one item per thread in both buffers.
+    unsafe {
+        gpu.launch(
+            &k::ARCH_SHARED_STATIC,
+            blocks(&k::ARCH_SHARED_STATIC, grid, 0),
+            (&d.buf, &mut a.buf),
+        )
+    }?;
     let smem = k::ARCH_SHARED_DYNAMIC.threads() * 4;
-    launch!(
-        gpu,
-        k::ARCH_SHARED_DYNAMIC,
-        blocks(&k::ARCH_SHARED_DYNAMIC, grid, smem),
-        [&d.buf, &mut b.buf]
-    )?;
+    // SAFETY: as above, with the NT words of dynamic shared memory the kernel reverses in.
+    unsafe {
+        gpu.launch(
+            &k::ARCH_SHARED_DYNAMIC,
+            blocks(&k::ARCH_SHARED_DYNAMIC, grid, smem),
+            (&d.buf, &mut b.buf),
+        )
+    }?;
     Ok((a.to_vec(gpu)?, b.to_vec(gpu)?))
 }
 
@@ -108,19 +113,22 @@ pub fn arch_vector(
         gpu.zeros::<u64>(b.len())?,
         gpu.zeros::<u32>(c.len())?,
     );
-    launch!(
-        gpu,
-        k::ARCH_VECTOR,
-        blocks(&k::ARCH_VECTOR, (threads / nt) as u32, 0),
-        [
-            &da.buf,
-            &mut oa.buf,
-            &db.buf,
-            &mut ob.buf,
-            &dc.buf,
-            &mut oc.buf
-        ]
-    )?;
+    // SAFETY: one vector per thread in each region (`a` 4, `b` 2, `c` 2 items per thread), and
+    // uploads are 256-byte aligned.
+    unsafe {
+        gpu.launch(
+            &k::ARCH_VECTOR,
+            blocks(&k::ARCH_VECTOR, (threads / nt) as u32, 0),
+            (
+                &da.buf,
+                &mut oa.buf,
+                &db.buf,
+                &mut ob.buf,
+                &dc.buf,
+                &mut oc.buf,
+            ),
+        )
+    }?;
     Ok((oa.to_vec(gpu)?, ob.to_vec(gpu)?, oc.to_vec(gpu)?))
 }
 
@@ -136,18 +144,20 @@ pub fn arch_fence_reduce(gpu: &Gpu, input: &[u32]) -> Result<u64> {
         return Ok(0);
     }
     let n32 = input.len() as u32;
-    launch!(
-        gpu,
-        spec,
-        tile_grid(&spec, input.len(), 0)?,
-        [
-            &d.buf,
-            &n32,
-            &mut partials.buf,
-            &mut counter.buf,
-            &mut result.buf
-        ]
-    )?;
+    // SAFETY: one block per tile of the `n` inputs, one partial per block, zeroed counter.
+    unsafe {
+        gpu.launch(
+            &spec,
+            tile_grid(&spec, input.len(), 0)?,
+            (
+                &d.buf,
+                &n32,
+                &mut partials.buf,
+                &mut counter.buf,
+                &mut result.buf,
+            ),
+        )
+    }?;
     Ok(result.to_vec(gpu)?[0])
 }
 
@@ -159,12 +169,14 @@ pub fn arch_math(gpu: &Gpu, input: &[f32]) -> Result<(Vec<f32>, Vec<f32>)> {
     let mut s = gpu.zeros::<f32>(input.len())?;
     if !input.is_empty() {
         let n32 = input.len() as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, input.len(), 0)?,
-            [&d.buf, &n32, &mut e.buf, &mut s.buf]
-        )?;
+        // SAFETY: one block per tile of the `n` items in every buffer.
+        unsafe {
+            gpu.launch(
+                &spec,
+                tile_grid(&spec, input.len(), 0)?,
+                (&d.buf, &n32, &mut e.buf, &mut s.buf),
+            )
+        }?;
     }
     Ok((e.to_vec(gpu)?, s.to_vec(gpu)?))
 }
@@ -176,12 +188,14 @@ pub fn block_pred_i32(gpu: &Gpu, input: &[i32], a: i32, b: i32, c: i32) -> Resul
     let mut out = gpu.zeros::<u32>(input.len())?;
     if !input.is_empty() {
         let n32 = input.len() as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, input.len(), 0)?,
-            [&d.buf, &n32, &a, &b, &c, &mut out.buf]
-        )?;
+        // SAFETY: one block per tile of the `n` items in every buffer.
+        unsafe {
+            gpu.launch(
+                &spec,
+                tile_grid(&spec, input.len(), 0)?,
+                (&d.buf, &n32, &a, &b, &c, &mut out.buf),
+            )
+        }?;
     }
     out.to_vec(gpu)
 }
@@ -198,12 +212,14 @@ pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
     let mut counts = gpu.zeros::<u32>(tiles * BLOCK_COMPACT_WARPS)?;
     if !input.is_empty() {
         let n32 = input.len() as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, input.len(), 0)?,
-            [&d.buf, &n32, &mut visits.buf, &mut counts.buf]
-        )?;
+        // SAFETY: one block per tile of the `n` rows; BLOCK_COMPACT_WARPS counts per tile.
+        unsafe {
+            gpu.launch(
+                &spec,
+                tile_grid(&spec, input.len(), 0)?,
+                (&d.buf, &n32, &mut visits.buf, &mut counts.buf),
+            )
+        }?;
     }
     Ok((visits.to_vec(gpu)?, counts.to_vec(gpu)?))
 }
@@ -227,10 +243,10 @@ pub fn block_compact_warp(o: usize) -> usize {
 /// Item types with a block-aggregate test kernel.
 pub trait AggregateItem: DeviceItem {
     /// The kernel.
-    const SPEC: KernelSpec;
+    const SPEC: KernelSpec<k::AggregateArgs<Self>>;
 }
 macro_rules! aggregate_item {
-    ($($t:ty => $s:ident),*) => {$(impl AggregateItem for $t { const SPEC: KernelSpec = k::$s; })*};
+    ($($t:ty => $s:ident),*) => {$(impl AggregateItem for $t { const SPEC: KernelSpec<k::AggregateArgs<$t>> = k::$s; })*};
 }
 aggregate_item!(i32 => BLOCK_AGGREGATE_I32, u32 => BLOCK_AGGREGATE_U32, f32 => BLOCK_AGGREGATE_F32,
     i64 => BLOCK_AGGREGATE_I64, u64 => BLOCK_AGGREGATE_U64, f64 => BLOCK_AGGREGATE_F64);
@@ -247,12 +263,14 @@ pub fn block_aggregate<T: AggregateItem>(
     let mut counts = gpu.zeros::<u32>(tiles)?;
     if !input.is_empty() {
         let n32 = input.len() as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, input.len(), 0)?,
-            [&d.buf, &n32, &mut out.buf, &mut counts.buf]
-        )?;
+        // SAFETY: one block per tile of the `n` items; three outputs and one count per tile.
+        unsafe {
+            gpu.launch(
+                &spec,
+                tile_grid(&spec, input.len(), 0)?,
+                (&d.buf, &n32, &mut out.buf, &mut counts.buf),
+            )
+        }?;
     }
     Ok((spec.tile(), out.to_vec(gpu)?, counts.to_vec(gpu)?))
 }
@@ -263,7 +281,7 @@ pub fn block_aggregate<T: AggregateItem>(
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct BlockSortKernel {
-    spec: KernelSpec,
+    spec: KernelSpec<BlockSortArgs>,
     carries_values: bool,
 }
 
@@ -303,20 +321,22 @@ pub fn pk_block_sort_tiles(
     let mut ov = gpu.zeros::<u32>(keys.len())?;
     if !keys.is_empty() {
         let n32 = keys.len() as u32;
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, keys.len(), 0)?,
-            [
-                &dk.buf,
-                &dv.buf,
-                &n32,
-                &begin,
-                &end,
-                &mut ok.buf,
-                &mut ov.buf
-            ]
-        )?;
+        // SAFETY: one block per tile of the `n` keys and values in every buffer.
+        unsafe {
+            gpu.launch(
+                &spec,
+                tile_grid(&spec, keys.len(), 0)?,
+                (
+                    &dk.buf,
+                    &dv.buf,
+                    &n32,
+                    &begin,
+                    &end,
+                    &mut ok.buf,
+                    &mut ov.buf,
+                ),
+            )
+        }?;
     }
     Ok((ok.to_vec(gpu)?, ov.to_vec(gpu)?))
 }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::KernelShape;
 
 use crate::error::{Error, Result};
 
@@ -155,7 +155,7 @@ impl Gpu {
     }
 
     /// The loaded function for `spec` (looked up once, then cached).
-    pub(crate) fn function(&self, spec: &KernelSpec) -> Result<CudaFunction> {
+    pub(crate) fn function(&self, spec: &KernelShape) -> Result<CudaFunction> {
         let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(f) = map.get(spec.name()) {
             return Ok(f.clone());
@@ -176,7 +176,7 @@ impl Gpu {
     /// Above 48 KB the driver needs that allowance per kernel; it is set to the limit rather
     /// than to one launch's size so that launches of other sizes from other threads never
     /// lower it under each other.
-    pub(crate) fn allow_max_dynamic_smem(&self, spec: &KernelSpec) -> Result<usize> {
+    pub(crate) fn allow_max_dynamic_smem(&self, spec: &KernelShape) -> Result<usize> {
         let limit = self.max_dynamic_smem(spec)?;
         self.function(spec)?
             .set_attribute(
@@ -189,7 +189,7 @@ impl Gpu {
 
     /// The most dynamic shared memory `spec` can launch with on this GPU: the device's opt-in
     /// limit less the kernel's static shared memory.
-    pub(crate) fn max_dynamic_smem(&self, spec: &KernelSpec) -> Result<usize> {
+    pub(crate) fn max_dynamic_smem(&self, spec: &KernelShape) -> Result<usize> {
         use cudarc::driver::sys::CUdevice_attribute as Attr;
         let optin = self
             .ctx

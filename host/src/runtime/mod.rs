@@ -1,11 +1,15 @@
 //! The host runtime: device and module ([`Gpu`]), typed device columns, launches and timing.
 
+mod args;
 mod column;
 mod gpu;
 mod launch;
 mod timing;
 
+pub use args::{KernelArg, KernelArgs};
+pub(crate) use args::{bits_of, bits_of_mut};
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
+pub use cudarc::driver::LaunchConfig;
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch, resident_grid, tile_grid};
 pub use timing::{Timing, median};

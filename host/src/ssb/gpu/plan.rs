@@ -1,7 +1,7 @@
 //! What a query needs on the device: the fact columns its flight reads, where each dimension's
 //! table lies ([`TableLayout`]), and its plan ([`QueryPlan`]: predicates as codes, table
 //! placement and the group layout the kernels read).
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::KernelShape;
 use tessera_kernels::ssb::plan::{self as P, dim, fact, pred};
 use tessera_kernels::ssb::queries as kq;
 
@@ -94,12 +94,13 @@ impl Flight {
         }
     }
 
-    pub(super) fn spec(self) -> KernelSpec {
+    /// The flight's probe kernel's name and tile.
+    pub(super) fn shape(self) -> KernelShape {
         match self {
-            Flight::One => kq::SSB_FLIGHT1,
-            Flight::Two => kq::SSB_FLIGHT2,
-            Flight::Three => kq::SSB_FLIGHT3,
-            Flight::Four => kq::SSB_FLIGHT4,
+            Flight::One => kq::SSB_FLIGHT1.shape(),
+            Flight::Two => kq::SSB_FLIGHT2.shape(),
+            Flight::Three => kq::SSB_FLIGHT3.shape(),
+            Flight::Four => kq::SSB_FLIGHT4.shape(),
         }
     }
 }

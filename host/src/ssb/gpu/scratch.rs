@@ -4,10 +4,10 @@
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
 use tessera_kernels::ssb::build::SSB_BUILD;
 use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, job, status};
+use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
 use crate::error::{Error, Result};
-use crate::ops::launch;
 use crate::runtime::{Gpu, resident_grid};
 use crate::ssb::query::{Query, QueryResult, Row};
 
@@ -139,12 +139,16 @@ impl Scratch {
             &mut self.counts,
         );
         let mut pl = self.plans.slice_mut(plan_words(plan.query));
-        launch!(
-            gpu,
-            SSB_BUILD,
-            cfg,
-            [jobs, pay, bits, &mut pl, sums, counts, &clear]
-        )
+        // SAFETY: the job table names each built dimension's columns with their row counts,
+        // the grid covers their tiles (and the `clear` group slots), and the payload and
+        // bitmap buffers hold every dimension's slots at the plan's offsets.
+        unsafe {
+            gpu.launch(
+                &SSB_BUILD,
+                cfg,
+                (jobs, pay, bits, &mut pl, sums, counts, &clear),
+            )
+        }
     }
 
     /// Queues the probe kernel of the plan's flight over `rows` rows of its columns (in
@@ -159,8 +163,7 @@ impl Scratch {
         if rows == 0 {
             return Ok(());
         }
-        let spec = plan.flight.spec();
-        let cfg = resident_grid(gpu, &spec, rows)?;
+        let cfg = resident_grid(gpu, &plan.flight.shape(), rows)?;
         let n = rows as u32;
         let pl = &mut self.plans.slice_mut(plan_words(plan.query));
         let (pay, bits, sums, counts) = (
@@ -170,27 +173,32 @@ impl Scratch {
             &mut self.counts,
         );
         let c = cols;
+        // SAFETY (each arm): the probe kernels are persistent (any grid): every column holds
+        // `rows` rows, the plan was built for these buffers, and the group tables hold
+        // GLOBAL_GROUPS slots.
         match plan.flight {
-            Flight::One => launch!(
-                gpu,
-                spec,
-                cfg,
-                [&c[0], &c[1], &c[2], &c[3], &n, pay, pl, sums, counts]
-            ),
-            Flight::Two | Flight::Three => launch!(
-                gpu,
-                spec,
-                cfg,
-                [&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts]
-            ),
-            Flight::Four => launch!(
-                gpu,
-                spec,
-                cfg,
-                [
-                    &c[0], &c[1], &c[2], &c[3], &c[4], &c[5], &n, pay, bits, pl, sums, counts
-                ]
-            ),
+            Flight::One => {
+                let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT1, cfg, args) }
+            }
+            Flight::Two => {
+                let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT2, cfg, args) }
+            }
+            Flight::Three => {
+                let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT3, cfg, args) }
+            }
+            Flight::Four => {
+                let cols = (&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]);
+                let (c0, c1, c2, c3, c4, c5) = cols;
+                let args = (c0, c1, c2, c3, c4, c5, &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
+            }
         }
     }
 
