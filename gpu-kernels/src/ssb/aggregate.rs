@@ -5,8 +5,7 @@
 //! shared-memory atomics and a block touches global memory once per non-empty slot when it is
 //! done (its count then grows by one per block, not per row); larger ones go straight to the
 //! global table.
-use super::plan::{self, GLOBAL_GROUPS, GroupLayout, SMEM_GROUPS, status};
-use super::tables::word;
+use super::plan::{GLOBAL_GROUPS, GroupLayout, Plan, SMEM_GROUPS};
 use crate::arch::{Atomic, Shared, sync_threads, thread_idx};
 
 /// `sums[i] += v` as two 32-bit shared atomics, low word first with the carry into the high
@@ -53,18 +52,21 @@ impl GroupTable {
     /// shared buffers hold [`SMEM_GROUPS`] sums and [`SMEM_GROUPS`]` / 32` occupancy words.
     #[inline(always)]
     pub unsafe fn new<const NT: usize>(
-        plan: *mut u32,
+        plan: *mut Plan,
         out_sums: *mut u64,
         out_counts: *mut u32,
         sh_sums: Shared<u64>,
         sh_occupied: Shared<u32>,
     ) -> Option<GroupTable> {
         // SAFETY: by contract.
-        let layout = GroupLayout::from_plan(|i| unsafe { word(plan, i) });
+        let layout = GroupLayout::from_ranges(|d| unsafe {
+            let dim = &raw const (*plan).dims[d];
+            ((*dim).group_min, (*dim).group_max)
+        });
         if layout.total > GLOBAL_GROUPS as u64 {
             if thread_idx() == 0 {
                 // SAFETY: the status words are in the plan.
-                unsafe { plan.add(plan::STATUS + status::GROUPS_OVERFLOW).write(1) };
+                unsafe { (*plan).status.groups_overflow = 1 };
             }
             return None;
         }

@@ -17,42 +17,41 @@ pub use device::*;
 mod device {
     use crate::arch::{Atomic, Shared, block_idx, grid_dim, thread_idx};
     use crate::block::*;
-    use crate::ssb::plan::{self, DIMS, PRED_COLS, dim, job, status};
-    use crate::ssb::tables::word;
-    use crate::ssb::{BitFilter, CodeMap, ColPred, DenseMap, load, load_sel};
+    use crate::ssb::plan::{DIMS, DimJob, JOB_COLS, PRED_COLS, Plan};
+    use crate::ssb::{BitFilter, CodeMap, DenseMap, load, load_sel};
 
     /// The block's share of the query's builds: the joined dimensions' tiles (dimensions with
     /// a nonzero `LEN` in the plan, in order) are numbered across dimensions, and block `b`
     /// builds tile `b` if there is one.
     ///
     /// # Safety
-    /// `jobs` is the job table ([`job`]) of columns that hold its row counts; `plan` describes
+    /// `jobs` is the job table (one [`DimJob`] per dimension) of columns that hold its row counts; `plan` describes
     /// `payload` and `bits`, whose slots of the joined dimensions are zeroed.
     #[inline(always)]
     pub unsafe fn build_dimensions<const NT: usize, const IPT: usize>(
-        jobs: *const u64,
+        jobs: *const DimJob,
         payload: *mut u16,
         bits: *mut u32,
-        plan: *mut u32,
+        plan: *mut Plan,
         temp: [Shared<u32>; 2],
     ) {
         let mut tile = block_idx();
         for d in 0..DIMS {
-            let base = d * plan::DIM_WORDS;
             // SAFETY: within the plan and the job table; the values are the same for every
             // thread, so the branch below is uniform over the block.
             unsafe {
-                let rows = if word(plan, base + dim::LEN) != 0 {
-                    jobs.add(d * job::WORDS + job::ROWS).read() as usize
+                let (dim, job) = (&raw const (*plan).dims[d], jobs.add(d));
+                let rows = if (*dim).len != 0 {
+                    (*job).rows as usize
                 } else {
                     0
                 };
                 let tiles = rows.div_ceil(NT * IPT);
                 if tile < tiles {
                     let col = #[inline(always)]
-                    |c: usize| jobs.add(d * job::WORDS + c).read() as *const i32;
+                    |c: usize| (*job).cols[c] as *const i32;
                     let cols = [col(1), col(2), col(3), col(4)];
-                    let group = col(word(plan, base + dim::GROUP_COL) as usize % job::COLS);
+                    let group = col((*dim).group_col as usize % JOB_COLS);
                     let start = tile * NT * IPT;
                     build_tile::<NT, IPT>(
                         col(0),
@@ -107,18 +106,18 @@ mod device {
         d: usize,
         payload: *mut u16,
         bits: *mut u32,
-        plan: *mut u32,
+        plan: *mut Plan,
         temp: [Shared<u32>; 2],
     ) {
-        let base = d * plan::DIM_WORDS;
         let valid = (n - start).min(NT * IPT);
         // SAFETY: forwarded contracts; the tile lies within the columns.
         unsafe {
             let key = load::<NT, IPT>(keys, start, valid);
             let mut flags = [false; IPT];
             block_pred::<i32, NT, IPT>(&key, valid, &mut flags, Combine::Set, |_| true);
+            let dim = &raw mut (*plan).dims[d];
             for (c, &col) in cols.iter().enumerate() {
-                let p = ColPred::at(plan, base + dim::PREDS + 3 * c);
+                let p = (*dim).preds[c];
                 if !p.is_any() {
                     let v = load_sel::<NT, IPT>(col, start, valid, &flags);
                     block_pred::<i32, NT, IPT>(&v, valid, &mut flags, Combine::And, |x| {
@@ -126,7 +125,7 @@ mod device {
                     });
                 }
             }
-            let value: [u32; IPT] = if word(plan, base + dim::HAS_GROUP) != 0 {
+            let value: [u32; IPT] = if (*dim).has_group != 0 {
                 load_sel::<NT, IPT>(group, start, valid, &flags).map(|v| v as u32)
             } else {
                 [0; IPT]
@@ -143,7 +142,7 @@ mod device {
                 BitFilter::of(plan, d, bits),
             );
             if map.overflow || set.overflow {
-                plan.add(plan::STATUS + status::BAD_DIMENSION).write(1);
+                (*plan).status.bad_dimension = 1;
             }
             if let Some(codes) = CodeMap::of(plan, d, bits) {
                 let mut complete = true;
@@ -153,7 +152,7 @@ mod device {
                     }
                 }
                 if !complete {
-                    plan.add(plan::STATUS + status::CODES_OVERFLOW).write(1);
+                    (*plan).status.codes_overflow = 1;
                 }
             }
             let lo: [u32; IPT] =
@@ -162,8 +161,8 @@ mod device {
             let lo = block_min::<u32, NT, IPT>(&lo, usize::MAX, u32::MAX, temp[0]);
             let hi = block_max::<u32, NT, IPT>(&hi, usize::MAX, 0, temp[1]);
             if thread_idx() == 0 && lo <= hi {
-                u32::atomic_min(plan.add(base + dim::GROUP_MIN), lo);
-                u32::atomic_max(plan.add(base + dim::GROUP_MAX), hi);
+                u32::atomic_min(&raw mut (*dim).group_min, lo);
+                u32::atomic_max(&raw mut (*dim).group_max, hi);
             }
         }
     }
@@ -175,7 +174,8 @@ crate::kernel! {
     /// built, which predicate columns and whether the group column are read; the first `clear`
     /// group slots are zeroed.
     SSB_BUILD = ssb_build[NT = 256, IPT = 8](
-        jobs: *const u64, payload: *mut u16, bits: *mut u32, plan: *mut u32, sums: *mut u64,
+        jobs: *const crate::ssb::plan::DimJob, payload: *mut u16, bits: *mut u32,
+        plan: *mut crate::ssb::plan::Plan, sums: *mut u64,
         counts: *mut u32, clear: u32
     ) {
         let temp = [

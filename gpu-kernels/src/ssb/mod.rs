@@ -26,9 +26,7 @@ mod tables;
 #[cfg(target_arch = "nvptx64")]
 pub use aggregate::GroupTable;
 #[cfg(target_arch = "nvptx64")]
-pub use tables::{
-    BitFilter, CodeMap, ColPred, DenseMap, SharedBits, SharedCodes, Staged, stage_first,
-};
+pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, stage_first};
 
 /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of `n` that this block owns
 /// (tiles `block, block + grid, ...`), with the tile's `rows` of `col` (the first column a

@@ -1,7 +1,7 @@
-//! The plan of one SSB query as the kernels read it: a small array of `u32` words in device
-//! memory, written by the host before the builds (table placement, predicates) and completed
-//! by the dimension builds (the range of each dimension's group values). Target-independent,
-//! so the host writes and decodes the same layout with the same arithmetic.
+//! The plan of one SSB query as the kernels read it: a [`Plan`] in device memory, written by
+//! the host before the builds (table placement, predicates) and completed by the dimension
+//! builds (the range of each dimension's group values). Target-independent and `#[repr(C)]`,
+//! so the host writes and decodes the same struct.
 //!
 //! Group index: every dimension contributes one value per qualifying row (its group column,
 //! or 0 when the query only filters on it); the group of a row is the mixed-radix number of
@@ -23,82 +23,167 @@ pub const DIMS: usize = 4;
 /// Predicate columns a dimension build evaluates (unused ones are [`pred::ANY`]).
 pub const PRED_COLS: usize = 4;
 
-/// Words of one dimension's section; its fields are in [`dim`].
-pub const DIM_WORDS: usize = 9 + 3 * PRED_COLS;
+/// A column predicate `(kind, a, b)`: see [`pred`] for the kinds.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct ColPred {
+    /// Kind ([`pred::ANY`], [`pred::BETWEEN`], [`pred::EITHER`]).
+    pub kind: u32,
+    /// First constant.
+    pub a: i32,
+    /// Second constant.
+    pub b: i32,
+}
 
-/// Offsets within a dimension's section (`d * DIM_WORDS + ...`).
-pub mod dim {
+impl ColPred {
+    /// No restriction.
+    pub const ANY: ColPred = ColPred {
+        kind: pred::ANY,
+        a: 0,
+        b: 0,
+    };
+
+    /// Whether it restricts anything.
+    #[inline(always)]
+    pub fn is_any(self) -> bool {
+        self.kind == pred::ANY
+    }
+
+    /// Whether `v` satisfies it.
+    #[inline(always)]
+    pub fn matches(self, v: i32) -> bool {
+        pred::matches(self.kind, self.a, self.b, v)
+    }
+}
+
+/// One dimension's part of a [`Plan`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DimPlan {
     /// Offset of the dimension's payload slots in the payload buffer (`u16` units).
-    pub const PAYLOAD: usize = 0;
-    /// Smallest key: key `k` has slot `k - KEY_MIN`.
-    pub const KEY_MIN: usize = 1;
+    pub payload: u32,
+    /// Smallest key: key `k` has slot `k - key_min`.
+    pub key_min: u32,
     /// Slots (key span; 0 when the dimension is not joined).
-    pub const LEN: usize = 2;
+    pub len: u32,
     /// Offset of the dimension's qualifying-key bitmap in the bitmap buffer (words).
-    pub const BITS: usize = 3;
+    pub bits: u32,
     /// Smallest group value of a qualifying row (host: `u32::MAX`, the build lowers it).
-    pub const GROUP_MIN: usize = 4;
+    pub group_min: u32,
     /// Largest group value of a qualifying row (host: 0, the build raises it).
-    pub const GROUP_MAX: usize = 5;
+    pub group_max: u32,
     /// Whether the build reads a group column (else every qualifying row has value 0).
-    pub const HAS_GROUP: usize = 6;
-    /// Which of the dimension's build columns ([`super::job`]) is the group column.
-    pub const GROUP_COL: usize = 7;
-    /// Offset of the dimension's code map in the bitmap buffer (words), or [`super::NO_CODES`]:
-    /// four bits per key slot, 0 for keys that do not qualify, else `c + 1` where the plan's
-    /// [`super::CODE_VALUES`]`[c]` is the row's group value. The probe's first test reads it
+    pub has_group: u32,
+    /// Which of the dimension's build columns ([`DimJob::cols`]) is the group column.
+    pub group_col: u32,
+    /// Offset of the dimension's code map in the bitmap buffer (words), or [`NO_CODES`]: four
+    /// bits per key slot, 0 for keys that do not qualify, else `c + 1` where the plan's
+    /// [`Plan::code_values`]`[c]` is the row's group value. The probe's first test reads it
     /// in shared memory and keeps the code with each survivor, so the group value of the
     /// supplier (the only dimension coded) costs no lookup in global memory.
-    pub const CODES: usize = 8;
-    /// `PRED_COLS` predicates of three words each: kind, a, b (see [`super::pred`]).
-    pub const PREDS: usize = 9;
+    pub codes: u32,
+    /// The predicates on the dimension's build columns after the key, in their order.
+    pub preds: [ColPred; PRED_COLS],
 }
 
-/// The build's job table: per dimension [`job::WORDS`] 64-bit words, the device addresses of
-/// its build columns (key first, then the predicate columns in the plan's order) and its row
-/// count. It stays the same for every query, so the host writes it once per engine.
-pub mod job {
-    /// Columns per dimension (date has the most: key and four predicate columns).
-    pub const COLS: usize = 5;
-    /// Offset of the row count.
-    pub const ROWS: usize = COLS;
-    /// Words per dimension.
-    pub const WORDS: usize = 8;
-}
-
-/// Fact-table section (flight 1): three predicates of three words, then the date mode.
-pub const FACT: usize = DIMS * DIM_WORDS;
-/// Offsets within the fact section.
-pub mod fact {
+/// The fact table's part of a [`Plan`] (flight 1 filters the fact table itself).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct FactPlan {
     /// lo_orderdate range (flight 1 without a join).
-    pub const ORDERDATE: usize = 0;
+    pub orderdate: ColPred,
     /// lo_discount.
-    pub const DISCOUNT: usize = 3;
+    pub discount: ColPred,
     /// lo_quantity.
-    pub const QUANTITY: usize = 6;
+    pub quantity: ColPred,
     /// 1: flight 1 joins the date table instead of testing the lo_orderdate range.
-    pub const DATE_JOIN: usize = 9;
+    pub date_join: u32,
     /// 1: flight 4 joins part before customer (its filter is the narrower one).
-    pub const PART_FIRST: usize = 10;
+    pub part_first: u32,
 }
 
-/// Status words the kernels set (see [`status`]).
-pub const STATUS: usize = FACT + 11;
-/// Status word offsets.
-pub mod status {
-    /// The qualifying group values span more than [`super::GLOBAL_GROUPS`] groups.
-    pub const GROUPS_OVERFLOW: usize = 0;
+/// Flags the kernels raise in a [`Plan`] (0: clear, 1: raised).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PlanStatus {
+    /// The qualifying group values span more than [`GLOBAL_GROUPS`] groups.
+    pub groups_overflow: u32,
     /// A dimension key lay outside its table's range, or a group value did not fit a slot.
-    pub const BAD_DIMENSION: usize = 1;
-    /// The coded dimension had more group values than [`super::CODE_SLOTS`]: its code map is
+    pub bad_dimension: u32,
+    /// The coded dimension had more group values than [`CODE_SLOTS`]: its code map is
     /// incomplete and the probe reads the bitmap and looks the values up instead.
-    pub const CODES_OVERFLOW: usize = 2;
+    pub codes_overflow: u32,
 }
-/// The coded dimension's group values by code (`value + 1`, 0 for a free slot), in the order
-/// the build first met them. Like the group ranges, they are the same in every run over the
-/// same data: a later run finds its values already there.
-pub const CODE_VALUES: usize = STATUS + 3;
-/// Bits of a code in a [`dim::CODES`] map (and beside each probe survivor's tile offset).
+
+/// The plan of one query in device memory: written by the host before the builds, completed
+/// by them (group ranges, code values) and read by the probe.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Plan {
+    /// Per dimension ([`DATE`], [`PART`], [`SUPPLIER`], [`CUSTOMER`]).
+    pub dims: [DimPlan; DIMS],
+    /// The fact table's predicates.
+    pub fact: FactPlan,
+    /// What the kernels found wrong.
+    pub status: PlanStatus,
+    /// The coded dimension's group values by code (`value + 1`, 0 for a free slot), in the
+    /// order the build first met them. Like the group ranges, they are the same in every run
+    /// over the same data: a later run finds its values already there.
+    pub code_values: [u32; CODE_SLOTS],
+}
+
+// The layout both crates rely on: packed 32-bit words, no padding.
+const _: () = {
+    assert!(size_of::<ColPred>() == 12);
+    assert!(size_of::<DimPlan>() == (9 + 3 * PRED_COLS) * 4);
+    assert!(size_of::<FactPlan>() == 11 * 4);
+    assert!(size_of::<PlanStatus>() == 3 * 4);
+    assert!(size_of::<Plan>() == (DIMS * (9 + 3 * PRED_COLS) + 11 + 3 + CODE_SLOTS) * 4);
+    assert!(core::mem::offset_of!(Plan, code_values) == size_of::<Plan>() - CODE_SLOTS * 4);
+};
+
+/// Columns a dimension's build reads (date has the most: key and four predicate columns).
+pub const JOB_COLS: usize = 5;
+
+/// The build's job for one dimension: the device addresses of its build columns (key first,
+/// then the predicate columns in the plan's order) and its row count. The jobs stay the same
+/// for every query, so the host writes them once per engine.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct DimJob {
+    /// Device addresses of the `i32` columns.
+    pub cols: [u64; JOB_COLS],
+    /// Rows of each column.
+    pub rows: u64,
+}
+
+const _: () = assert!(size_of::<DimJob>() == (JOB_COLS + 1) * 8);
+
+/// Bits of a code in a [`DimPlan::codes`] map (and beside each probe survivor's tile offset).
 pub const CODE_BITS: u32 = 4;
 /// Group values a code map holds (codes `1..=CODE_SLOTS`; 0 means "does not qualify").
 pub const CODE_SLOTS: usize = (1 << CODE_BITS) - 1;
@@ -106,9 +191,7 @@ pub const CODE_SLOTS: usize = (1 << CODE_BITS) - 1;
 pub const fn code_words(len: usize) -> usize {
     (len * CODE_BITS as usize).div_ceil(32)
 }
-/// Words of a plan.
-pub const WORDS: usize = CODE_VALUES + CODE_SLOTS;
-/// [`dim::CODES`] of a dimension without a code map.
+/// [`DimPlan::codes`] of a dimension without a code map.
 pub const NO_CODES: u32 = u32::MAX;
 
 /// Group slots a block aggregates in shared memory; larger group tables use global atomics,
@@ -162,15 +245,15 @@ pub struct GroupLayout {
 }
 
 impl GroupLayout {
-    /// The layout from the plan's words (`word(i)` reads word `i`).
+    /// The layout from the plan's group ranges (`range(d)` reads dimension `d`'s
+    /// `(group_min, group_max)`).
     #[inline(always)]
-    pub fn from_plan(word: impl Fn(usize) -> u32) -> GroupLayout {
+    pub fn from_ranges(range: impl Fn(usize) -> (u32, u32)) -> GroupLayout {
         let mut min = [0u32; DIMS];
         let mut ext = [1u32; DIMS];
         let mut total = 1u64;
         for d in 0..DIMS {
-            let lo = word(d * DIM_WORDS + dim::GROUP_MIN);
-            let hi = word(d * DIM_WORDS + dim::GROUP_MAX);
+            let (lo, hi) = range(d);
             if lo <= hi {
                 min[d] = lo;
                 ext[d] = hi - lo + 1;
@@ -213,20 +296,14 @@ impl GroupLayout {
 mod tests {
     use super::*;
 
-    fn plan(ranges: [(u32, u32); DIMS]) -> [u32; WORDS] {
-        let mut w = [0u32; WORDS];
-        for (d, (lo, hi)) in ranges.into_iter().enumerate() {
-            w[d * DIM_WORDS + dim::GROUP_MIN] = lo;
-            w[d * DIM_WORDS + dim::GROUP_MAX] = hi;
-        }
-        w
+    fn plan(ranges: [(u32, u32); DIMS]) -> GroupLayout {
+        GroupLayout::from_ranges(|d| ranges[d])
     }
 
     #[test]
     fn index_and_decode_are_inverse() {
         // q2.1-like: years 1992..1998, 40 brands from 80, supplier filter only, no customer.
-        let w = plan([(1992, 1998), (80, 119), (0, 0), (0, 0)]);
-        let g = GroupLayout::from_plan(|i| w[i]);
+        let g = plan([(1992, 1998), (80, 119), (0, 0), (0, 0)]);
         assert_eq!(g.total, 7 * 40);
         let mut seen = [false; 280];
         for y in 1992..=1998 {
@@ -241,10 +318,8 @@ mod tests {
 
     #[test]
     fn empty_ranges_count_as_one_and_oversized_tables_have_no_strides() {
-        let w = plan([(u32::MAX, 0), (0, 0), (5, 4), (0, 0)]);
-        assert_eq!(GroupLayout::from_plan(|i| w[i]).total, 1);
-        let w = plan([(0, 999), (0, 999), (0, 999), (0, 0)]);
-        let g = GroupLayout::from_plan(|i| w[i]);
+        assert_eq!(plan([(u32::MAX, 0), (0, 0), (5, 4), (0, 0)]).total, 1);
+        let g = plan([(0, 999), (0, 999), (0, 999), (0, 0)]);
         assert!(g.total > GLOBAL_GROUPS as u64);
         assert_eq!(g.stride, [0; DIMS]);
     }

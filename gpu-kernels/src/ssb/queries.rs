@@ -10,11 +10,8 @@ pub use device::*;
 mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
-    use crate::ssb::plan::{self, CODE_BITS, CUSTOMER, DATE, PART, SUPPLIER, fact};
-    use crate::ssb::tables::word;
-    use crate::ssb::{
-        ColPred, DenseMap, GroupTable, Staged, for_each_loaded_tile, gather, stage_first,
-    };
+    use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER};
+    use crate::ssb::{DenseMap, GroupTable, Staged, for_each_loaded_tile, gather, stage_first};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -63,10 +60,10 @@ mod device {
     #[derive(Clone, Copy)]
     pub struct Out {
         /// The query's plan.
-        pub plan: *mut u32,
-        /// Global sums, [`plan::GLOBAL_GROUPS`] slots.
+        pub plan: *mut Plan,
+        /// Global sums, [`GLOBAL_GROUPS`](crate::ssb::plan::GLOBAL_GROUPS) slots.
         pub sums: *mut u64,
-        /// Global counts, [`plan::GLOBAL_GROUPS`] slots.
+        /// Global counts, [`GLOBAL_GROUPS`](crate::ssb::plan::GLOBAL_GROUPS) slots.
         pub counts: *mut u32,
     }
 
@@ -91,10 +88,10 @@ mod device {
         // SAFETY: forwarded contracts.
         unsafe {
             let plan = out.plan;
-            let orderdate = ColPred::at(plan, plan::FACT + fact::ORDERDATE);
-            let discount = ColPred::at(plan, plan::FACT + fact::DISCOUNT);
-            let quantity = ColPred::at(plan, plan::FACT + fact::QUANTITY);
-            let date_join = word(plan, plan::FACT + fact::DATE_JOIN) != 0;
+            let fact = &raw const (*plan).fact;
+            let (orderdate, discount) = ((*fact).orderdate, (*fact).discount);
+            let quantity = (*fact).quantity;
+            let date_join = (*fact).date_join != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
             for_each_loaded_tile::<NT, IPT>(
@@ -369,7 +366,7 @@ mod device {
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
             // The narrower of the part and customer filters first (the plan's choice).
-            let part_first = word(plan, plan::FACT + fact::PART_FIRST) != 0;
+            let part_first = (*plan).fact.part_first != 0;
             for_each_supplier_survivor::<NT, IPT>(
                 n,
                 lo_suppkey,
@@ -428,7 +425,7 @@ crate::kernel! {
     /// sums, counts)`; persistent (any grid).
     SSB_FLIGHT1 = ssb_flight1[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_orderdate: *const i32, lo_discount: *const i32, lo_quantity: *const i32,
-        lo_extendedprice: *const i32, n: u32, payload: *mut u16, plan: *mut u32,
+        lo_extendedprice: *const i32, n: u32, payload: *mut u16, plan: *mut crate::ssb::plan::Plan,
         sums: *mut u64, counts: *mut u32
     ) {
         let temp = [
@@ -450,7 +447,7 @@ crate::kernel! {
     /// sums, counts)`; persistent.
     SSB_FLIGHT2 = ssb_flight2[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_partkey: *const i32, lo_orderdate: *const i32,
-        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,
+        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut crate::ssb::plan::Plan,
         sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
@@ -470,7 +467,7 @@ crate::kernel! {
     /// gains nothing.
     SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 12, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_custkey: *const i32, lo_orderdate: *const i32,
-        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut u32,
+        lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut crate::ssb::plan::Plan,
         sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
@@ -488,7 +485,7 @@ crate::kernel! {
     SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_custkey: *const i32, lo_partkey: *const i32,
         lo_orderdate: *const i32, lo_revenue: *const i32, lo_supplycost: *const i32, n: u32,
-        payload: *mut u16, bits: *mut u32, plan: *mut u32, sums: *mut u64, counts: *mut u32
+        payload: *mut u16, bits: *mut u32, plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.

@@ -17,19 +17,7 @@ use crate::arch::{
 };
 use crate::block::{BuildStatus, DeviceTable, Probe};
 use crate::hash::{EMPTY_KEY, perfect_clamped, perfect_pos, perfect_slot};
-use crate::ssb::plan::{
-    self, CODE_BITS, CODE_SLOTS, CODE_VALUES, MAX_PAYLOAD, NO_CODES, code_words, dim, status,
-};
-
-/// Reads plan word `i`.
-///
-/// # Safety
-/// `plan` holds [`plan::WORDS`] words.
-#[inline(always)]
-pub(crate) unsafe fn word(plan: *const u32, i: usize) -> u32 {
-    // SAFETY: by contract.
-    unsafe { plan.add(i).read() }
-}
+use crate::ssb::plan::{CODE_BITS, CODE_SLOTS, MAX_PAYLOAD, NO_CODES, Plan, code_words};
 
 /// Perfect-hash map from a dimension key to a `u16` payload (stored `+ 1`, 0 = no row).
 #[derive(Clone, Copy)]
@@ -48,14 +36,14 @@ impl DenseMap {
     /// # Safety
     /// `plan` is a plan; `payload` is the buffer it describes.
     #[inline(always)]
-    pub unsafe fn of(plan: *const u32, d: usize, payload: *mut u16) -> DenseMap {
-        let base = d * plan::DIM_WORDS;
+    pub unsafe fn of(plan: *const Plan, d: usize, payload: *mut u16) -> DenseMap {
         // SAFETY: by contract.
         unsafe {
+            let dim = &raw const (*plan).dims[d];
             DenseMap {
-                slots: payload.add(word(plan, base + dim::PAYLOAD) as usize),
-                min: word(plan, base + dim::KEY_MIN),
-                len: word(plan, base + dim::LEN),
+                slots: payload.add((*dim).payload as usize),
+                min: (*dim).key_min,
+                len: (*dim).len,
             }
         }
     }
@@ -126,14 +114,14 @@ impl BitFilter {
     /// # Safety
     /// `plan` is a plan; `bits` is the buffer it describes.
     #[inline(always)]
-    pub unsafe fn of(plan: *const u32, d: usize, bits: *mut u32) -> BitFilter {
-        let base = d * plan::DIM_WORDS;
+    pub unsafe fn of(plan: *const Plan, d: usize, bits: *mut u32) -> BitFilter {
         // SAFETY: by contract.
         unsafe {
+            let dim = &raw const (*plan).dims[d];
             BitFilter {
-                words: bits.add(word(plan, base + dim::BITS) as usize),
-                min: word(plan, base + dim::KEY_MIN),
-                len: word(plan, base + dim::LEN),
+                words: bits.add((*dim).bits as usize),
+                min: (*dim).key_min,
+                len: (*dim).len,
             }
         }
     }
@@ -190,7 +178,7 @@ unsafe fn copy_words<const NT: usize>(
 /// `plan` is a built plan describing `bits`; its tables are not modified during the kernel.
 #[inline(always)]
 pub unsafe fn stage_first<const NT: usize>(
-    plan: *const u32,
+    plan: *const Plan,
     d: usize,
     bits: *mut u32,
     words: Shared<u32>,
@@ -199,7 +187,7 @@ pub unsafe fn stage_first<const NT: usize>(
     // SAFETY: by contract; every thread reads the same words, so the branches are uniform.
     unsafe {
         if let Some(codes) = CodeMap::of(plan, d, bits)
-            && word(plan, plan::STATUS + status::CODES_OVERFLOW) == 0
+            && (*plan).status.codes_overflow == 0
             && CodeMap::words_for(codes.len.saturating_add(1)) <= words.len()
             && values.len() > CODE_SLOTS
         {
@@ -209,7 +197,7 @@ pub unsafe fn stage_first<const NT: usize>(
                 let v = if t == 0 {
                     0
                 } else {
-                    word(plan, CODE_VALUES + t - 1).wrapping_sub(1)
+                    (*plan).code_values[t - 1].wrapping_sub(1)
                 };
                 values.write(t, v);
             }
@@ -272,7 +260,7 @@ impl Staged {
     }
 }
 
-/// A dimension's code map: four bits per key slot (see [`plan::dim::CODES`]).
+/// A dimension's code map: four bits per key slot (see [`DimPlan::codes`](crate::ssb::plan::DimPlan::codes)).
 #[derive(Clone, Copy)]
 pub struct CodeMap {
     /// The map's words.
@@ -302,15 +290,14 @@ impl CodeMap {
     /// # Safety
     /// `plan` is a plan; `bits` is the buffer it describes.
     #[inline(always)]
-    pub unsafe fn of(plan: *const u32, d: usize, bits: *mut u32) -> Option<CodeMap> {
-        let base = d * plan::DIM_WORDS;
+    pub unsafe fn of(plan: *const Plan, d: usize, bits: *mut u32) -> Option<CodeMap> {
         // SAFETY: by contract.
         unsafe {
-            let at = word(plan, base + dim::CODES);
-            (at != NO_CODES).then(|| CodeMap {
-                words: bits.add(at as usize),
-                min: word(plan, base + dim::KEY_MIN),
-                len: word(plan, base + dim::LEN),
+            let dim = &raw const (*plan).dims[d];
+            ((*dim).codes != NO_CODES).then(|| CodeMap {
+                words: bits.add((*dim).codes as usize),
+                min: (*dim).key_min,
+                len: (*dim).len,
             })
         }
     }
@@ -323,7 +310,7 @@ impl CodeMap {
     /// `plan` is the plan whose code values these are; the map's words are zeroed before the
     /// build.
     #[inline(always)]
-    pub unsafe fn insert(self, plan: *mut u32, key: u32, value: u32) -> bool {
+    pub unsafe fn insert(self, plan: *mut Plan, key: u32, value: u32) -> bool {
         let Some(s) = perfect_slot(key, self.min, self.len) else {
             return true;
         };
@@ -348,7 +335,7 @@ impl CodeMap {
 /// # Safety
 /// `plan` is a plan.
 #[inline(always)]
-unsafe fn intern(plan: *mut u32, value: u32) -> Option<u32> {
+unsafe fn intern(plan: *mut Plan, value: u32) -> Option<u32> {
     if value > MAX_PAYLOAD {
         return None;
     }
@@ -356,7 +343,7 @@ unsafe fn intern(plan: *mut u32, value: u32) -> Option<u32> {
     for c in 0..CODE_SLOTS {
         // SAFETY: slot c of the plan's code values.
         unsafe {
-            let slot = plan.add(CODE_VALUES + c);
+            let slot = (&raw mut (*plan).code_values).cast::<u32>().add(c);
             let mut seen = load_relaxed_u32(slot);
             if seen == 0 {
                 seen = u32::atomic_cas(slot, 0, stored);
@@ -469,46 +456,5 @@ impl DeviceTable for BitFilter {
     #[inline(always)]
     fn walk_len(self) -> u32 {
         1
-    }
-}
-
-/// A column predicate `(kind, a, b)` of the plan (see [`plan::pred`]).
-#[derive(Clone, Copy)]
-pub struct ColPred {
-    /// Kind.
-    pub kind: u32,
-    /// First constant.
-    pub a: i32,
-    /// Second constant.
-    pub b: i32,
-}
-
-impl ColPred {
-    /// The predicate at plan word `at`.
-    ///
-    /// # Safety
-    /// `plan` is a plan and `at + 3 <= plan::WORDS`.
-    #[inline(always)]
-    pub unsafe fn at(plan: *const u32, at: usize) -> ColPred {
-        // SAFETY: by contract.
-        unsafe {
-            ColPred {
-                kind: word(plan, at),
-                a: word(plan, at + 1) as i32,
-                b: word(plan, at + 2) as i32,
-            }
-        }
-    }
-
-    /// Whether it restricts anything.
-    #[inline(always)]
-    pub fn is_any(self) -> bool {
-        self.kind == plan::pred::ANY
-    }
-
-    /// Whether `v` satisfies it.
-    #[inline(always)]
-    pub fn matches(self, v: i32) -> bool {
-        plan::pred::matches(self.kind, self.a, self.b, v)
     }
 }

@@ -34,7 +34,7 @@ pub trait KernelArgs<A>: sealed::Sealed {
         Self: 'b;
 }
 
-mod sealed {
+pub(super) mod sealed {
     /// Keeps [`KernelArg`](super::KernelArg) and [`KernelArgs`](super::KernelArgs) to the
     /// mappings of this module.
     pub trait Sealed {}

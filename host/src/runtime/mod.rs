@@ -4,6 +4,7 @@ mod args;
 mod column;
 mod gpu;
 mod launch;
+mod pod;
 mod timing;
 
 pub use args::{KernelArg, KernelArgs};
@@ -12,4 +13,5 @@ pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch, resident_grid, tile_grid};
+pub use pod::{PodBuffer, PodItemMut};
 pub use timing::{Timing, median};

@@ -128,9 +128,8 @@ impl<'g> GpuEngine<'g> {
             .iter()
             .map(|&q| QueryPlan::new(q, data, &layout))
             .collect();
-        let taken = P::CODE_VALUES + code_slots.min(P::CODE_SLOTS)..P::CODE_VALUES + P::CODE_SLOTS;
         for p in &mut plans {
-            p.words[taken.clone()].fill(u32::MAX);
+            p.plan.code_values[code_slots.min(P::CODE_SLOTS)..].fill(u32::MAX);
         }
         let g: &Gpu = gpu.borrow();
         let fact = FactCol::ALL

@@ -2,7 +2,7 @@
 //! table lies ([`TableLayout`]), and its plan ([`QueryPlan`]: predicates as codes, table
 //! placement and the group layout the kernels read).
 use tessera_kernels::spec::KernelShape;
-use tessera_kernels::ssb::plan::{self as P, dim, fact, pred};
+use tessera_kernels::ssb::plan::{self as P, ColPred, Plan, pred};
 use tessera_kernels::ssb::queries as kq;
 
 use crate::error::{Error, Result};
@@ -158,13 +158,14 @@ pub(crate) fn group_source(g: GroupCol) -> (usize, usize) {
     }
 }
 
-fn pred_words(p: Pred) -> [u32; 3] {
-    match p {
-        Pred::Any => [pred::ANY, 0, 0],
-        Pred::Eq(v) => [pred::BETWEEN, v as u32, v as u32],
-        Pred::Between(a, b) => [pred::BETWEEN, a as u32, b as u32],
-        Pred::Either(a, b) => [pred::EITHER, a as u32, b as u32],
-    }
+fn col_pred(p: Pred) -> ColPred {
+    let (kind, a, b) = match p {
+        Pred::Any => return ColPred::ANY,
+        Pred::Eq(v) => (pred::BETWEEN, v, v),
+        Pred::Between(a, b) => (pred::BETWEEN, a, b),
+        Pred::Either(a, b) => (pred::EITHER, a, b),
+    };
+    ColPred { kind, a, b }
 }
 
 /// Key range of one dimension's tables and where they lie in the shared buffers.
@@ -175,7 +176,7 @@ pub(crate) struct DimLayout {
     pub(super) payload: u32,
     pub(super) bits: u32,
     /// Where its code map lies in the bitmap buffer (the supplier's only; see
-    /// [`P::dim::CODES`]), else [`P::NO_CODES`].
+    /// [`P::DimPlan::codes`]), else [`P::NO_CODES`].
     pub(super) codes: u32,
 }
 
@@ -232,10 +233,10 @@ impl TableLayout {
     }
 }
 
-/// A query's plan: its words, the dimensions it builds, its flight.
+/// A query's plan: what the kernels read, the dimensions it builds, its flight.
 pub(crate) struct QueryPlan {
     pub(crate) query: Query,
-    pub(crate) words: [u32; P::WORDS],
+    pub(crate) plan: Plan,
     pub(crate) builds: Vec<usize>,
     pub(crate) flight: Flight,
 }
@@ -244,29 +245,21 @@ impl QueryPlan {
     pub(crate) fn new(q: Query, data: &SsbData, layout: &TableLayout) -> QueryPlan {
         let p = q.params();
         let flight = Flight::of(q);
-        let mut w = [0u32; P::WORDS];
+        let mut w = Plan::default();
         let mut builds = Vec::new();
         // Flight 1 tests lo_orderdate against the qualifying dates' key range (Crystal's
         // join-free plan) when they are contiguous, else it joins the date table.
         let range = (flight == Flight::One)
             .then(|| p.orderdate_range(&data.date))
             .flatten();
-        for (at, pr) in [
-            (
-                fact::ORDERDATE,
-                range.map_or(Pred::Any, |(a, b)| Pred::Between(a, b)),
-            ),
-            (fact::DISCOUNT, p.lo_discount),
-            (fact::QUANTITY, p.lo_quantity),
-        ] {
-            w[P::FACT + at..P::FACT + at + 3].copy_from_slice(&pred_words(pr));
-        }
+        w.fact.orderdate = col_pred(range.map_or(Pred::Any, |(a, b)| Pred::Between(a, b)));
+        w.fact.discount = col_pred(p.lo_discount);
+        w.fact.quantity = col_pred(p.lo_quantity);
         let date_join = flight == Flight::One && range.is_none();
-        w[P::FACT + fact::DATE_JOIN] = date_join as u32;
-        w[P::FACT + fact::PART_FIRST] =
-            (flight == Flight::Four && super::model::part_first(data, q)) as u32;
+        w.fact.date_join = date_join as u32;
+        w.fact.part_first = (flight == Flight::Four && super::model::part_first(data, q)) as u32;
         for d in 0..P::DIMS {
-            let base = d * P::DIM_WORDS;
+            let dim = &mut w.dims[d];
             let dim_kind = [Dim::Date, Dim::Part, Dim::Supplier, Dim::Customer][d];
             let joined = if flight == Flight::One {
                 d == P::DATE && date_join
@@ -274,34 +267,33 @@ impl QueryPlan {
                 p.joins(dim_kind)
             };
             let l = layout.dims[d];
-            w[base + dim::PAYLOAD] = l.payload;
-            w[base + dim::KEY_MIN] = l.key_min;
-            w[base + dim::BITS] = l.bits;
-            w[base + dim::CODES] = P::NO_CODES;
+            dim.payload = l.payload;
+            dim.key_min = l.key_min;
+            dim.bits = l.bits;
+            dim.codes = P::NO_CODES;
             if !joined {
                 continue;
             }
             builds.push(d);
-            w[base + dim::LEN] = l.len;
-            w[base + dim::GROUP_MIN] = u32::MAX;
+            dim.len = l.len;
+            dim.group_min = u32::MAX;
             let group = p
                 .group_by
                 .iter()
                 .map(|&g| group_source(g))
                 .find(|&(gd, _)| gd == d);
-            w[base + dim::HAS_GROUP] = group.is_some() as u32;
-            w[base + dim::GROUP_COL] = group.map_or(0, |(_, c)| c as u32);
+            dim.has_group = group.is_some() as u32;
+            dim.group_col = group.map_or(0, |(_, c)| c as u32);
             if group.is_some() {
-                w[base + dim::CODES] = l.codes;
+                dim.codes = l.codes;
             }
-            for (c, pr) in dim_preds(&p, d).into_iter().enumerate() {
-                let at = base + dim::PREDS + 3 * c;
-                w[at..at + 3].copy_from_slice(&pred_words(pr));
+            for (slot, pr) in dim.preds.iter_mut().zip(dim_preds(&p, d)) {
+                *slot = col_pred(pr);
             }
         }
         QueryPlan {
             query: q,
-            words: w,
+            plan: w,
             builds,
             flight,
         }
@@ -309,7 +301,7 @@ impl QueryPlan {
 
     /// The group column a build of dimension `d` reads (position in [`dim_columns`]).
     pub(crate) fn group_column(&self, d: usize) -> Option<usize> {
-        let base = d * P::DIM_WORDS;
-        (self.words[base + dim::HAS_GROUP] != 0).then(|| self.words[base + dim::GROUP_COL] as usize)
+        let dim = &self.plan.dims[d];
+        (dim.has_group != 0).then_some(dim.group_col as usize)
     }
 }

@@ -3,12 +3,13 @@
 //! clear, build, probe, read back.
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
 use tessera_kernels::ssb::build::SSB_BUILD;
-use tessera_kernels::ssb::plan::{self as P, GroupLayout, dim, job, status};
+use tessera_kernels::ssb::plan::{self as P, GroupLayout};
+use tessera_kernels::ssb::plan::{DimJob, Plan};
 use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
 use crate::error::{Error, Result};
-use crate::runtime::{Gpu, resident_grid};
+use crate::runtime::{Gpu, PodBuffer, resident_grid};
 use crate::ssb::query::{Query, QueryResult, Row};
 
 /// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
@@ -17,11 +18,11 @@ pub(crate) struct Scratch {
     layout: TableLayout,
     payload: CudaSlice<u16>,
     bits: CudaSlice<u32>,
-    /// Every query's plan ([`P::WORDS`] words each, in [`Query::ALL`] order), uploaded once: a
-    /// run's writes to its plan (the group ranges, the status words) are the same in every
-    /// run over the same data, so a plan never needs restoring.
-    plans: CudaSlice<u32>,
-    jobs: CudaSlice<u64>,
+    /// Every query's plan (in [`Query::ALL`] order), uploaded once: a run's writes to its
+    /// plan (the group ranges, the status flags) are the same in every run over the same
+    /// data, so a plan never needs restoring.
+    plans: PodBuffer<Plan>,
+    jobs: PodBuffer<DimJob>,
     /// Rows per dimension, as in the job table.
     dim_rows: [usize; P::DIMS],
     sums: CudaSlice<u64>,
@@ -29,12 +30,6 @@ pub(crate) struct Scratch {
     /// Group slots from this one on are zero: the last query's table size once its result
     /// was read, all of them while a query may still be adding.
     groups_dirty: std::cell::Cell<usize>,
-}
-
-/// Where query `q`'s plan lies in [`Scratch`]'s plans.
-fn plan_words(q: Query) -> std::ops::Range<usize> {
-    let at = q as usize * P::WORDS;
-    at..at + P::WORDS
 }
 
 impl Scratch {
@@ -50,13 +45,13 @@ impl Scratch {
     ) -> Result<Scratch> {
         let s = gpu.stream();
         let alloc = |what| Error::driver(what, 0);
-        let words: Vec<u32> = plans.iter().flat_map(|p| p.words).collect();
-        let mut jobs = vec![0u64; P::DIMS * job::WORDS];
-        for (d, cols) in dims.iter().enumerate() {
-            for (c, col) in cols.iter().enumerate().take(job::COLS) {
-                jobs[d * job::WORDS + c] = col.device_ptr(s).0;
+        let plans: Vec<Plan> = plans.iter().map(|p| p.plan).collect();
+        let mut jobs = [DimJob::default(); P::DIMS];
+        for ((job, cols), rows) in jobs.iter_mut().zip(dims).zip(dim_rows) {
+            for (slot, col) in job.cols.iter_mut().zip(cols) {
+                *slot = col.device_ptr(s).0;
             }
-            jobs[d * job::WORDS + job::ROWS] = dim_rows[d] as u64;
+            job.rows = rows as u64;
         }
         Ok(Scratch {
             payload: s
@@ -65,12 +60,8 @@ impl Scratch {
             bits: s
                 .alloc_zeros::<u32>(layout.bit_words)
                 .map_err(alloc("allocating SSB dimension bitmaps"))?,
-            plans: s
-                .clone_htod(&words)
-                .map_err(alloc("uploading the SSB plans"))?,
-            jobs: s
-                .clone_htod(&jobs)
-                .map_err(alloc("uploading the SSB build jobs"))?,
+            plans: PodBuffer::upload(gpu, &plans)?,
+            jobs: PodBuffer::upload(gpu, &jobs)?,
             dim_rows,
             sums: s
                 .alloc_zeros::<u64>(P::GLOBAL_GROUPS)
@@ -89,10 +80,9 @@ impl Scratch {
         let err = |what| Error::driver(what, 0);
         let dims = plan.builds.iter().map(|&d| self.layout.dims[d]);
         let payload = dims.map(|l| l.payload as usize..(l.payload + l.len) as usize);
-        let words = plan.words;
         let bits = plan.builds.iter().map(|&d| {
-            let (l, base) = (self.layout.dims[d], d * P::DIM_WORDS);
-            let end = if words[base + dim::CODES] != P::NO_CODES {
+            let l = self.layout.dims[d];
+            let end = if plan.plan.dims[d].codes != P::NO_CODES {
                 l.codes as usize + P::code_words(l.len as usize)
             } else {
                 l.bits as usize + (l.len as usize).div_ceil(32)
@@ -138,7 +128,7 @@ impl Scratch {
             &mut self.sums,
             &mut self.counts,
         );
-        let mut pl = self.plans.slice_mut(plan_words(plan.query));
+        let mut pl = self.plans.item_mut(plan.query as usize)?;
         // SAFETY: the job table names each built dimension's columns with their row counts,
         // the grid covers their tiles (and the `clear` group slots), and the payload and
         // bitmap buffers hold every dimension's slots at the plan's offsets.
@@ -165,7 +155,7 @@ impl Scratch {
         }
         let cfg = resident_grid(gpu, &plan.flight.shape(), rows)?;
         let n = rows as u32;
-        let pl = &mut self.plans.slice_mut(plan_words(plan.query));
+        let pl = &mut self.plans.item_mut(plan.query as usize)?;
         let (pay, bits, sums, counts) = (
             &mut self.payload,
             &mut self.bits,
@@ -206,18 +196,15 @@ impl Scratch {
     pub(crate) fn result(&self, gpu: &Gpu, q: Query) -> Result<QueryResult> {
         let s = gpu.stream();
         let err = |what| Error::driver(what, 0);
-        let mut w = [0u32; P::WORDS];
-        s.memcpy_dtoh(&self.plans.slice(plan_words(q)), &mut w[..])
-            .map_err(err("downloading an SSB plan"))?;
-        gpu.synchronize()?;
-        if w[P::STATUS + status::BAD_DIMENSION] != 0 {
+        let w = self.plans.read(gpu, q as usize)?;
+        if w.status.bad_dimension != 0 {
             return Err(Error::invalid(format!(
                 "{q}: a dimension key lies outside its table or a group value exceeds {}",
                 P::MAX_PAYLOAD
             )));
         }
-        let layout = GroupLayout::from_plan(|i| w[i]);
-        if w[P::STATUS + status::GROUPS_OVERFLOW] != 0 || layout.total > P::GLOBAL_GROUPS as u64 {
+        let layout = GroupLayout::from_ranges(|d| (w.dims[d].group_min, w.dims[d].group_max));
+        if w.status.groups_overflow != 0 || layout.total > P::GLOBAL_GROUPS as u64 {
             return Err(Error::invalid(format!(
                 "{q}: the qualifying group values span {} groups, more than the GPU engine's \
                  {}",

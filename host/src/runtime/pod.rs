@@ -1,0 +1,115 @@
+//! Device memory of `#[repr(C)]` structs that kernels take as structured parameters (the SSB
+//! plans and build jobs): uploaded and read back as the struct type and passed to a
+//! `*const T` or `*mut T` parameter of that type, so neither side indexes words by hand.
+use std::marker::PhantomData;
+
+use bytemuck::Pod;
+use cudarc::driver::{CudaSlice, CudaViewMut, LaunchArgs, PushKernelArg as _};
+
+use super::Gpu;
+use super::args::{KernelArg, sealed};
+use crate::error::{Error, Result};
+
+/// Device memory holding `len` values of the Pod struct `T`.
+pub struct PodBuffer<T: Pod> {
+    bytes: CudaSlice<u8>,
+    len: usize,
+    item: PhantomData<T>,
+}
+
+impl<T: Pod> std::fmt::Debug for PodBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "PodBuffer<{}>(len {})",
+            std::any::type_name::<T>(),
+            self.len
+        )
+    }
+}
+
+impl<T: Pod> PodBuffer<T> {
+    /// Copies `items` to the device.
+    pub fn upload(gpu: &Gpu, items: &[T]) -> Result<PodBuffer<T>> {
+        let bytes: &[u8] = bytemuck::cast_slice(items);
+        let bytes = gpu
+            .stream()
+            .clone_htod(bytes)
+            .map_err(Error::driver("uploading kernel parameters", bytes.len()))?;
+        Ok(PodBuffer {
+            bytes,
+            len: items.len(),
+            item: PhantomData,
+        })
+    }
+
+    /// Number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no value.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Downloads value `i` (synchronizes the stream).
+    pub fn read(&self, gpu: &Gpu, i: usize) -> Result<T> {
+        let size = size_of::<T>();
+        let mut v = T::zeroed();
+        gpu.stream()
+            .memcpy_dtoh(
+                &self.bytes.slice(self.range(i)?),
+                bytemuck::bytes_of_mut(&mut v),
+            )
+            .map_err(Error::driver("reading kernel parameters", size))?;
+        gpu.synchronize()?;
+        Ok(v)
+    }
+
+    /// Value `i` as a kernel argument the kernel may write.
+    pub fn item_mut(&mut self, i: usize) -> Result<PodItemMut<'_, T>> {
+        let r = self.range(i)?;
+        Ok(PodItemMut {
+            bytes: self.bytes.slice_mut(r),
+            item: PhantomData,
+        })
+    }
+
+    fn range(&self, i: usize) -> Result<std::ops::Range<usize>> {
+        if i >= self.len {
+            return Err(Error::invalid(format!(
+                "kernel parameter {i} of a buffer of {}",
+                self.len
+            )));
+        }
+        let size = size_of::<T>();
+        Ok(i * size..(i + 1) * size)
+    }
+}
+
+/// One value of a [`PodBuffer`], for a `*mut T` kernel parameter.
+pub struct PodItemMut<'a, T: Pod> {
+    bytes: CudaViewMut<'a, u8>,
+    item: PhantomData<T>,
+}
+
+impl<T: Pod> sealed::Sealed for &PodBuffer<T> {}
+impl<T: Pod> KernelArg<*const T> for &PodBuffer<T> {
+    fn push<'b>(self, b: &mut LaunchArgs<'b>)
+    where
+        Self: 'b,
+    {
+        b.arg(&self.bytes);
+    }
+}
+
+impl<T: Pod> sealed::Sealed for &mut PodItemMut<'_, T> {}
+impl<T: Pod> KernelArg<*mut T> for &mut PodItemMut<'_, T> {
+    fn push<'b>(self, b: &mut LaunchArgs<'b>)
+    where
+        Self: 'b,
+    {
+        b.arg(&mut self.bytes);
+    }
+}
