@@ -386,7 +386,7 @@ fn bad_input(gpu: &tessera::Gpu) {
 }
 
 /// The seed's experiment and beyond (`--ignored pkjoin_benchmark --nocapture`): prints the
-/// table of `tessera_host::bench::pkjoin::measure`.
+/// table of `tessera::bench::pkjoin::measure`.
 fn pkjoin_benchmark(gpu: &tessera::Gpu) {
     let reps = std::env::var("TESSERA_BENCH_REPS")
         .ok()

@@ -81,7 +81,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     /// Wraps a driver error, turning out-of-memory into [`Error::OutOfMemory`].
-    pub(crate) fn driver(context: &'static str, bytes: usize) -> impl FnOnce(DriverError) -> Error {
+    pub fn driver(context: &'static str, bytes: usize) -> impl FnOnce(DriverError) -> Error {
         move |source| {
             if source.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY {
                 Error::OutOfMemory { bytes }
@@ -92,16 +92,17 @@ impl Error {
     }
 
     /// Wraps a launch error for `kernel`.
-    pub(crate) fn launch(kernel: &'static str) -> impl FnOnce(DriverError) -> Error {
+    pub fn launch(kernel: &'static str) -> impl FnOnce(DriverError) -> Error {
         move |source| Error::Launch { kernel, source }
     }
 
-    pub(crate) fn invalid(msg: impl Into<String>) -> Error {
+    /// An [`Error::InvalidArgument`] with `msg`, which names the value and the fix.
+    pub fn invalid(msg: impl Into<String>) -> Error {
         Error::InvalidArgument(msg.into())
     }
 
     /// Wraps an I/O error on `path` with what tessera was doing.
-    pub(crate) fn io(
+    pub fn io(
         path: impl AsRef<std::path::Path>,
         action: &'static str,
     ) -> impl FnOnce(std::io::Error) -> Error {

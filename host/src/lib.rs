@@ -1,6 +1,8 @@
 //! tessera's host library: the runtime that loads the embedded PTX ([`Gpu`]), typed device
-//! columns ([`DeviceColumn`]), the GPU operators ([`ops`]), their CPU implementations ([`cpu`])
-//! and the benchmark suites ([`bench`](mod@bench)).
+//! columns ([`DeviceColumn`]), typed kernel launches ([`Gpu::launch`]), the GPU operators
+//! ([`ops`]) and their CPU implementations ([`cpu`]). Its applications, the Star Schema
+//! Benchmark (`tessera-ssb`) and the benchmark suites (`tessera-bench`), are crates of their
+//! own.
 //!
 //! ```no_run
 //! use tessera_host::{Gpu, ops::{self, Predicate}};
@@ -14,13 +16,11 @@
 //! Limits: columns hold at most [`MAX_COLUMN_LEN`] (2^32 - 1) items; longer ones are rejected
 //! with [`Error::InvalidArgument`].
 
-pub mod bench;
 pub mod cpu;
 mod error;
 pub mod ops;
 pub mod preflight;
 pub mod runtime;
-pub mod ssb;
 
 pub use error::{Error, Result};
 pub use runtime::{DeviceColumn, DeviceItem, ElemType, Gpu, MAX_COLUMN_LEN};

@@ -55,7 +55,8 @@ pub(crate) fn zero<T: crate::runtime::DeviceItem>(
 }
 
 /// Zeroes `sum` and queues the read probe into it (what the benchmark times).
-pub(crate) fn read_sum_into_for_bench(
+#[doc(hidden)]
+pub fn read_sum_into_for_bench(
     gpu: &Gpu,
     input: &DeviceColumn<u32>,
     sum: &mut DeviceColumn<u64>,

@@ -813,7 +813,8 @@ pub fn semi_join(
 
 /// Reads an L2-resident buffer repeatedly with the L2 probe kernel: returns (bytes read,
 /// milliseconds) per launch for the benchmark's cache model.
-pub(crate) fn l2_read_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64)> {
+#[doc(hidden)]
+pub fn l2_read_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f64)> {
     let spec = k::JOIN_L2_READ;
     let grid = 4 * gpu.sm_count() as usize;
     let chunk = grid * spec.threads() as usize * 4;

@@ -14,14 +14,15 @@ mod sort_msd;
 #[cfg(feature = "testing")]
 pub mod testing;
 
-pub(crate) use bandwidth::read_sum_into_for_bench;
+pub use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
+pub(crate) use join::join_perfect_layout;
+pub use join::l2_read_bandwidth;
 pub use join::{
     HashTable, JOIN_TILE, JoinAggregate, JoinPairs, JoinSum, KeySet, ProbePath, TableLayout,
     TableOptions, join, join_sum, semi_join, shared_table_limit,
 };
-pub(crate) use join::{join_perfect_layout, l2_read_bandwidth};
 pub use pkjoin::{
     PkJoin, PkJoinResult, PkJoinRows, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join,
 };

@@ -189,7 +189,8 @@ impl<T: DeviceItem> Selection<T> {
 
     /// [`Selection::launch`] with an explicit one-column selection kernel of `T` (such as the
     /// tile-configuration sweep's); `unordered` for kernels that count with an atomic.
-    pub(crate) fn launch_spec(
+    #[doc(hidden)]
+    pub fn launch_spec(
         &mut self,
         gpu: &Gpu,
         input: &DeviceColumn<T>,

@@ -323,18 +323,21 @@ impl<K: SortKey> RadixSort<K> {
 
     /// Uses `spec` (a pass kernel of `K` with 32-bit status, such as the tile sweep's; key +
     /// value when `values`) for the sorts of that kind below 2^30 items: for the benchmark.
-    pub(crate) fn set_pass_kernel(&mut self, spec: KernelSpec<PassArgs<K>>, values: bool) {
+    #[doc(hidden)]
+    pub fn set_pass_kernel(&mut self, spec: KernelSpec<PassArgs<K>>, values: bool) {
         self.pass_override = Some((spec, values));
     }
 
     /// Uses `spec` (a local sort kernel of `K`, keys alone or with values as the sorts will
     /// be) for the MSD sort's buckets when its tile holds the largest: for the benchmark.
-    pub(crate) fn set_local_kernel(&mut self, spec: KernelSpec<msd::LocalSortArgs>) {
+    #[doc(hidden)]
+    pub fn set_local_kernel(&mut self, spec: KernelSpec<msd::LocalSortArgs>) {
         self.local_override = Some(spec);
     }
 
     /// The local sort kernel the last sort ran, if it was the MSD sort.
-    pub(crate) fn local_run(&self) -> Option<KernelSpec<msd::LocalSortArgs>> {
+    #[doc(hidden)]
+    pub fn local_run(&self) -> Option<KernelSpec<msd::LocalSortArgs>> {
         self.local_run
     }
 

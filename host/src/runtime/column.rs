@@ -95,6 +95,12 @@ impl<T: DeviceItem> std::fmt::Debug for DeviceColumn<T> {
 }
 
 impl<T: DeviceItem> DeviceColumn<T> {
+    /// Its items on the device, for applications that launch kernels of their own (see
+    /// [`Gpu::launch`]).
+    pub fn view(&self) -> cudarc::driver::CudaView<'_, T> {
+        self.buf.slice(..self.len)
+    }
+
     /// Number of items.
     pub fn len(&self) -> usize {
         self.len

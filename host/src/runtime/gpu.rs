@@ -146,11 +146,14 @@ impl Gpu {
             .map_err(Error::driver("synchronizing", 0))
     }
 
-    pub(crate) fn stream(&self) -> &Arc<CudaStream> {
+    /// The stream every operation of this `Gpu` is queued on (for applications that manage
+    /// device memory of their own).
+    pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
-    pub(crate) fn context(&self) -> &Arc<CudaContext> {
+    /// The CUDA context of the device.
+    pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
 

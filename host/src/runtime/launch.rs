@@ -6,7 +6,7 @@ use super::Gpu;
 use crate::error::{Error, Result};
 
 /// One block per tile of `spec` over `n` items (`n > 0`), with `dynamic_smem` bytes.
-pub(crate) fn tile_grid(spec: &KernelShape, n: usize, dynamic_smem: u32) -> Result<LaunchConfig> {
+pub fn tile_grid(spec: &KernelShape, n: usize, dynamic_smem: u32) -> Result<LaunchConfig> {
     let blocks = spec.tiles(n as u64);
     if blocks == 0 || blocks > i32::MAX as u64 {
         return Err(Error::invalid(format!(
@@ -23,7 +23,7 @@ pub(crate) fn tile_grid(spec: &KernelShape, n: usize, dynamic_smem: u32) -> Resu
 
 /// A persistent grid: as many blocks of `spec` as are resident at once, at most one per tile
 /// of `n` items and at least one. Launch only kernels that work with any grid size.
-pub(crate) fn resident_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
+pub fn resident_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
     let per_sm = gpu
         .function(spec)?
         .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)

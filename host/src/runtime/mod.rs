@@ -12,6 +12,7 @@ pub(crate) use args::{bits_of, bits_of_mut};
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 pub use gpu::Gpu;
-pub(crate) use launch::{EpochScratch, Scratch, resident_grid, tile_grid};
+pub(crate) use launch::{EpochScratch, Scratch};
+pub use launch::{resident_grid, tile_grid};
 pub use pod::{PodBuffer, PodItemMut};
 pub use timing::{Timing, median};

@@ -17,7 +17,7 @@ use super::dict::{
     brand_name, city_name, dicts, yearmonth_name,
 };
 use super::rng::{Rng, Stream};
-use crate::{Error, MAX_COLUMN_LEN, Result};
+use tessera_host::{Error, MAX_COLUMN_LEN, Result};
 
 /// The largest scale factor: lineorder keys and row counts must fit 4-byte columns.
 pub const MAX_SCALE_FACTOR: f64 = 300.0;

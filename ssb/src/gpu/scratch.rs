@@ -8,9 +8,9 @@ use tessera_kernels::ssb::plan::{DimJob, Plan};
 use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
-use crate::error::{Error, Result};
-use crate::runtime::{Gpu, PodBuffer, resident_grid};
-use crate::ssb::query::{Query, QueryResult, Row};
+use crate::query::{Query, QueryResult, Row};
+use tessera_host::runtime::{Gpu, PodBuffer, resident_grid};
+use tessera_host::{Error, Result};
 
 /// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
 /// job table.
@@ -40,7 +40,7 @@ impl Scratch {
         gpu: &Gpu,
         layout: TableLayout,
         plans: &[QueryPlan],
-        dims: &[Vec<&CudaSlice<i32>>],
+        dims: &[Vec<CudaView<'_, i32>>],
         dim_rows: [usize; P::DIMS],
     ) -> Result<Scratch> {
         let s = gpu.stream();

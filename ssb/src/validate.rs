@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use super::calendar::{civil_from_days, days_from_civil, split_datekey};
 use super::data::{Customer, Date, Lineorder, Part, SsbData, Supplier};
 use super::dict::dicts;
-use crate::{Error, Result};
+use tessera_host::{Error, Result};
 
 /// The fix for data that mixes data sets or was edited: make it again from one source.
 const REMAKE: &str = "regenerate the data set (`tessera ssb gen`) or load all five .tbl files \
@@ -329,7 +329,7 @@ fn message(data: &SsbData, row: usize, fk: &str, value: i32, what: &str, dim: &s
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ssb::{GenConfig, generate};
+    use crate::{GenConfig, generate};
 
     /// SF 0.01, generated once.
     fn base() -> &'static SsbData {
@@ -513,7 +513,7 @@ mod tests {
         );
     }
 
-    /// `cargo test --release -p tessera-host --lib validate::tests::time_at_sf_1 -- --ignored
+    /// `cargo test --release -p tessera-ssb --lib validate::tests::time_at_sf_1 -- --ignored
     /// --nocapture`: how long the checks take on SF 1 (6M lineorder rows).
     #[test]
     #[ignore = "timing, SF 1"]

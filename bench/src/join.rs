@@ -28,10 +28,10 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
-use crate::cpu::{self, CpuHashTable};
-use crate::error::Error;
-use crate::ops::{self, HashTable, JoinAggregate, ProbePath, TableOptions};
-use crate::runtime::{Gpu, median};
+use tessera_host::Error;
+use tessera_host::cpu::{self, CpuHashTable};
+use tessera_host::ops::{self, HashTable, JoinAggregate, ProbePath, TableOptions};
+use tessera_host::runtime::{Gpu, median};
 
 /// Options of `tessera bench join`.
 #[derive(Clone, Debug, clap::Args)]
@@ -171,14 +171,14 @@ fn table_sizes(args: &JoinArgs) -> Vec<u64> {
     v
 }
 
-fn attribute(gpu: &Gpu, a: Attr) -> crate::Result<i32> {
+fn attribute(gpu: &Gpu, a: Attr) -> tessera_host::Result<i32> {
     gpu.context()
         .attribute(a)
         .map_err(Error::driver("querying a device attribute", 0))
 }
 
 /// Runs the suite on `gpu`.
-pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
+pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> tessera_host::Result<JoinReport> {
     if !(10..=30).contains(&args.log2_probe) {
         return Err(Error::invalid(format!(
             "--log2-probe {} is outside 10..=30",
@@ -243,7 +243,7 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
         let (keys, expected) = probe_side(&r, &values, rows);
         let dkeys = gpu.upload(&keys)?;
         drop(keys);
-        let probe_ms = |q: &mut JoinAggregate| -> crate::Result<f64> {
+        let probe_ms = |q: &mut JoinAggregate| -> tessera_host::Result<f64> {
             let t = gpu
                 .time(WARMUP, reps, || q.launch(gpu, &table, &dkeys, &dvalues))?
                 .median_ms();
@@ -332,7 +332,7 @@ pub fn run_gpu(gpu: &Gpu, args: &JoinArgs) -> crate::Result<JoinReport> {
 }
 
 /// The CPU join (shared table, all threads) on `2^cpu_log2_probe` tuples, a few table sizes.
-fn cpu_records(args: &JoinArgs, reps: usize) -> crate::Result<Vec<Record>> {
+fn cpu_records(args: &JoinArgs, reps: usize) -> tessera_host::Result<Vec<Record>> {
     let p = 1usize << args.cpu_log2_probe.clamp(10, 30);
     let r = random_vec::<u32>(p, 3);
     let values = random_vec::<u32>(p, 4);
@@ -429,7 +429,7 @@ pub fn print_report(r: &JoinReport) {
 }
 
 /// Runs the suite, prints its table and writes its JSON.
-pub fn run(args: &JoinArgs) -> crate::Result<()> {
+pub fn run(args: &JoinArgs) -> tessera_host::Result<()> {
     if args.min_table_kb == 0 || args.min_table_kb > args.max_table_mb.saturating_mul(1024) {
         return Err(Error::invalid(format!(
             "--min-table-kb {} and --max-table-mb {}: need 0 < min <= max",
@@ -439,13 +439,13 @@ pub fn run(args: &JoinArgs) -> crate::Result<()> {
     super::prepare_json(&args.json)?;
     if !args.no_cpu {
         // The CPU join's probe keys and values and its table: about 4 columns of 4 bytes.
-        crate::preflight::check_memory(
+        tessera_host::preflight::check_memory(
             16u64 << args.cpu_log2_probe,
             &format!("--cpu-log2-probe {}", args.cpu_log2_probe),
             "pass a smaller --cpu-log2-probe or --no-cpu",
         )?;
     }
-    match crate::gpu_or_skip("tessera bench join") {
+    match tessera_host::gpu_or_skip("tessera bench join") {
         Some(gpu) => {
             let report = run_gpu(&gpu, args)?;
             print_report(&report);

@@ -10,11 +10,11 @@ use cudarc::driver::{CudaSlice, CudaStream, CudaView, PinnedHostSlice};
 use tessera_kernels::ssb::plan as P;
 
 use super::{Events, FactCol, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds};
-use crate::error::{Error, Result};
-use crate::runtime::{Gpu, median};
-use crate::ssb::data::SsbData;
-use crate::ssb::engine::Engine;
-use crate::ssb::query::{Query, QueryResult};
+use crate::data::SsbData;
+use crate::engine::Engine;
+use crate::query::{Query, QueryResult};
+use tessera_host::runtime::{Gpu, median};
+use tessera_host::{Error, Result};
 
 /// Lineorder rows per shipped chunk (16 MB per 4-byte column).
 pub const CHUNK_ROWS: usize = 1 << 22;
@@ -99,9 +99,9 @@ impl<'g> CoprocessorEngine<'g> {
             .new_stream()
             .map_err(Error::driver("creating a copy stream", 0))?;
         // The builds read the staged dimension columns, which stay where they are.
-        let staged_refs: Vec<Vec<&CudaSlice<i32>>> = staged_dims
+        let staged_refs: Vec<Vec<CudaView<i32>>> = staged_dims
             .iter()
-            .map(|cols| cols.iter().collect())
+            .map(|cols| cols.iter().map(|c| c.slice(..)).collect())
             .collect();
         let rows = std::array::from_fn(|d| dim_rows[d]);
         let scratch = Scratch::new(gpu, layout, &plans, &staged_refs, rows)?;

@@ -4,15 +4,15 @@
 //! first column in full, every later one only where rows still qualify (`min(4|L|/C, |L|σ)`
 //! per column, §3.7.3). Here the touched units are counted exactly, row by row, following the
 //! probe kernel's own order of columns and tests, for two unit sizes: 32-byte sectors (what
-//! [`crate::ops`]' selective loads skip, and the model the engine is held to) and the thesis'
+//! [`tessera_host::ops`]' selective loads skip, and the model the engine is held to) and the thesis'
 //! 128-byte lines. The dimension builds add their column reads and table writes; the hash
 //! tables themselves are assumed to stay in L2 (the largest, part at SF 20, is 2 MB).
 use rayon::prelude::*;
 use tessera_kernels::ssb::plan as P;
 
 use super::{FactCol, Flight, dim_columns, dim_preds};
-use crate::ssb::data::SsbData;
-use crate::ssb::query::{Pred, Query};
+use crate::data::SsbData;
+use crate::query::{Pred, Query};
 
 /// Bytes a query moves.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -192,8 +192,8 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
 #[cfg(test)]
 mod tests {
     use super::part_first;
-    use crate::ssb::generator::{GenConfig, generate};
-    use crate::ssb::query::Query;
+    use crate::generator::{GenConfig, generate};
+    use crate::query::Query;
 
     #[test]
     fn flight_4_joins_the_narrower_of_part_and_customer_first() {

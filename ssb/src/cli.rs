@@ -9,9 +9,9 @@ use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
 use super::tbl;
-use crate::bench::{Record, measure_bandwidth};
-use crate::preflight::{check_disk, check_memory, check_output_file};
-use crate::runtime::{Gpu, median};
+use tessera_bench::{Record, measure_bandwidth};
+use tessera_host::preflight::{check_disk, check_memory, check_output_file};
+use tessera_host::runtime::{Gpu, median};
 
 /// Where `ssb run` runs the queries.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -219,11 +219,12 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     })
                     .map(|l| l + "\n")
                     .collect();
-                std::fs::write(&path, text).map_err(crate::Error::io(&path, "write failed"))?;
+                std::fs::write(&path, text)
+                    .map_err(tessera_host::Error::io(&path, "write failed"))?;
                 println!("results written to {}", path.display());
             }
             if let Some(path) = json {
-                crate::bench::write_json(&path, &records)?;
+                tessera_bench::write_json(&path, &records)?;
             }
         }
     }
@@ -283,7 +284,12 @@ fn existing(force: bool) -> Existing {
 
 /// Refuses, before any work, a scale factor outside the generator's range or larger than this
 /// machine's memory or the disk under `out`, and an `out` that may not be written.
-fn check_gen(sf: f64, out: &std::path::Path, tbl: bool, existing: Existing) -> crate::Result<()> {
+fn check_gen(
+    sf: f64,
+    out: &std::path::Path,
+    tbl: bool,
+    existing: Existing,
+) -> tessera_host::Result<()> {
     Cardinalities::at(sf)?;
     format::check_out_dir(out, existing)?;
     let what = format!("SF {sf}");

@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::cpu::CpuEngine;
 use super::data::SsbData;
 use super::query::{Query, QueryResult};
-use crate::Result;
+use tessera_host::Result;
 
 /// Something that runs SSB queries over one data set. An engine owns whatever it prepared
 /// (for a GPU engine: the columns uploaded once, resident on the device), so `run` measures

@@ -5,7 +5,7 @@ use std::str::FromStr;
 
 use super::data::{Customer, Date, Part, Supplier};
 use super::dict::{Dict, dicts};
-use crate::{Error, Result};
+use tessera_host::{Error, Result};
 
 /// One of the 13 queries of the Star Schema Benchmark.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

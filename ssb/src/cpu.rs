@@ -14,7 +14,7 @@ use rayon::prelude::*;
 use super::data::SsbData;
 use super::engine::Engine;
 use super::query::{Dim, GroupCol, Query, QueryParams, QueryResult, Row};
-use crate::Result;
+use tessera_host::Result;
 
 /// Lineorder rows per parallel task.
 const PROBE_CHUNK: usize = 1 << 16;

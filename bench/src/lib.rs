@@ -87,18 +87,18 @@ pub fn reps_parser() -> clap::builder::RangedU64ValueParser<usize> {
 
 /// Creates the directory of a suite's JSON report and checks that the report can be written
 /// there, before the suite runs.
-pub fn prepare_json(path: &std::path::Path) -> crate::Result<()> {
+pub fn prepare_json(path: &std::path::Path) -> tessera_host::Result<()> {
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(crate::Error::io(dir, "cannot create"))?;
+        std::fs::create_dir_all(dir).map_err(tessera_host::Error::io(dir, "cannot create"))?;
     }
-    crate::preflight::check_output_file(path, "--json")
+    tessera_host::preflight::check_output_file(path, "--json")
 }
 
 /// Writes a suite's report as pretty JSON and says where.
-pub fn write_json(path: &std::path::Path, report: &impl Serialize) -> crate::Result<()> {
+pub fn write_json(path: &std::path::Path, report: &impl Serialize) -> tessera_host::Result<()> {
     let text = serde_json::to_string_pretty(report)
-        .map_err(|e| crate::Error::Data(format!("serializing the report: {e}")))?;
-    std::fs::write(path, text).map_err(crate::Error::io(path, "write failed"))?;
+        .map_err(|e| tessera_host::Error::Data(format!("serializing the report: {e}")))?;
+    std::fs::write(path, text).map_err(tessera_host::Error::io(path, "write failed"))?;
     println!("\nJSON: {}", path.display());
     Ok(())
 }
@@ -126,7 +126,10 @@ pub const WARMUP: usize = 3;
 /// Measures the launch latency and the read and copy bandwidth with our probe kernels on
 /// [`PROBE_ITEMS`] items (halved while the device lacks the memory): the bandwidth every model
 /// of the same run uses, and its three records.
-pub fn measure_bandwidth(gpu: &crate::Gpu, reps: usize) -> crate::Result<(Bandwidth, Vec<Record>)> {
+pub fn measure_bandwidth(
+    gpu: &tessera_host::Gpu,
+    reps: usize,
+) -> tessera_host::Result<(Bandwidth, Vec<Record>)> {
     let mut n = PROBE_ITEMS;
     let (src, mut dst) = loop {
         match gpu
@@ -134,7 +137,7 @@ pub fn measure_bandwidth(gpu: &crate::Gpu, reps: usize) -> crate::Result<(Bandwi
             .and_then(|a| Ok((a, gpu.zeros::<u32>(n)?)))
         {
             Ok(bufs) => break bufs,
-            Err(crate::Error::OutOfMemory { .. }) if n > 1 << 24 => n /= 2,
+            Err(tessera_host::Error::OutOfMemory { .. }) if n > 1 << 24 => n /= 2,
             Err(e) => return Err(e),
         }
     };
@@ -142,16 +145,18 @@ pub fn measure_bandwidth(gpu: &crate::Gpu, reps: usize) -> crate::Result<(Bandwi
     let tiny = gpu.zeros::<u32>(1)?;
     let launch_ms = gpu
         .time(WARMUP, reps, || {
-            crate::ops::read_sum_into_for_bench(gpu, &tiny, &mut sum)
+            tessera_host::ops::read_sum_into_for_bench(gpu, &tiny, &mut sum)
         })?
         .median_ms();
     let t_read = gpu
         .time(WARMUP, reps, || {
-            crate::ops::read_sum_into_for_bench(gpu, &src, &mut sum)
+            tessera_host::ops::read_sum_into_for_bench(gpu, &src, &mut sum)
         })?
         .median_ms();
     let t_copy = gpu
-        .time(WARMUP, reps, || crate::ops::copy_u32(gpu, &src, &mut dst))?
+        .time(WARMUP, reps, || {
+            tessera_host::ops::copy_u32(gpu, &src, &mut dst)
+        })?
         .median_ms();
     let bytes = 4.0 * n as f64;
     let read_gbps = bytes / (t_read - launch_ms).max(1e-6) / 1e6;

@@ -5,9 +5,9 @@ use tessera_kernels::spec::KernelShape;
 use tessera_kernels::ssb::plan::{self as P, ColPred, Plan, pred};
 use tessera_kernels::ssb::queries as kq;
 
-use crate::error::{Error, Result};
-use crate::ssb::data::SsbData;
-use crate::ssb::query::{Dim, GroupCol, Pred, Query, QueryParams};
+use crate::data::SsbData;
+use crate::query::{Dim, GroupCol, Pred, Query, QueryParams};
+use tessera_host::{Error, Result};
 
 /// The lineorder columns the probe kernels read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

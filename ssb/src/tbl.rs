@@ -33,7 +33,7 @@ use super::data::{Customer, Date, Lineorder, Meta, Part, SsbData, Supplier};
 use super::dict::{COLORS, Dict, MONTHS, NATIONS, dicts};
 use super::generator::{DEFAULT_SEED, gen_date, progress_bar};
 use super::rng::{Rng, Stream};
-use crate::{Error, Result};
+use tessera_host::{Error, Result};
 
 /// The longest line the loader reads, in bytes: SSB's longest valid line is under 300
 /// bytes, so a longer one is not SSB data (a binary file, a file without line ends).

@@ -32,7 +32,7 @@ use rayon::prelude::*;
 use super::data::{Customer, Date, Meta, Part, SsbData, Supplier};
 use super::dict::dicts;
 use super::generator::Cardinalities;
-use crate::{Error, Result};
+use tessera_host::{Error, Result};
 
 /// First 8 bytes of every column file.
 pub const MAGIC: [u8; 8] = *b"TESSCOL\0";
@@ -226,12 +226,12 @@ pub fn read_column(path: &Path) -> Result<Vec<i32>> {
         ));
     }
     let rows = usize::try_from(rows).map_err(|_| bad(path, "too many rows for this host"))?;
-    if rows > crate::MAX_COLUMN_LEN {
+    if rows > tessera_host::MAX_COLUMN_LEN {
         return Err(bad(
             path,
             format!(
                 "{rows} rows exceed the column limit of {}",
-                crate::MAX_COLUMN_LEN
+                tessera_host::MAX_COLUMN_LEN
             ),
         ));
     }
@@ -634,7 +634,7 @@ pub fn read_dir(dir: &Path) -> Result<SsbData> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ssb::{GenConfig, generate};
+    use crate::{GenConfig, generate};
 
     fn temp(name: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("tessera-format-{name}-{}", std::process::id()));

@@ -9,9 +9,9 @@
 use rayon::prelude::*;
 
 use super::Record;
-use crate::ops::{self, HashTable, PkJoin, PkJoinSteps, PkStep, TableOptions};
-use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN};
-use crate::{Error, Result};
+use tessera_host::ops::{self, HashTable, PkJoin, PkJoinSteps, PkStep, TableOptions};
+use tessera_host::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN};
+use tessera_host::{Error, Result};
 
 const EXPERIMENT: &str = "pkjoin";
 /// Device bytes per N (both sides) at the peak: inputs 16, the sort's two pair arrays 32,

@@ -9,9 +9,9 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
-use crate::ops::{Order, RadixPartition, RadixSort, SortKey, SortStrategy};
-use crate::runtime::{DeviceColumn, Gpu, median};
-use crate::{Error, Result, cpu, gpu_or_skip};
+use tessera_host::ops::{Order, RadixPartition, RadixSort, SortKey, SortStrategy};
+use tessera_host::runtime::{DeviceColumn, Gpu, median};
+use tessera_host::{Error, Result, cpu, gpu_or_skip};
 use tessera_kernels::ops::sort::PassArgs;
 use tessera_kernels::ops::sort_msd::LocalSortArgs;
 use tessera_kernels::spec::KernelSpec;
@@ -449,7 +449,7 @@ fn cpu_records(keys: &[u32], reps: usize) -> Vec<Record> {
 pub fn run(args: &SortArgs) -> Result<()> {
     super::prepare_json(&args.json)?;
     // Keys, values, their sorted copies and the CPU's: about 6 columns of 4 bytes (u64 keys).
-    crate::preflight::check_memory(
+    tessera_host::preflight::check_memory(
         24u64 << args.log2n,
         &format!("bench sort --log2n {}", args.log2n),
         "pass a smaller --log2n",

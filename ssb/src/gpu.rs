@@ -14,7 +14,7 @@
 use std::borrow::Borrow;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, CudaView};
+use cudarc::driver::{CudaEvent, CudaView};
 use tessera_kernels::ssb::plan as P;
 
 mod coprocessor;
@@ -31,8 +31,8 @@ pub(crate) use scratch::Scratch;
 use super::data::SsbData;
 use super::engine::Engine;
 use super::query::{Query, QueryResult};
-use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, Gpu};
+use tessera_host::runtime::{DeviceColumn, Gpu};
+use tessera_host::{Error, Result};
 
 /// A `Gpu` the engine owns or borrows.
 enum GpuRef<'g> {
@@ -145,9 +145,9 @@ impl<'g> GpuEngine<'g> {
             })
             .collect::<Result<Vec<Vec<_>>>>()?;
         let dim_rows = std::array::from_fn(|d: usize| dim_columns(data, d)[0].len());
-        let dim_bufs: Vec<Vec<&CudaSlice<i32>>> = dims
+        let dim_bufs: Vec<Vec<CudaView<i32>>> = dims
             .iter()
-            .map(|cols| cols.iter().map(|c| &c.buf).collect())
+            .map(|cols| cols.iter().map(|c| c.view()).collect())
             .collect();
         let scratch = Scratch::new(g, layout, &plans, &dim_bufs, dim_rows)?;
         let scratch = std::cell::RefCell::new(scratch);
@@ -183,7 +183,7 @@ impl<'g> GpuEngine<'g> {
             .flight
             .columns()
             .iter()
-            .map(|&c| self.fact[c as usize].buf.slice(..))
+            .map(|&c| self.fact[c as usize].view())
             .collect();
         s.probe(gpu, plan, &cols, self.rows)
     }

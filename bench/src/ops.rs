@@ -11,9 +11,9 @@ use tessera_kernels::ops::select::sweep;
 use tessera_kernels::spec::KernelSpec;
 
 use super::{Bandwidth, Record, print_table, torch};
-use crate::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
-use crate::runtime::{Gpu, median};
-use crate::{Result, cpu};
+use tessera_host::ops::{self, Predicate, SelectVariant, Selection, ThreeKernelSelect};
+use tessera_host::runtime::{Gpu, median};
+use tessera_host::{Result, cpu};
 
 /// Options of `tessera bench ops`.
 #[derive(Clone, Debug, clap::Args)]
@@ -51,12 +51,12 @@ pub fn run(args: &OpsArgs) -> Result<()> {
     super::prepare_json(&args.json)?;
     // Two input columns, the output and the CPU's copies: about 5 columns of 4-byte items.
     let n = 1u64 << args.log2n;
-    crate::preflight::check_memory(
+    tessera_host::preflight::check_memory(
         5 * 4 * n,
         &format!("bench ops --log2n {}", args.log2n),
         "pass a smaller --log2n",
     )?;
-    let report = match crate::gpu_or_skip("tessera bench ops") {
+    let report = match tessera_host::gpu_or_skip("tessera bench ops") {
         Some(gpu) => run_gpu(&gpu, &cfg)?,
         None => {
             println!("notice: no GPU found; timing the CPU implementations only");

@@ -5,7 +5,7 @@
 //! Free-text columns that no query reads and that are not 4-byte values (names, addresses,
 //! phones, p_name, d_date) are not stored; the `.tbl` writer synthesizes them.
 use super::dict::{Dicts, dicts};
-use crate::Result;
+use tessera_host::Result;
 
 /// Declares a table: a struct with one `Vec<i32>` per column, named as in the specification,
 /// and its column list in dbgen's order.
