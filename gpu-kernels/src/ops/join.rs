@@ -500,6 +500,74 @@ crate::kernel! {
     }
 }
 
+/// Parameters of the key + payload builds: `(keys, payloads, n, op, a, b, slots, ta, tb,
+/// state)`.
+pub type BuildArgs = (
+    *const u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    *mut u32,
+    u32,
+    u32,
+    *mut u32,
+);
+/// Parameters of the key-only builds: `(keys, n, op, a, b, slots, ta, tb, state)`.
+pub type BuildKeysArgs = (*const u32, u32, u32, u32, u32, *mut u32, u32, u32, *mut u32);
+/// Parameters of the probe-and-sum kernels: `(keys, values, n, slots, ta, tb, distinct, out)`.
+pub type ProbeSumArgs = (
+    *const u32,
+    *const u32,
+    u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    *mut u64,
+);
+/// Parameters of the match-counting kernels: `(keys, n, slots, ta, tb, distinct, tile_counts,
+/// total)`.
+pub type ProbeCountArgs = (
+    *const u32,
+    u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    *mut u32,
+    *mut u64,
+);
+/// Parameters of the match-writing kernels: `(keys, n, slots, ta, tb, distinct, tile_offsets,
+/// out_rows, out_payloads)`.
+pub type ProbeWriteArgs = (
+    *const u32,
+    u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    *const u32,
+    *mut u32,
+    *mut u32,
+);
+/// Parameters of the shared-memory probe-and-sum kernels: `(keys, values, n, slots, ta, tb,
+/// words, distinct, out)`.
+pub type ProbeSharedArgs = (
+    *const u32,
+    *const u32,
+    u32,
+    *const u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    *mut u64,
+);
+/// Parameters of the semi-join kernels: `(keys, n, slots, ta, tb, out, state)`.
+pub type SemiJoinArgs = (*const u32, u32, *const u32, u32, u32, *mut u32, *mut u64);
+
 /// Build kernels of the key + payload tables: `(keys, payloads, n, op, a, b, slots, ta, tb,
 /// state)`; the `_rows` ones store the row index as payload and ignore `payloads`.
 macro_rules! build_kernels {
@@ -561,7 +629,7 @@ macro_rules! probe_kernels {
     ($($table:ty: $sum:ident = $sum_name:ident, $count:ident = $count_name:ident, $write:ident = $write_name:ident;)*) => {$(
         $crate::kernel! {
             $sum = $sum_name[NT = 256, IPT = 8](
-                keys: *const u32, values: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32,
+                keys: *const u32, values: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32,
                 distinct: u32, out: *mut u64
             ) {
                 let temp = [
@@ -572,27 +640,27 @@ macro_rules! probe_kernels {
                 // built table and two zeroed output words.
                 unsafe {
                     join_sum::<$table, NT, IPT>(keys, values, n as usize,
-                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0, out, temp)
+                        <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0, out, temp)
                 }
             }
         }
         $crate::kernel! {
             $count = $count_name[NT = 256, IPT = 8](
-                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, distinct: u32,
+                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
                 tile_counts: *mut u32, total: *mut u64
             ) {
                 let temp = $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]);
                 // SAFETY: the host launches one block per tile, with one count word per tile.
                 unsafe {
                     join_count::<$table, NT, IPT>(keys, n as usize,
-                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0,
+                        <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0,
                         tile_counts, total, temp)
                 }
             }
         }
         $crate::kernel! {
             $write = $write_name[NT = 256, IPT = 8](
-                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, distinct: u32,
+                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
                 tile_offsets: *const u32, out_rows: *mut u32, out_payloads: *mut u32
             ) {
                 let scan = $crate::shared_array!(join_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, 4)]);
@@ -600,7 +668,7 @@ macro_rules! probe_kernels {
                 // outputs holding their total.
                 unsafe {
                     join_write::<$table, NT, IPT>(keys, n as usize,
-                        <$table as TableArgs>::from_args(slots, ta, tb), distinct != 0,
+                        <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0,
                         tile_offsets, out_rows, out_payloads, scan)
                 }
             }
@@ -652,7 +720,7 @@ macro_rules! semi_join_kernels {
     ($($spec:ident = $name:ident: $table:ty;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 16](
-                keys: *const u32, n: u32, slots: *mut u32, ta: u32, tb: u32, out: *mut u32,
+                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, out: *mut u32,
                 state: *mut u64
             ) {
                 let sh = SelectShared {
@@ -664,7 +732,7 @@ macro_rules! semi_join_kernels {
                 // built set and an output of n items.
                 unsafe {
                     semi_join::<$table, NT, IPT>(keys, n as usize,
-                        <$table as TableArgs>::from_args(slots, ta, tb), out, state, sh)
+                        <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), out, state, sh)
                 }
             }
         }

@@ -12,12 +12,16 @@
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
 use tessera_kernels::ops::join as k;
+use tessera_kernels::ops::join::{
+    BuildArgs, BuildKeysArgs, ProbeCountArgs, ProbeSharedArgs, ProbeSumArgs, ProbeWriteArgs,
+    SemiJoinArgs,
+};
 use tessera_kernels::ops::select::state_words;
-use tessera_kernels::spec::KernelShape;
+use tessera_kernels::spec::KernelSpec;
 
-use super::{Predicate, check_same_len, launch, scan::exclusive_scan_into};
+use super::{Predicate, check_same_len, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, tile_grid};
+use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, bits_of_mut, tile_grid};
 
 /// Items per tile of the probe kernels (one block per tile).
 pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.shape().tile() as usize;
@@ -98,15 +102,21 @@ impl TableOptions {
     }
 }
 
-/// Payloads of a build.
+/// A build kernel of a table's layout with what it stores beside the keys.
 #[derive(Clone, Copy)]
-enum Payloads<'a> {
-    /// From a column.
-    Column(&'a DeviceColumn<u32>),
-    /// The build row index.
-    Rows,
+enum Build<'a> {
+    /// Key + payload: the payloads from a column, or (`None`, the `_rows` kernels) the build
+    /// row index.
+    Pairs(KernelSpec<BuildArgs>, Option<&'a DeviceColumn<u32>>),
     /// Key-only table.
-    None,
+    Keys(KernelSpec<BuildKeysArgs>),
+}
+
+/// A layout's probe kernels: sum, count, write.
+struct ProbeKernels {
+    sum: KernelSpec<ProbeSumArgs>,
+    count: KernelSpec<ProbeCountArgs>,
+    write: KernelSpec<ProbeWriteArgs>,
 }
 
 /// What the last build reported.
@@ -155,28 +165,25 @@ impl Table {
     fn clear(&mut self, gpu: &Gpu) -> Result<()> {
         let n = self.words.len();
         let (n32, empty) = (n as u32, EMPTY_KEY);
-        launch!(
-            gpu,
-            k::JOIN_FILL.shape(),
-            tile_grid(&k::JOIN_FILL.shape(), n, 0)?,
-            [&mut self.words, &n32, &empty]
-        )?;
+        let cfg = tile_grid(&k::JOIN_FILL, n, 0)?;
+        // SAFETY: one block per tile of the table's `n` words.
+        unsafe { gpu.launch(&k::JOIN_FILL, cfg, (&mut self.words, &n32, &empty)) }?;
         self.rows = 0;
         self.duplicates = false;
         Ok(())
     }
 
-    /// Launches `spec` (a build kernel of this table's layout) on `keys` and checks the report.
+    /// Launches `build` (a build kernel of this table's layout) on `keys` and checks the
+    /// report.
     fn insert(
         &mut self,
         gpu: &Gpu,
-        spec: KernelShape,
+        build: Build,
         keys: &DeviceColumn<u32>,
-        payloads: Payloads,
         pred: Predicate<u32>,
     ) -> Result<()> {
         let n = keys.len();
-        if let Payloads::Column(p) = payloads {
+        if let Build::Pairs(_, Some(p)) = build {
             check_same_len("hash table insert", "payloads", p.len(), n)?;
         }
         // Every row of an unfiltered insert takes a slot: refuse before touching the table.
@@ -195,50 +202,24 @@ impl Table {
         }
         let mut st = Scratch::zeroed(gpu, state::WORDS.div_ceil(2), self.state.take())?;
         let (n32, op, (ta, tb)) = (n as u32, pred.op.code(), self.layout.args());
-        let cfg = tile_grid(&spec, n, 0)?;
         let (p, a, b) = (&pred.a, &pred.b, &mut self.words);
-        match payloads {
-            // The `_rows` kernels ignore their payload argument.
-            Payloads::Column(col) => launch!(
-                gpu,
-                spec,
-                cfg,
-                [
-                    &keys.buf,
-                    &col.buf,
-                    &n32,
-                    &op,
-                    p,
-                    a,
-                    b,
-                    &ta,
-                    &tb,
-                    &mut st.words
-                ]
-            ),
-            Payloads::Rows => launch!(
-                gpu,
-                spec,
-                cfg,
-                [
-                    &keys.buf,
-                    &keys.buf,
-                    &n32,
-                    &op,
-                    p,
-                    a,
-                    b,
-                    &ta,
-                    &tb,
-                    &mut st.words
-                ]
-            ),
-            Payloads::None => launch!(
-                gpu,
-                spec,
-                cfg,
-                [&keys.buf, &n32, &op, p, a, b, &ta, &tb, &mut st.words]
-            ),
+        // The build state is 32-bit words (`state::WORDS`) in the 64-bit scratch.
+        let (ta, tb, state) = (&ta, &tb, &mut bits_of_mut(&mut st.words));
+        // SAFETY (both arms): one block per tile of the `n` keys (and payloads), into this
+        // table's slots as its layout describes them, with zeroed build state.
+        match build {
+            Build::Pairs(spec, payloads) => {
+                let cfg = tile_grid(&spec, n, 0)?;
+                let args = (keys, payloads, &n32, &op, p, a, b, ta, tb, state);
+                // SAFETY: as above; the `_rows` kernels ignore the null payloads.
+                unsafe { gpu.launch(&spec, cfg, args) }
+            }
+            Build::Keys(spec) => {
+                let cfg = tile_grid(&spec, n, 0)?;
+                let args = (keys, &n32, &op, p, a, b, ta, tb, state);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&spec, cfg, args) }
+            }
         }?;
         let report = read_report(gpu, &st)?;
         self.state = Some(st);
@@ -373,13 +354,14 @@ impl HashTable {
         pred: Predicate<u32>,
     ) -> Result<()> {
         let perfect = matches!(self.t.layout, TableLayout::Perfect { .. });
-        let (spec, p) = match (perfect, payloads) {
-            (false, Some(c)) => (k::HASH_BUILD.shape(), Payloads::Column(c)),
-            (false, None) => (k::HASH_BUILD_ROWS.shape(), Payloads::Rows),
-            (true, Some(c)) => (k::PERFECT_BUILD.shape(), Payloads::Column(c)),
-            (true, None) => (k::PERFECT_BUILD_ROWS.shape(), Payloads::Rows),
+        let spec = match (perfect, payloads.is_some()) {
+            (false, true) => k::HASH_BUILD,
+            (false, false) => k::HASH_BUILD_ROWS,
+            (true, true) => k::PERFECT_BUILD,
+            (true, false) => k::PERFECT_BUILD_ROWS,
         };
-        self.t.insert(gpu, spec, keys, p, pred)?;
+        self.t
+            .insert(gpu, Build::Pairs(spec, payloads), keys, pred)?;
         if perfect && self.t.duplicates {
             return Err(Error::invalid(
                 "perfect hash table: a key was inserted twice (perfect hashing needs distinct keys)",
@@ -428,18 +410,18 @@ impl HashTable {
         (ta, tb, (!self.t.duplicates) as u32)
     }
 
-    fn specs(&self) -> [KernelShape; 3] {
+    fn probes(&self) -> ProbeKernels {
         match self.t.layout {
-            TableLayout::Linear { .. } => [
-                k::HASH_JOIN_SUM.shape(),
-                k::HASH_JOIN_COUNT.shape(),
-                k::HASH_JOIN_WRITE.shape(),
-            ],
-            TableLayout::Perfect { .. } => [
-                k::PERFECT_JOIN_SUM.shape(),
-                k::PERFECT_JOIN_COUNT.shape(),
-                k::PERFECT_JOIN_WRITE.shape(),
-            ],
+            TableLayout::Linear { .. } => ProbeKernels {
+                sum: k::HASH_JOIN_SUM,
+                count: k::HASH_JOIN_COUNT,
+                write: k::HASH_JOIN_WRITE,
+            },
+            TableLayout::Perfect { .. } => ProbeKernels {
+                sum: k::PERFECT_JOIN_SUM,
+                count: k::PERFECT_JOIN_COUNT,
+                write: k::PERFECT_JOIN_WRITE,
+            },
         }
     }
 }
@@ -476,10 +458,10 @@ impl KeySet {
         pred: Predicate<u32>,
     ) -> Result<()> {
         let spec = match self.t.layout {
-            TableLayout::Linear { .. } => k::HASH_SET_BUILD.shape(),
-            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD.shape(),
+            TableLayout::Linear { .. } => k::HASH_SET_BUILD,
+            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD,
         };
-        self.t.insert(gpu, spec, keys, Payloads::None, pred)
+        self.t.insert(gpu, Build::Keys(spec), keys, pred)
     }
 
     /// The table's layout.
@@ -502,7 +484,11 @@ pub struct JoinPairs {
 /// (count the matches per tile, scan, then write), so the output is exact and ordered.
 pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Result<JoinPairs> {
     let n = probe_keys.len();
-    let [_, count_spec, write_spec] = table.specs();
+    let ProbeKernels {
+        count: count_spec,
+        write: write_spec,
+        ..
+    } = table.probes();
     let (ta, tb, distinct) = table.probe_args();
     if n == 0 {
         return Ok(JoinPairs {
@@ -514,21 +500,22 @@ pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Res
     let mut tile_counts = gpu.zeros::<u32>(tiles)?;
     let mut total = Scratch::zeroed(gpu, 1, None)?;
     let n32 = n as u32;
-    launch!(
-        gpu,
-        count_spec,
-        tile_grid(&count_spec, n, 0)?,
-        [
-            &probe_keys.buf,
-            &n32,
-            &table.t.words,
-            &ta,
-            &tb,
-            &distinct,
-            &mut tile_counts.buf,
-            &mut total.words
-        ]
-    )?;
+    let cfg = tile_grid(&count_spec, n, 0)?;
+    let table_args = (&table.t.words, &ta, &tb, &distinct);
+    let (slots, ta, tb, distinct) = table_args;
+    let args = (
+        probe_keys,
+        &n32,
+        slots,
+        ta,
+        tb,
+        distinct,
+        &mut tile_counts,
+        &mut total.words,
+    );
+    // SAFETY: one block per tile of the `n` probe keys, one count per tile, a zeroed total;
+    // the table's slots are as its layout describes them.
+    unsafe { gpu.launch(&count_spec, cfg, args) }?;
     let matches = total.read(gpu, 0)? as usize;
     if matches > MAX_COLUMN_LEN {
         return Err(Error::invalid(format!(
@@ -540,22 +527,14 @@ pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Res
     let mut probe_rows = gpu.zeros::<u32>(matches)?;
     let mut payloads = gpu.zeros::<u32>(matches)?;
     if matches > 0 {
-        launch!(
-            gpu,
-            write_spec,
-            tile_grid(&write_spec, n, 0)?,
-            [
-                &probe_keys.buf,
-                &n32,
-                &table.t.words,
-                &ta,
-                &tb,
-                &distinct,
-                &offsets.buf,
-                &mut probe_rows.buf,
-                &mut payloads.buf
-            ]
-        )?;
+        let cfg = tile_grid(&write_spec, n, 0)?;
+        let out = (&mut probe_rows, &mut payloads);
+        let args = (
+            probe_keys, &n32, slots, ta, tb, distinct, &offsets, out.0, out.1,
+        );
+        // SAFETY: the same tiles; the scanned counts place each tile's matches within the
+        // `matches` rows of both outputs.
+        unsafe { gpu.launch(&write_spec, cfg, args) }?;
     }
     Ok(JoinPairs {
         probe_rows,
@@ -591,10 +570,10 @@ pub enum ProbePath {
 }
 
 /// The shared-memory probe kernel of `table`'s layout.
-fn shared_spec(table: &HashTable) -> KernelShape {
+fn shared_spec(table: &HashTable) -> KernelSpec<ProbeSharedArgs> {
     match table.t.layout {
-        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED.shape(),
-        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED.shape(),
+        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED,
+        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED,
     }
 }
 
@@ -712,39 +691,36 @@ impl JoinAggregate {
         let n32 = n as u32;
         if let (ProbePath::Shared, Some(cfg)) = plan {
             let words = table.t.words.len() as u32;
-            return launch!(
-                gpu,
-                shared_spec(table),
-                cfg,
-                [
-                    &keys.buf,
-                    &values.buf,
-                    &n32,
-                    &table.t.words,
-                    &ta,
-                    &tb,
-                    &words,
-                    &distinct,
-                    &mut self.out
-                ]
-            );
-        }
-        let [spec, ..] = table.specs();
-        launch!(
-            gpu,
-            spec,
-            tile_grid(&spec, n, 0)?,
-            [
-                &keys.buf,
-                &values.buf,
+            let slots = &table.t.words;
+            let args = (
+                keys,
+                values,
                 &n32,
-                &table.t.words,
+                slots,
                 &ta,
                 &tb,
+                &words,
                 &distinct,
-                &mut self.out
-            ]
-        )
+                &mut self.out,
+            );
+            // SAFETY: a persistent grid over the `n` keys and values, with the dynamic shared
+            // memory `plan` sized for the table's `words` words; `out` holds the two sums.
+            return unsafe { gpu.launch(&shared_spec(table), cfg, args) };
+        }
+        let spec = table.probes().sum;
+        let cfg = tile_grid(&spec, n, 0)?;
+        let args = (
+            keys,
+            values,
+            &n32,
+            &table.t.words,
+            &ta,
+            &tb,
+            &distinct,
+            &mut self.out,
+        );
+        // SAFETY: one block per tile of the `n` keys and values; `out` holds the two sums.
+        unsafe { gpu.launch(&spec, cfg, args) }
     }
 
     /// Waits for the last query and returns its result.
@@ -781,9 +757,9 @@ pub fn semi_join(
     probe_keys: &DeviceColumn<u32>,
 ) -> Result<DeviceColumn<u32>> {
     let n = probe_keys.len();
-    let spec = match set.t.layout {
-        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN.shape(),
-        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN.shape(),
+    let spec: KernelSpec<SemiJoinArgs> = match set.t.layout {
+        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN,
+        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN,
     };
     let mut out = gpu.zeros::<u32>(n)?;
     if n == 0 {
@@ -792,20 +768,19 @@ pub fn semi_join(
     let mut st = Scratch::zeroed(gpu, state_words(spec.tiles(n as u64)) as usize, None)?;
     let (ta, tb) = set.t.layout.args();
     let n32 = n as u32;
-    launch!(
-        gpu,
-        spec,
-        tile_grid(&spec, n, 0)?,
-        [
-            &probe_keys.buf,
-            &n32,
-            &set.t.words,
-            &ta,
-            &tb,
-            &mut out.buf,
-            &mut st.words
-        ]
-    )?;
+    let cfg = tile_grid(&spec, n, 0)?;
+    let args = (
+        probe_keys,
+        &n32,
+        &set.t.words,
+        &ta,
+        &tb,
+        &mut out,
+        &mut st.words,
+    );
+    // SAFETY: one block per tile of the `n` probe keys, an output of `n` rows, selection state
+    // zeroed for these tiles.
+    unsafe { gpu.launch(&spec, cfg, args) }?;
     let count = Scratch::count(Some(&st), gpu)?;
     out.set_len(count);
     Ok(out)
@@ -830,7 +805,8 @@ pub fn l2_read_bandwidth(gpu: &Gpu, bytes: usize, reps: usize) -> Result<(f64, f
     let n32 = n as u32;
     let t = gpu
         .time(3, reps, || {
-            launch!(gpu, spec, cfg, [&data.buf, &n32, &rounds, &mut sum.buf])
+            // SAFETY: `n` words, a multiple of the grid's threads times 4; one sum word.
+            unsafe { gpu.launch(&spec, cfg, (&data, &n32, &rounds, &mut sum)) }
         })?
         .median_ms();
     Ok((n as f64 * 4.0 * rounds as f64, t))

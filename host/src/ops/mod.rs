@@ -51,21 +51,6 @@ pub const SELECT_PRED_TILE: usize = tessera_kernels::ops::select::SELECT_PRED_F3
 #[doc(hidden)]
 pub const SELECT_MAX_EPOCH: u32 = tessera_kernels::layout::MAX_EPOCH;
 
-/// Launches `$spec` with `$cfg` and the argument list, mapping failures to [`crate::Error`].
-macro_rules! launch {
-    ($gpu:expr, $spec:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
-        let spec = &$spec;
-        let f = $gpu.function(spec)?;
-        use cudarc::driver::PushKernelArg as _;
-        let mut b = $gpu.stream().launch_builder(&f);
-        $( b.arg($arg); )*
-        // SAFETY: each wrapper passes exactly the arguments of the kernel's signature, declared
-        // next to its spec in tessera-kernels, with buffers sized for the launch's tiles.
-        unsafe { b.launch($cfg) }.map(|_| ()).map_err($crate::error::Error::launch(spec.name()))
-    }};
-}
-pub(crate) use launch;
-
 /// Fails unless `len == expected`, naming the operator and the argument.
 pub(crate) fn check_same_len(
     op: &str,
