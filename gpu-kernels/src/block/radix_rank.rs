@@ -102,24 +102,19 @@ fn match_rank<const IPT: usize, const BINS: usize>(
 /// `[j]`, zero past `BINS`), the per-warp counts staying in shared memory. `digit(k)` is item
 /// `k`'s digit, in `0..BINS`, or [`NO_DIGIT`] unless `full`; it is called again rather than
 /// stored, since registers bound the callers' occupancy. Pass `ranks` and the totals to
-/// [`block_radix_rank_finish`] with the same `EARLY` and `full`.
+/// [`block_radix_rank_finish`] with the same `early` and `full`.
 ///
-/// With `EARLY` ("early counts", as CUB's one-sweep ranking does) the counts come from one
+/// With `early` ("early counts", as CUB's one-sweep ranking does) the counts come from one
 /// shared-memory atomic per item and the match-based ranking waits for phase two, so a caller
 /// can publish the totals for the look-back sooner and later tiles wait less. It pays for the
 /// passes with and without values alike, since the match takes ballots (see [`match_bits`]).
 /// Without it the ranking happens here and `ranks` receives the ranks within the warp.
 #[inline(always)]
-pub fn block_radix_count<
-    const NT: usize,
-    const IPT: usize,
-    const BINS: usize,
-    const DPT: usize,
-    const EARLY: bool,
->(
+pub fn block_radix_count<const NT: usize, const IPT: usize, const BINS: usize, const DPT: usize>(
     digit: impl Fn(usize) -> u32,
     ranks: &mut [u32; IPT],
     sh: RadixRankShared,
+    early: bool,
     full: bool,
 ) -> [u32; DPT] {
     const { assert!(NT % 32 == 0 && DPT * NT >= BINS && BINS.is_power_of_two()) };
@@ -133,7 +128,7 @@ pub fn block_radix_count<
     }
     sync_threads();
     let base = warp_id() * BINS;
-    if EARLY {
+    if early {
         for k in 0..IPT {
             let d = digit(k);
             if d != NO_DIGIT {
@@ -169,12 +164,12 @@ pub fn block_radix_rank_finish<
     const IPT: usize,
     const BINS: usize,
     const DPT: usize,
-    const EARLY: bool,
 >(
     digit: impl Fn(usize) -> u32,
     ranks: &mut [u32; IPT],
     totals: &[u32; DPT],
     sh: RadixRankShared,
+    early: bool,
     full: bool,
 ) -> [u32; DPT] {
     let t = thread_idx();
@@ -199,7 +194,7 @@ pub fn block_radix_rank_finish<
     }
     sync_threads();
     let base = warp_id() * BINS;
-    if EARLY {
+    if early {
         match_rank::<IPT, BINS>(&digit, ranks, sh.counters, base, full);
     } else {
         for (k, r) in ranks.iter_mut().enumerate() {

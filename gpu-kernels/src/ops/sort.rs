@@ -195,13 +195,14 @@ mod device {
 
     /// The tile `tile` of a pass over `n` items, or of a segmented pass (see [`PassState`]).
     #[inline(always)]
-    fn place<const BINS: usize, const SEGMENTED: bool>(
+    fn place<const BINS: usize>(
         tile: usize,
         tile_items: usize,
         n: usize,
         st: &PassState,
+        segmented: bool,
     ) -> TilePlace {
-        if !SEGMENTED {
+        if !segmented {
             let start = tile * tile_items;
             return TilePlace {
                 tile,
@@ -235,11 +236,34 @@ mod device {
         }
     }
 
+    /// What a radix pass kernel does besides moving keys: one type per kernel, which
+    /// `pass_kernel!` defines from the kernel's options (see [`radix_pass`]).
+    pub trait PassPolicy {
+        /// The key type.
+        type Key: RadixKey;
+        /// The look-back status word (`u64` past [`STATUS32_MAX_ITEMS`] items).
+        type Status: StatusWord;
+        /// Whether `u32` values move with the keys.
+        const VALUES: bool;
+        /// Whether the pass keeps the tiles' order (through the look-back).
+        const STABLE: bool;
+        /// Whether digits are counted before they are ranked.
+        const EARLY: bool;
+        /// Whether a stable pass's tile is its block index.
+        const BLOCK_IDS: bool;
+        /// Whether the pass orders each segment of its input on its own.
+        const SEGMENTED: bool;
+    }
+
+    /// The radix bits of a policy's keys.
+    pub type Bits<P> = <<P as PassPolicy>::Key as RadixKey>::Bits;
+
     /// One radix pass over digit `shift .. shift + R` (`BINS = 2^R`, `DPT = ceil(BINS / NT)`):
     /// keys (and values when `VALUES`) from `*_in` to `*_out`, stably ordered by the digit when
     /// `STABLE` (tiles in order through the look-back), else grouped by digit with the order of
-    /// tiles left to the scheduler. `EARLY` counts the digits before ranking them (see
-    /// [`block_radix_count`]). A stable pass's tile is its block index with `BLOCK_IDS`
+    /// tiles left to the scheduler (the options are the policy `P`'s). `EARLY` counts the
+    /// digits before ranking them (see [`block_radix_count`]). A stable pass's tile is its
+    /// block index with `BLOCK_IDS`
     /// (blocks are dispatched in index order, so a tile's predecessors are running or done),
     /// else a dynamic id from the pass's counter. Block indices save an atomic round trip and
     /// a barrier per tile, which pays for the keys-only passes; the key + value passes ran
@@ -258,51 +282,41 @@ mod device {
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn radix_pass<
-        K: RadixKey,
-        S: StatusWord,
+        P: PassPolicy,
         const NT: usize,
         const IPT: usize,
         const R: u32,
         const BINS: usize,
         const DPT: usize,
-        const VALUES: bool,
-        const STABLE: bool,
-        const EARLY: bool,
-        const BLOCK_IDS: bool,
-        const SEGMENTED: bool,
     >(
-        keys_in: *const K::Bits,
-        keys_out: *mut K::Bits,
+        keys_in: *const Bits<P>,
+        keys_out: *mut Bits<P>,
         vals_in: *const u32,
         vals_out: *mut u32,
         n: usize,
         shift: u32,
         mode: u32,
         st: PassState,
-        sh: PassShared<K::Bits>,
+        sh: PassShared<Bits<P>>,
     ) where
-        K::Bits: Default,
+        Bits<P>: Default,
     {
-        const { assert!(BINS == 1 << R && (STABLE || !SEGMENTED)) };
-        let tile = if STABLE && !BLOCK_IDS {
+        const { assert!(BINS == 1 << R && (P::STABLE || !P::SEGMENTED)) };
+        let tile = if P::STABLE && !P::BLOCK_IDS {
             // SAFETY: the counter word of this pass, zeroed.
             unsafe { block_dynamic_tile_id(st.words.add(st.counter), sh.slot) }
         } else {
             block_idx()
         };
-        let at = place::<BINS, SEGMENTED>(tile, NT * IPT, n, &st);
+        let at = place::<BINS>(tile, NT * IPT, n, &st, P::SEGMENTED);
         let io = (keys_in, keys_out, vals_in, vals_out);
         // Full tiles (all but a segment's last) test no item against the tail.
         // SAFETY: forwarded.
         unsafe {
             if at.valid == NT * IPT {
-                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, true>(
-                    io, at, shift, mode, st, sh,
-                )
+                pass_tile::<P, NT, IPT, R, BINS, DPT, true>(io, at, shift, mode, st, sh)
             } else {
-                pass_tile::<K, S, NT, IPT, R, BINS, DPT, VALUES, STABLE, EARLY, false>(
-                    io, at, shift, mode, st, sh,
-                )
+                pass_tile::<P, NT, IPT, R, BINS, DPT, false>(io, at, shift, mode, st, sh)
             }
         }
     }
@@ -314,21 +328,17 @@ mod device {
     #[inline(always)]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     unsafe fn pass_tile<
-        K: RadixKey,
-        S: StatusWord,
+        P: PassPolicy,
         const NT: usize,
         const IPT: usize,
         const R: u32,
         const BINS: usize,
         const DPT: usize,
-        const VALUES: bool,
-        const STABLE: bool,
-        const EARLY: bool,
         const FULL: bool,
     >(
         (keys_in, keys_out, vals_in, vals_out): (
-            *const K::Bits,
-            *mut K::Bits,
+            *const Bits<P>,
+            *mut Bits<P>,
             *const u32,
             *mut u32,
         ),
@@ -336,10 +346,12 @@ mod device {
         shift: u32,
         mode: u32,
         st: PassState,
-        sh: PassShared<K::Bits>,
+        sh: PassShared<Bits<P>>,
     ) where
-        K::Bits: Default,
+        Bits<P>: Default,
     {
+        type K<P> = <P as PassPolicy>::Key;
+        type S<P> = <P as PassPolicy>::Status;
         let valid = if FULL { NT * IPT } else { at.valid };
         let t = thread_idx();
         let (tile, start) = (at.tile, at.start);
@@ -350,21 +362,21 @@ mod device {
         );
         // SAFETY: the tile lies within the input.
         let mut bits = unsafe {
-            block_load_warp_striped::<K::Bits, NT, IPT>(
+            block_load_warp_striped::<Bits<P>, NT, IPT>(
                 keys_in.add(start),
                 valid,
-                K::Bits::default(),
+                Bits::<P>::default(),
             )
         };
         // Values are loaded now, so that their latency overlaps the ranking.
-        let vals = if VALUES {
+        let vals = if P::VALUES {
             // SAFETY: the tile lies within the input.
             unsafe { block_load_warp_striped::<u32, NT, IPT>(vals_in.add(start), valid, 0) }
         } else {
             [0; IPT]
         };
         if first {
-            bits = bits.map(|r| K::ordered(r, desc));
+            bits = bits.map(|r| K::<P>::ordered(r, desc));
         }
         let mine = if FULL {
             IPT as u32
@@ -381,15 +393,16 @@ mod device {
 
         let mut ranks = [0u32; IPT];
         // Early counts for key + value passes (see block_radix_count).
+        let early = P::EARLY;
         let totals =
-            block_radix_count::<NT, IPT, BINS, DPT, EARLY>(digit, &mut ranks, sh.rank, FULL);
-        let status = st.words.cast::<S>().wrapping_add(st.status);
-        if STABLE {
+            block_radix_count::<NT, IPT, BINS, DPT>(digit, &mut ranks, sh.rank, early, FULL);
+        let status = st.words.cast::<S<P>>().wrapping_add(st.status);
+        if P::STABLE {
             // SAFETY: this pass's status words, BINS per tile.
-            unsafe { block_digit_publish::<S, BINS, DPT>(status, tile, at.first, &totals) };
+            unsafe { block_digit_publish::<S<P>, BINS, DPT>(status, tile, at.first, &totals) };
         }
-        let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT, EARLY>(
-            digit, &mut ranks, &totals, sh.rank, FULL,
+        let starts = block_radix_rank_finish::<NT, IPT, BINS, DPT>(
+            digit, &mut ranks, &totals, sh.rank, early, FULL,
         );
         let offsets = st.words.wrapping_add(at.offsets);
         // Where item i of the sorted tile goes, less the count of its digit in earlier tiles:
@@ -397,7 +410,7 @@ mod device {
         // "negative"). Read before the look-back, whose wait hides the load.
         let origin: [u32; DPT] = core::array::from_fn(|j| {
             let d = t * DPT + j;
-            let global = if STABLE && d < BINS {
+            let global = if P::STABLE && d < BINS {
                 // SAFETY: offsets are read-only in a stable pass.
                 unsafe { offsets.add(d).read() }
             } else {
@@ -405,9 +418,9 @@ mod device {
             };
             global.wrapping_sub(starts[j])
         });
-        let before: [u32; DPT] = if STABLE {
+        let before: [u32; DPT] = if P::STABLE {
             // SAFETY: published above.
-            unsafe { block_digit_lookback::<S, BINS, DPT>(status, tile, at.first, &totals) }
+            unsafe { block_digit_lookback::<S<P>, BINS, DPT>(status, tile, at.first, &totals) }
         } else {
             core::array::from_fn(|j| {
                 let d = t * DPT + j;
@@ -445,13 +458,15 @@ mod device {
                 unsafe {
                     let b = sh.keys.read(i as usize);
                     *o = sh.base.read(b.digit(shift, R) as usize).wrapping_add(i);
-                    keys_out
-                        .add(*o as usize)
-                        .write(if last { K::unordered(b, desc) } else { b });
+                    keys_out.add(*o as usize).write(if last {
+                        K::<P>::unordered(b, desc)
+                    } else {
+                        b
+                    });
                 }
             }
         }
-        if VALUES {
+        if P::VALUES {
             if sh.vals_on_keys {
                 sync_threads();
             }
@@ -556,11 +571,18 @@ macro_rules! pass_kernel {
                 const BINS: usize = 1 << $r;
                 const DPT: usize = BINS.div_ceil(NT);
                 type B = <$k as crate::radix::RadixKey>::Bits;
-                const EARLY: bool = or_default!($v $(, $early)?);
+                struct Policy;
+                impl PassPolicy for Policy {
+                    type Key = $k;
+                    type Status = $s;
+                    const VALUES: bool = $v;
+                    const STABLE: bool = $stable;
+                    const EARLY: bool = or_default!($v $(, $early)?);
+                    const BLOCK_IDS: bool = or_default!(false $(, $ids)?);
+                    const SEGMENTED: bool = or_default!(false $(, $seg)?);
+                }
                 const COUNTERS: usize = NT / 32 * BINS;
                 const SHARE: bool = or_default!(false $(, $share)?);
-                const BLOCK_IDS: bool = or_default!(false $(, $ids)?);
-                const SEGMENTED: bool = or_default!(false $(, $seg)?);
                 const UNION: usize = if $v && !SHARE && NT * IPT > COUNTERS { NT * IPT } else { COUNTERS };
                 let counters = crate::shared_array!(counters_or_vals: [u32; UNION]);
                 let keys = crate::shared_array!(sorted_keys: [B; NT * IPT]);
@@ -585,7 +607,7 @@ macro_rules! pass_kernel {
                 };
                 // SAFETY: the host sizes the buffers for n items and prepares the state.
                 unsafe {
-                    radix_pass::<$k, $s, NT, IPT, $r, BINS, DPT, $v, $stable, EARLY, BLOCK_IDS, SEGMENTED>(
+                    radix_pass::<Policy, NT, IPT, $r, BINS, DPT>(
                         keys_in.cast(), keys_out.cast(), vals_in, vals_out, n as usize, shift, mode, st, sh,
                     )
                 }

@@ -187,9 +187,9 @@ mod device {
         let t = thread_idx();
         let digit = |k: usize| bits[k].digit(PASS as u32 * 8, 8);
         let mut ranks = [0u32; IPT];
-        let totals = block_radix_count::<NT, IPT, 256, DPT, true>(digit, &mut ranks, sh.rank, true);
-        block_radix_rank_finish::<NT, IPT, 256, DPT, true>(
-            digit, &mut ranks, &totals, sh.rank, true,
+        let totals = block_radix_count::<NT, IPT, 256, DPT>(digit, &mut ranks, sh.rank, true, true);
+        block_radix_rank_finish::<NT, IPT, 256, DPT>(
+            digit, &mut ranks, &totals, sh.rank, true, true,
         );
         for k in 0..IPT {
             let (r, at) = (ranks[k] as usize, warp_striped_offset::<IPT>(t, k));
