@@ -56,9 +56,13 @@ pub const SPLITTER_WORDS: usize = MAX_SPLITTERS as usize + 1;
 pub const MAX_LEVELS: u32 = 32;
 
 /// One range of the array being sorted at a level, with where its tiles, split counts and
-/// buckets live. Passed to the kernels as [`Segment::WORDS`] `u32` words each.
+/// buckets live. The kernels take the level's segments as a `*const Segment`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
 pub struct Segment {
     /// First item.
     pub start: u32,
@@ -79,23 +83,6 @@ pub struct Segment {
 }
 
 impl Segment {
-    /// `u32` words per segment.
-    pub const WORDS: usize = 8;
-
-    /// The words the kernels read.
-    pub fn to_words(&self) -> [u32; Self::WORDS] {
-        [
-            self.start,
-            self.len,
-            self.first_tile,
-            self.tiles,
-            self.count_base,
-            self.items_before,
-            self.bucket_base,
-            self.splitters,
-        ]
-    }
-
     /// Bucket slots (ranges and equality buckets).
     pub const fn buckets(&self) -> u32 {
         2 * self.splitters + 1
@@ -180,11 +167,11 @@ mod device {
     /// Reads segment `s` from the kernels' segment words.
     ///
     /// # Safety
-    /// `segs` holds at least `(s + 1) * Segment::WORDS` words.
+    /// `segs` holds more than `s` segments.
     #[inline(always)]
-    pub unsafe fn segment(segs: *const u32, s: usize) -> Segment {
-        // SAFETY: by contract; `Segment` is `repr(C)` of `Segment::WORDS` u32 fields.
-        unsafe { segs.cast::<Segment>().add(s).read() }
+    pub unsafe fn segment(segs: *const Segment, s: usize) -> Segment {
+        // SAFETY: by contract.
+        unsafe { segs.add(s).read() }
     }
 
     /// The segment whose range of `field` values contains `x` (segments are in ascending order
@@ -194,7 +181,7 @@ mod device {
     /// `segs` holds `nsegs > 0` segments.
     #[inline(always)]
     pub unsafe fn find_segment(
-        segs: *const u32,
+        segs: *const Segment,
         nsegs: usize,
         x: u32,
         field: impl Fn(&Segment) -> u32,
@@ -218,7 +205,7 @@ mod device {
     /// # Safety
     /// As for [`find_segment`].
     #[inline(always)]
-    pub unsafe fn segment_tile(segs: *const u32, nsegs: usize) -> SegmentTile {
+    pub unsafe fn segment_tile(segs: *const Segment, nsegs: usize) -> SegmentTile {
         let g = block_idx() as u32;
         // SAFETY: forwarded.
         let (index, seg) = unsafe { find_segment(segs, nsegs, g, |s| s.first_tile) };
@@ -464,7 +451,7 @@ crate::kernel! {
 crate::kernel! {
     /// Tile sort of the segments of a later level: `(keys_in, rows_in, segs, nsegs, keys_out,
     /// rows_out)`, one block per tile of every segment.
-    PK_SORT_SEGMENTS = pk_sort_segments[NT = 256, IPT = 8](keys_in: *const u32, rows_in: *const u32, segs: *const u32, nsegs: u32, keys_out: *mut u32, rows_out: *mut u32) {
+    PK_SORT_SEGMENTS = pk_sort_segments[NT = 256, IPT = 8](keys_in: *const u32, rows_in: *const u32, segs: *const Segment, nsegs: u32, keys_out: *mut u32, rows_out: *mut u32) {
         let sh = crate::block_sort_shared!(NT, IPT);
         // SAFETY: the host launches one block per tile of the nsegs > 0 segments, which lie
         // within all four buffers.
@@ -480,7 +467,7 @@ crate::kernel! {
     /// Splitters: block `s` samples segment `s` of `keys` (tile-sorted), sorts the samples and
     /// writes its distinct equi-spaced picks to `splitters[s * SPLITTER_WORDS ..]` (count
     /// first). `(keys, segs, level, splitters)`.
-    PK_SPLITTERS = pk_splitters[NT = 256, IPT = 8](keys: *const u32, segs: *const u32, level: u32, splitters: *mut u32) {
+    PK_SPLITTERS = pk_splitters[NT = 256, IPT = 8](keys: *const u32, segs: *const Segment, level: u32, splitters: *mut u32) {
         let sh = crate::block_sort_shared!(NT, IPT);
         let picks = crate::shared_array!(pk_picks: [u32; NT]);
         let s = block_idx();
@@ -529,7 +516,7 @@ crate::kernel! {
     /// Split counts: each tile's items per bucket, counted with shared-memory atomics and
     /// written to `counts[seg.count_base + bucket * seg.tiles + tile]`. `(keys, segs, nsegs,
     /// splitters, counts)`.
-    PK_PARTITION = pk_partition[NT = 256, IPT = 8](keys: *const u32, segs: *const u32, nsegs: u32, splitters: *const u32, counts: *mut u32) {
+    PK_PARTITION = pk_partition[NT = 256, IPT = 8](keys: *const u32, segs: *const Segment, nsegs: u32, splitters: *const u32, counts: *mut u32) {
         let split = crate::shared_array!(pk_split: [u32; MAX_SPLITTERS as usize]);
         let hist = crate::shared_array!(pk_hist: [u32; 2 * MAX_SPLITTERS as usize + 1]);
         let t = thread_idx();
@@ -565,7 +552,7 @@ crate::kernel! {
     /// Bucket starts after the scan: `bounds[seg.bucket_base + j]` is where bucket `j` of its
     /// segment begins in the array. One thread per bucket slot: `(scan, segs, nsegs, slots,
     /// bounds)`.
-    PK_BUCKET_BOUNDS = pk_bucket_bounds[NT = 256, IPT = 1](scan: *const u32, segs: *const u32, nsegs: u32, slots: u32, bounds: *mut u32) {
+    PK_BUCKET_BOUNDS = pk_bucket_bounds[NT = 256, IPT = 1](scan: *const u32, segs: *const Segment, nsegs: u32, slots: u32, bounds: *mut u32) {
         let q = crate::arch::global_idx();
         if q < slots as usize {
             // SAFETY: q indexes the level's bucket slots; the scan covers every count.
@@ -583,7 +570,7 @@ crate::kernel! {
     /// Scatter: every item of a sorted tile goes to its (bucket, tile) run's place from the
     /// scanned counts plus its rank within the tile's bucket run. `(keys_in, rows_in, segs,
     /// nsegs, splitters, scan, keys_out, rows_out)`.
-    PK_SCATTER = pk_scatter[NT = 256, IPT = 8](keys_in: *const u32, rows_in: *const u32, segs: *const u32, nsegs: u32, splitters: *const u32, scan: *const u32, keys_out: *mut u32, rows_out: *mut u32) {
+    PK_SCATTER = pk_scatter[NT = 256, IPT = 8](keys_in: *const u32, rows_in: *const u32, segs: *const Segment, nsegs: u32, splitters: *const u32, scan: *const u32, keys_out: *mut u32, rows_out: *mut u32) {
         let split = crate::shared_array!(pk_split: [u32; MAX_SPLITTERS as usize]);
         let ids = crate::shared_array!(pk_ids: [u16; NT * IPT]);
         let first = crate::shared_array!(pk_first: [u16; 2 * MAX_SPLITTERS as usize + 1]);
@@ -786,9 +773,9 @@ mod tests {
         };
         assert_eq!(s.samples(), 3 * 2);
         assert_eq!(
-            s.to_words(),
-            [0, 5000, 0, 0, 0, 0, 0, 2],
-            "word order is the struct's"
+            size_of::<Segment>(),
+            8 * 4,
+            "no padding: the host uploads it as is"
         );
     }
 

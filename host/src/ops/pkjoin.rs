@@ -31,7 +31,8 @@ use tessera_kernels::spec::{KernelShape, KernelSpec};
 use super::scan::exclusive_scan_into;
 use crate::error::{Error, Result};
 use crate::runtime::{
-    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, bits_of, bits_of_mut, tile_grid,
+    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, PodBuffer, Scratch, bits_of, bits_of_mut,
+    tile_grid,
 };
 
 /// Key types of the primary-key join (their radix bits order them; see
@@ -598,8 +599,7 @@ impl PkJoin {
         let plan = LevelPlan::new(segments);
         let segs = &plan.segs;
         let (tiles, counts, slots) = (plan.tiles, plan.counts, plan.slots);
-        let words: Vec<u32> = segs.iter().flat_map(|s| s.to_words()).collect();
-        let seg_dev = gpu.upload(&words)?;
+        let seg_dev = PodBuffer::upload(gpu, segs)?;
         let nsegs = segs.len() as u32;
         let [sorted, tile_buf] = self.bufs.as_mut().expect("allocated");
         if level > 0 {
