@@ -39,8 +39,12 @@ fn main() {
         };
         match tessera_ptx_build::build(&opts) {
             Ok(ptx) => {
-                std::fs::copy(&ptx, out.join(format!("kernels_{arch}.ptx")))
-                    .expect("copy the PTX into OUT_DIR");
+                // Deflated: PTX text shrinks about sixfold, and every binary of the library
+                // embeds one file per architecture.
+                let text = std::fs::read(&ptx).expect("read the PTX");
+                let packed = miniz_oxide::deflate::compress_to_vec(&text, 6);
+                std::fs::write(out.join(format!("kernels_{arch}.ptx.deflate")), packed)
+                    .expect("write the PTX into OUT_DIR");
             }
             Err(e) => {
                 eprintln!("error: building tessera's kernels to PTX failed:\n{e}");

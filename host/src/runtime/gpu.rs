@@ -9,8 +9,23 @@ use tessera_kernels::spec::KernelShape;
 
 use crate::error::{Error, Result};
 
-const PTX_SM80: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm_80.ptx"));
-const PTX_SM90: &str = include_str!(concat!(env!("OUT_DIR"), "/kernels_sm_90.ptx"));
+// Deflated by the build script; see `ptx_text`.
+const PTX_SM80: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_80.ptx.deflate"));
+const PTX_SM90: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_90.ptx.deflate"));
+
+/// The embedded PTX of `arch` as text.
+fn ptx_text(arch: &str, packed: &[u8]) -> Result<String> {
+    let bytes = miniz_oxide::inflate::decompress_to_vec(packed).map_err(|e| {
+        Error::Data(format!(
+            "the embedded {arch} PTX does not inflate ({e:?}): the binary is damaged; rebuild it"
+        ))
+    })?;
+    String::from_utf8(bytes).map_err(|_| {
+        Error::Data(format!(
+            "the embedded {arch} PTX is not UTF-8: the binary is damaged; rebuild it"
+        ))
+    })
+}
 
 /// A CUDA device with tessera's kernels loaded. Operations are queued on one stream; results
 /// that reach the host (downloads, counts) synchronize it.
@@ -82,7 +97,7 @@ impl Gpu {
             }
         };
         let module = ctx
-            .load_module(Ptx::from_src(ptx))
+            .load_module(Ptx::from_src(ptx_text(arch, ptx)?))
             .map_err(|source| Error::PtxLoad {
                 arch,
                 device: name.clone(),
