@@ -63,6 +63,7 @@ impl DenseMap {
 
 impl DeviceTable for DenseMap {
     type Value = u32;
+    type Bits = u32;
 
     /// A plain store: dimension keys are primary keys, each row has its own slot.
     #[inline(always)]
@@ -432,6 +433,7 @@ impl SharedBits {
 
 impl DeviceTable for BitFilter {
     type Value = ();
+    type Bits = u32;
 
     #[inline(always)]
     unsafe fn insert(self, key: u32, _: ()) -> BuildStatus {
