@@ -18,10 +18,10 @@ pub(crate) use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
 pub use join::{
-    HashTable, JOIN_TILE, JoinAggregate, JoinPairs, JoinSum, KeySet, ProbePath, TableLayout,
-    TableOptions, join, join_sum, semi_join, shared_table_limit,
+    HashTable, JOIN_TILE, JoinAggregate, JoinKey, JoinPairs, JoinSum, KeySet, ProbePath,
+    TableLayout, TableOptions, join, join_sum, semi_join, shared_table_limit,
 };
-pub(crate) use join::{join_perfect_layout, l2_read_bandwidth};
+pub(crate) use join::{all_keys, join_perfect_layout, l2_read_bandwidth, reserved_key_error};
 pub use pkjoin::{
     PkJoin, PkJoinResult, PkJoinRows, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join,
 };
