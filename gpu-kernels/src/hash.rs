@@ -212,7 +212,8 @@ pub mod state {
     /// Word index: set to 1 when an insert found no free slot (linear probing) or a key outside
     /// the range (perfect hashing); the table is then incomplete.
     pub const OVERFLOW: usize = 1;
-    /// Word index: set to 1 when a key equal to [`super::EMPTY_KEY`] was offered (and skipped).
+    /// Word index: set to 1 when a key whose bits are the empty slot's
+    /// ([`super::KeyBits::EMPTY`]) was offered (and skipped).
     pub const SENTINEL: usize = 2;
     /// Word index: number of rows inserted (the build's flagged rows).
     pub const INSERTED: usize = 3;
@@ -342,7 +343,10 @@ mod tests {
         let cap = 1u32 << 14;
         let rows = u64::from(cap / 2);
         for (what, keys) in [
-            ("dense", (0..rows).map(|i| (5u64 << 32) + i).collect::<Vec<_>>()),
+            (
+                "dense",
+                (0..rows).map(|i| (5u64 << 32) + i).collect::<Vec<_>>(),
+            ),
             ("high half", (0..rows).map(|i| i << 32).collect()),
             ("near max", (0..rows).map(|i| EMPTY_KEY64 - 1 - i).collect()),
         ] {
@@ -367,9 +371,24 @@ mod tests {
     fn perfect_slot_of_i32_bits_is_the_signed_offset() {
         // Wrapping subtraction of the bits gives `key - min` for keys in range and a value of
         // at least `len` for every other i32 key, negative ranges included.
-        for (min, max) in [(-5i32, 5i32), (i32::MIN, i32::MIN + 3), (i32::MAX - 2, i32::MAX)] {
+        for (min, max) in [
+            (-5i32, 5i32),
+            (i32::MIN, i32::MIN + 3),
+            (i32::MAX - 2, i32::MAX),
+        ] {
             let len = (i64::from(max) - i64::from(min) + 1) as u32;
-            for key in [i32::MIN, i32::MIN + 1, -6, -5, -1, 0, 5, 6, i32::MAX - 3, i32::MAX] {
+            for key in [
+                i32::MIN,
+                i32::MIN + 1,
+                -6,
+                -5,
+                -1,
+                0,
+                5,
+                6,
+                i32::MAX - 3,
+                i32::MAX,
+            ] {
                 let expected = (min..=max)
                     .contains(&key)
                     .then(|| (i64::from(key) - i64::from(min)) as u32);

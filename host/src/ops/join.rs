@@ -220,7 +220,8 @@ pub enum TableLayout<K = u32> {
 }
 
 impl<K: JoinKey> TableLayout<K> {
-    /// Number of slots (0 for a perfect layout that [`TableLayout::check`] rejects).
+    /// Number of slots (0 for a perfect layout that no table can have, such as any of `u64`
+    /// keys).
     pub fn slots(&self) -> usize {
         match *self {
             TableLayout::Linear { capacity } => capacity as usize,
