@@ -1,6 +1,8 @@
-//! Hash join on the GPU against the CPU join (and, at small sizes, a plain `HashMap` oracle).
+//! Hash join on the GPU against the CPU join (and, at small sizes, a plain `HashMap` oracle),
+//! on `u32`, `i32` and `u64` keys.
 mod common;
 use std::collections::HashMap;
+use std::hash::Hash;
 
 use common::*;
 use rand::seq::SliceRandom;
@@ -8,8 +10,8 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Zipf};
 use tessera::cpu::{self, CpuHashTable};
 use tessera::ops::{
-    self, HashTable, JOIN_TILE, JoinAggregate, JoinSum, KeySet, Predicate, ProbePath, TableLayout,
-    TableOptions,
+    self, HashTable, JOIN_TILE, JoinAggregate, JoinKey, JoinSum, KeySet, Predicate, ProbePath,
+    TableLayout, TableOptions,
 };
 
 /// Probe-side sizes: empty, one, around the probe tile, larger than a million.
@@ -44,8 +46,12 @@ fn random_u32(n: usize, seed: u64) -> Vec<u32> {
 }
 
 /// The naive oracle: every (probe row, payload) pair, sorted.
-fn oracle_pairs(build: &[u32], payloads: &[u32], probe: &[u32]) -> Vec<(u32, u32)> {
-    let mut m: HashMap<u32, Vec<u32>> = HashMap::new();
+fn oracle_pairs<K: Hash + Eq + Copy>(
+    build: &[K],
+    payloads: &[u32],
+    probe: &[K],
+) -> Vec<(u32, u32)> {
+    let mut m: HashMap<K, Vec<u32>> = HashMap::new();
     for (&k, &p) in build.iter().zip(payloads) {
         m.entry(k).or_default().push(p);
     }
@@ -66,13 +72,13 @@ fn sorted_pairs(rows: Vec<u32>, payloads: Vec<u32>) -> Vec<(u32, u32)> {
 }
 
 /// Builds both tables, runs `join_sum` and `join` on both sides and compares; returns the sum.
-fn check(
+fn check<K: JoinKey>(
     gpu: &tessera::Gpu,
-    build: &[u32],
+    build: &[K],
     payloads: &[u32],
-    probe: &[u32],
+    probe: &[K],
     values: &[u32],
-    layout: TableLayout,
+    layout: TableLayout<K>,
     what: &str,
 ) -> JoinSum {
     let (dk, dp) = (gpu.upload(build).unwrap(), gpu.upload(payloads).unwrap());
@@ -138,10 +144,10 @@ fn check(
 }
 
 /// `join_sum` along `path`.
-fn path_sum(
+fn path_sum<K: JoinKey>(
     gpu: &tessera::Gpu,
-    table: &HashTable,
-    keys: &tessera::DeviceColumn<u32>,
+    table: &HashTable<K>,
+    keys: &tessera::DeviceColumn<K>,
     values: &tessera::DeviceColumn<u32>,
     path: ProbePath,
 ) -> JoinSum {
@@ -150,7 +156,7 @@ fn path_sum(
     q.finish(gpu).unwrap()
 }
 
-fn linear(rows: usize) -> TableLayout {
+fn linear<K>(rows: usize) -> TableLayout<K> {
     TableLayout::Linear {
         capacity: (2 * rows + 1) as u32,
     }
@@ -497,7 +503,7 @@ fn build_errors(gpu: &tessera::Gpu) {
     let mut t = HashTable::with_capacity(gpu, 10).unwrap();
     assert!(err(t.insert(gpu, &ten, None)).contains("too full"));
     let six = gpu.upload(&(0..6u32).collect::<Vec<_>>()).unwrap();
-    let mut t = HashTable::with_capacity(gpu, 10).unwrap();
+    let mut t = HashTable::<u32>::with_capacity(gpu, 10).unwrap();
     t.insert(gpu, &six, None).unwrap();
     assert!(err(t.insert(gpu, &six, None)).contains("too full"));
     // A selective insert is checked after the build.
@@ -518,7 +524,7 @@ fn build_errors(gpu: &tessera::Gpu) {
             "fill {fill}"
         );
     }
-    assert!(HashTable::with_capacity(gpu, 0).is_err());
+    assert!(HashTable::<u32>::with_capacity(gpu, 0).is_err());
     // Perfect tables: key outside the range, repeated key, bad range.
     let mut p = HashTable::perfect(gpu, 1, 5).unwrap();
     assert!(err(p.insert(gpu, &six, None)).contains("outside"));
@@ -526,8 +532,34 @@ fn build_errors(gpu: &tessera::Gpu) {
     let dup = gpu.upload(&[1u32, 2, 1]).unwrap();
     assert!(err(p.insert(gpu, &dup, None)).contains("twice"));
     assert!(CpuHashTable::perfect(&[1, 2, 1], None, 0, 9).is_err());
-    assert!(HashTable::perfect(gpu, 5, 4).is_err());
+    assert!(HashTable::perfect(gpu, 5u32, 4).is_err());
     assert!(HashTable::perfect(gpu, 0, u32::MAX).is_err());
+    // The reserved keys of i32 and u64, and perfect tables of u64 keys.
+    let keys = gpu.upload(&[1i32, -1, 3]).unwrap();
+    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("reserved") && e.to_string().contains("i32"),
+        "{e}"
+    );
+    let e = KeySet::build(gpu, &keys, TableOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("reserved"), "{e}");
+    let mut p = HashTable::perfect(gpu, -5i32, 5).unwrap();
+    assert!(err(p.insert(gpu, &keys, None)).contains("reserved"));
+    let keys = gpu.upload(&[1u64 << 40, u64::MAX, 3]).unwrap();
+    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
+    assert!(
+        e.to_string().contains("reserved") && e.to_string().contains("u64"),
+        "{e}"
+    );
+    let e = KeySet::build(gpu, &keys, TableOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("reserved"), "{e}");
+    assert!(HashTable::perfect(gpu, 0u64, 10).is_err());
+    assert!(KeySet::perfect(gpu, 0u64, 10).is_err());
+    assert!(HashTable::perfect(gpu, i32::MIN, i32::MAX).is_err());
     // Length mismatch.
     let pay = gpu.upload(&[1u32]).unwrap();
     assert!(HashTable::build(gpu, &six, Some(&pay), TableOptions::default()).is_err());
@@ -545,7 +577,7 @@ fn row_payloads_give_row_pairs_and_selective_build(gpu: &tessera::Gpu) {
         let dq = gpu.upload(&probe).unwrap();
         // Only build keys < 500 go in.
         let pred = Predicate::lt(500u32);
-        let mut t = HashTable::with_capacity(gpu, 2 * m + 1).unwrap();
+        let mut t = HashTable::<u32>::with_capacity(gpu, 2 * m + 1).unwrap();
         t.insert_where(gpu, &dk, None, pred).unwrap();
         let layout = t.layout();
         let c = CpuHashTable::build_where(&build, None, layout, pred).unwrap();
@@ -616,6 +648,374 @@ fn cpu_join_matches_oracle() {
     assert_eq!(sorted_pairs(r, p), oracle_pairs(&dup, &dp, &probe));
 }
 
+/// `m` distinct i32 keys (never the reserved `-1`): the extremes, keys around 0 and random
+/// ones, shuffled.
+fn distinct_i32(m: usize, seed: u64) -> Vec<i32> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut set = std::collections::HashSet::with_capacity(m);
+    let special = [
+        i32::MIN,
+        i32::MIN + 1,
+        i32::MAX - 1,
+        i32::MAX,
+        -2,
+        0,
+        1,
+        -100,
+    ];
+    for &k in special.iter().take(m) {
+        set.insert(k);
+    }
+    while set.len() < m {
+        let k = if rng.random::<bool>() {
+            rng.random_range(-(m as i32)..m as i32)
+        } else {
+            rng.random::<i32>()
+        };
+        if k != -1 {
+            set.insert(k);
+        }
+    }
+    let mut v: Vec<i32> = set.into_iter().collect();
+    v.sort_unstable();
+    v.shuffle(&mut rng);
+    v
+}
+
+/// `m` distinct u64 keys (never `u64::MAX`): keys above 2^32, near `u64::MAX - 1`, keys that
+/// differ only in their high half, and random ones, shuffled.
+fn distinct_u64(m: usize, seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let mut set = std::collections::HashSet::with_capacity(m);
+    let special = [
+        u64::MAX - 1,
+        u64::MAX - 2,
+        1 << 32,
+        (1 << 32) - 1,
+        0,
+        1,
+        7 << 32,
+    ];
+    for &k in special.iter().take(m) {
+        set.insert(k);
+    }
+    while set.len() < m {
+        let k = match rng.random_range(0..4) {
+            0 => (1u64 << 33) + rng.random_range(0..4 * m as u64),
+            1 => u64::MAX - 1 - rng.random_range(0..4 * m as u64),
+            2 => rng.random_range(0..4 * m as u64) << 32,
+            _ => rng.random::<u64>(),
+        };
+        if k != u64::MAX {
+            set.insert(k);
+        }
+    }
+    let mut v: Vec<u64> = set.into_iter().collect();
+    v.sort_unstable();
+    v.shuffle(&mut rng);
+    v
+}
+
+/// Probe keys: half hit a build key, the rest from `miss` (mostly misses).
+fn probes<K: Copy>(
+    n: usize,
+    build: &[K],
+    seed: u64,
+    mut miss: impl FnMut(&mut StdRng) -> K,
+) -> Vec<K> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|_| {
+            if rng.random::<bool>() && !build.is_empty() {
+                build[rng.random_range(0..build.len())]
+            } else {
+                miss(&mut rng)
+            }
+        })
+        .collect()
+}
+
+/// The semi-join of `probe` against a hash set (and a perfect set over `perfect`) of
+/// `set_keys`, GPU against CPU.
+fn check_semi<K: JoinKey>(
+    gpu: &tessera::Gpu,
+    set_keys: &[K],
+    probe: &[K],
+    perfect: Option<(K, K)>,
+    what: &str,
+) {
+    let expected = cpu::semi_join(set_keys, probe).unwrap();
+    let ds = gpu.upload(set_keys).unwrap();
+    let dq = gpu.upload(probe).unwrap();
+    let set = KeySet::build(gpu, &ds, TableOptions::default()).unwrap();
+    let got = ops::semi_join(gpu, &set, &dq).unwrap().to_vec(gpu).unwrap();
+    assert_eq!(got, expected, "{what}: hash set");
+    if let Some((min, max)) = perfect {
+        let mut pset = KeySet::perfect(gpu, min, max).unwrap();
+        pset.insert_where(gpu, &ds, Predicate::between(K::MIN, K::MAX))
+            .unwrap();
+        let got = ops::semi_join(gpu, &pset, &dq)
+            .unwrap()
+            .to_vec(gpu)
+            .unwrap();
+        assert_eq!(got, expected, "{what}: perfect set");
+    }
+}
+
+/// i32 keys: negative keys, keys around 0, `i32::MIN` and `i32::MAX - 1`, with probes of the
+/// reserved `-1` (which must miss), on every probe size; linear and perfect tables (ranges
+/// across 0 and at `i32::MIN`), the selective build in signed order, and the semi-join.
+fn i32_keys_all_sizes(gpu: &tessera::Gpu) {
+    for (i, n) in probe_sizes().into_iter().enumerate() {
+        let m = (n / 3).max(1);
+        let build = distinct_i32(m, 300 + i as u64);
+        let payloads = random_u32(m, 301 + i as u64);
+        let probe = probes(n, &build, 302 + i as u64, |r| match r.random_range(0..3) {
+            0 => -1,
+            1 => r.random_range(-1000..1000),
+            _ => r.random(),
+        });
+        let values = random_u32(n, 303 + i as u64);
+        let what = format!("i32 n={n}");
+        let s = check(gpu, &build, &payloads, &probe, &values, linear(m), &what);
+        if n <= 5000 {
+            let o = oracle_pairs(&build, &payloads, &probe);
+            assert_eq!(s.count, o.len() as u64, "{what}: oracle count");
+        }
+        // Perfect tables: every third key of -3000..=3000 (the range holds -1, whose slot stays
+        // empty), and a range at the bottom of i32 probed with keys that wrap around it.
+        let mut build: Vec<i32> = (-3000..=3000).step_by(3).collect();
+        build.reverse();
+        let payloads = random_u32(build.len(), 304);
+        let probe = probes(n, &build, 305 + i as u64, |r| r.random_range(-3100..3100));
+        let layout = TableLayout::Perfect {
+            min: -3000,
+            max: 3000,
+        };
+        check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            layout,
+            &format!("{what} perfect"),
+        );
+        let build: Vec<i32> = (0..1000).map(|k| i32::MIN + 2 * k).collect();
+        let payloads = random_u32(build.len(), 306);
+        let probe = probes(n, &build, 307 + i as u64, |r| match r.random_range(0..3) {
+            0 => i32::MIN + r.random_range(0..2100),
+            1 => i32::MAX - r.random_range(0..100),
+            _ => r.random(),
+        });
+        let layout = TableLayout::Perfect {
+            min: i32::MIN,
+            max: i32::MIN + 1998,
+        };
+        check(
+            gpu,
+            &build,
+            &payloads,
+            &probe,
+            &values,
+            layout,
+            &format!("{what} perfect low"),
+        );
+        let set: Vec<i32> = (-1500..1500)
+            .map(|k| k * 3 % 4001)
+            .filter(|&k| k != -1)
+            .collect();
+        let probe: Vec<i32> = probes(n, &set, 308 + i as u64, |r| r.random_range(-4100..4100));
+        check_semi(gpu, &set, &probe, Some((-4000, 4000)), &what);
+    }
+    // Selective build in signed order: only the negative keys go in.
+    for n in capped(&[1, JOIN_TILE + 1, 300_007]) {
+        let m = (n / 2).max(1);
+        let build: Vec<i32> = (0..m as i32)
+            .map(|k| (k * 7) % 2001 - 1000)
+            .filter(|&k| k != -1)
+            .collect();
+        let probe: Vec<i32> = (0..n as i32).map(|k| (k * 13) % 2400 - 1200).collect();
+        let dk = gpu.upload(&build).unwrap();
+        let dq = gpu.upload(&probe).unwrap();
+        let pred = Predicate::lt(0i32);
+        let mut t = HashTable::<i32>::with_capacity(gpu, 2 * m + 1).unwrap();
+        t.insert_where(gpu, &dk, None, pred).unwrap();
+        let c = CpuHashTable::build_where(&build, None, t.layout(), pred).unwrap();
+        assert_eq!(t.len(), c.len(), "i32 selective n={n}");
+        assert_eq!(t.len(), build.iter().filter(|&&k| k < 0).count());
+        let pairs = ops::join(gpu, &t, &dq).unwrap();
+        let got = sorted_pairs(
+            pairs.probe_rows.to_vec(gpu).unwrap(),
+            pairs.payloads.to_vec(gpu).unwrap(),
+        );
+        let (cr, cp) = cpu::join(&c, &probe);
+        assert_eq!(got, sorted_pairs(cr, cp), "i32 selective n={n}");
+    }
+}
+
+/// u64 keys: above 2^32, near `u64::MAX - 1`, differing only in their high half, with probes
+/// of `u64::MAX` (which must miss) and of keys equal to a build key in their low half only;
+/// every probe size, duplicates, full tables that wrap, the selective build, the semi-join.
+fn u64_keys_all_sizes(gpu: &tessera::Gpu) {
+    for (i, n) in probe_sizes().into_iter().enumerate() {
+        let m = (n / 3).max(1);
+        let build = distinct_u64(m, 400 + i as u64);
+        let payloads = random_u32(m, 401 + i as u64);
+        let low: Vec<u64> = build.iter().map(|&k| k & 0xffff_ffff).collect();
+        let probe = probes(n, &build, 402 + i as u64, |r| match r.random_range(0..4) {
+            0 => u64::MAX,
+            1 => low[r.random_range(0..low.len())],
+            2 => r.random_range(0..64u64) << 32,
+            _ => r.random(),
+        });
+        let values = random_u32(n, 403 + i as u64);
+        let what = format!("u64 n={n}");
+        let s = check(gpu, &build, &payloads, &probe, &values, linear(m), &what);
+        if n <= 5000 {
+            let o = oracle_pairs(&build, &payloads, &probe);
+            assert_eq!(s.count, o.len() as u64, "{what}: oracle count");
+        }
+        check_semi(gpu, &build, &probe, None, &what);
+    }
+    // Duplicate keys (all matches) and tables with one empty slot (long walks that wrap).
+    for capacity in [2usize, 3, 5, 8, 33, 1001] {
+        let m = capacity - 1;
+        for dup in [false, true] {
+            let seed = 500 + capacity as u64 * 2 + dup as u64;
+            let build: Vec<u64> = if dup {
+                let mut rng = StdRng::seed_from_u64(seed);
+                (0..m)
+                    .map(|_| (rng.random_range(0..4u64) << 40) + 5)
+                    .collect()
+            } else {
+                distinct_u64(m, seed)
+            };
+            let payloads = random_u32(m, seed + 1);
+            let n = 3 * JOIN_TILE + 5;
+            let probe = probes(n, &build, seed + 2, |r| (r.random_range(0..6u64) << 40) + 5);
+            let values = random_u32(n, seed + 3);
+            let layout = TableLayout::Linear {
+                capacity: capacity as u32,
+            };
+            let what = format!("u64 capacity={capacity} dup={dup}");
+            let s = check(gpu, &build, &payloads, &probe, &values, layout, &what);
+            let o = oracle_pairs(&build, &payloads, &probe);
+            assert_eq!(s.count, o.len() as u64, "{what}: oracle count");
+        }
+    }
+    // Selective build: only keys at or above 2^40 go in.
+    let build = distinct_u64(20_000, 600);
+    let probe = probes(100_003, &build, 601, |r| r.random());
+    let (dk, dq) = (gpu.upload(&build).unwrap(), gpu.upload(&probe).unwrap());
+    let pred = Predicate::ge(1u64 << 40);
+    let mut t = HashTable::<u64>::with_capacity(gpu, 40_001).unwrap();
+    t.insert_where(gpu, &dk, None, pred).unwrap();
+    let c = CpuHashTable::build_where(&build, None, t.layout(), pred).unwrap();
+    assert_eq!(t.len(), c.len());
+    let pairs = ops::join(gpu, &t, &dq).unwrap();
+    let got = sorted_pairs(
+        pairs.probe_rows.to_vec(gpu).unwrap(),
+        pairs.payloads.to_vec(gpu).unwrap(),
+    );
+    let (cr, cp) = cpu::join(&c, &probe);
+    assert_eq!(got, sorted_pairs(cr, cp), "u64 selective");
+}
+
+/// Without a GPU: the reserved key of each key type is refused by name, perfect tables of u64
+/// keys and the full i32 range are refused, an i32 range across -1 is fine.
+fn cpu_reserved_keys_are_refused() {
+    let o = TableOptions::default();
+    let e = CpuHashTable::build(&[1u32, u32::MAX], None, o)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("reserved") && e.contains("u32::MAX") && e.contains("4294967295"),
+        "{e}"
+    );
+    let e = CpuHashTable::build(&[1i32, -1], None, o)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("reserved") && e.contains("key -1") && e.contains("i32"),
+        "{e}"
+    );
+    let e = CpuHashTable::perfect(&[-1i32], None, -5, 5)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("reserved"), "{e}");
+    let e = CpuHashTable::build(&[1u64 << 40, u64::MAX], None, o)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        e.contains("reserved") && e.contains("u64::MAX") && e.contains("u64 key"),
+        "{e}"
+    );
+    let e = cpu::semi_join(&[3i32, -1], &[3]).unwrap_err().to_string();
+    assert!(e.contains("reserved") && e.contains("i32"), "{e}");
+    let e = cpu::semi_join(&[u64::MAX], &[3]).unwrap_err().to_string();
+    assert!(e.contains("reserved") && e.contains("u64"), "{e}");
+    let e = cpu::semi_join(&[u32::MAX], &[3]).unwrap_err().to_string();
+    assert!(e.contains("reserved") && e.contains("u32"), "{e}");
+    // The largest keys that are not reserved are fine.
+    let t = CpuHashTable::build(&[u64::MAX - 1, 0, 1 << 32], None, o).unwrap();
+    assert_eq!(t.len(), 3);
+    let (r, p) = cpu::join(&t, &[1 << 32, u64::MAX, u64::MAX - 1, 0, 1]);
+    assert_eq!(sorted_pairs(r, p), vec![(0, 2), (2, 0), (3, 1)]);
+    let t = CpuHashTable::build(&[i32::MIN, i32::MAX, -2, 0], None, o).unwrap();
+    let (r, p) = cpu::join(&t, &[-1, i32::MAX, i32::MIN, 0, -2]);
+    assert_eq!(sorted_pairs(r, p), vec![(1, 1), (2, 0), (3, 3), (4, 2)]);
+    // Perfect layouts.
+    let e = CpuHashTable::perfect(&[1u64], None, 0, 10)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("32-bit") && e.contains("u64"), "{e}");
+    let layout = TableLayout::Perfect { min: 0u64, max: 10 };
+    assert!(
+        CpuHashTable::build_where(&[1u64], None, layout, Predicate::between(0, u64::MAX)).is_err()
+    );
+    assert!(CpuHashTable::perfect(&[1i32], None, i32::MIN, i32::MAX).is_err());
+    assert!(CpuHashTable::perfect(&[1i32], None, 5, 4).is_err());
+    let keys: Vec<i32> = (-10..=10).filter(|&k| k != -1).collect();
+    let t = CpuHashTable::perfect(&keys, None, -10, 10).unwrap();
+    assert_eq!(t.len(), 20);
+    let (r, _) = cpu::join(&t, &[-11, -10, -1, 0, 10, 11, i32::MAX, i32::MIN]);
+    assert_eq!(r, vec![1, 3, 4]);
+    let t = CpuHashTable::perfect(&[i32::MAX - 1, i32::MAX], None, i32::MAX - 1, i32::MAX).unwrap();
+    let (r, _) = cpu::join(&t, &[i32::MIN, i32::MAX, i32::MAX - 2, i32::MAX - 1]);
+    assert_eq!(r, vec![1, 3]);
+}
+
+/// Without a GPU: the CPU join on i32 and u64 keys against the naive oracle, with duplicates.
+fn cpu_join_i32_and_u64_match_oracle() {
+    let build = distinct_i32(5000, 700);
+    let dup: Vec<i32> = build.iter().chain(&build[..100]).copied().collect();
+    let payloads = random_u32(dup.len(), 701);
+    let probe = probes(20_000, &dup, 702, |r| r.random_range(-6000..6000));
+    let t = CpuHashTable::build(&dup, Some(&payloads), TableOptions::default()).unwrap();
+    assert!(t.has_duplicates());
+    let (r, p) = cpu::join(&t, &probe);
+    assert_eq!(sorted_pairs(r, p), oracle_pairs(&dup, &payloads, &probe));
+    let build = distinct_u64(5000, 703);
+    let dup: Vec<u64> = build.iter().chain(&build[..100]).copied().collect();
+    let payloads = random_u32(dup.len(), 704);
+    let probe = probes(20_000, &dup, 705, |r| r.random_range(0..64u64) << 32);
+    let t = CpuHashTable::build(&dup, Some(&payloads), TableOptions::default()).unwrap();
+    assert!(t.has_duplicates());
+    let (r, p) = cpu::join(&t, &probe);
+    assert_eq!(sorted_pairs(r, p), oracle_pairs(&dup, &payloads, &probe));
+    let sum = cpu::join_sum(&t, &probe, &random_u32(probe.len(), 706)).unwrap();
+    assert_eq!(
+        sum.count,
+        oracle_pairs(&dup, &payloads, &probe).len() as u64
+    );
+}
+
 harness! {
     gpu: [
         q4_random_keys_all_sizes,
@@ -629,8 +1029,12 @@ harness! {
         build_errors,
         row_payloads_give_row_pairs_and_selective_build,
         semi_join_with_key_sets,
+        i32_keys_all_sizes,
+        u64_keys_all_sizes,
     ],
     cpu: [
         cpu_join_matches_oracle,
+        cpu_reserved_keys_are_refused,
+        cpu_join_i32_and_u64_match_oracle,
     ],
 }

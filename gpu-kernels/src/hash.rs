@@ -14,9 +14,20 @@
 //!
 //! Key + payload tables store a [`Slot`] (key and payload interleaved, 8-byte aligned: one
 //! probe of a `u32` key with a `u32` payload is one 8-byte access); key-only tables store keys.
+//!
+//! Keys are stored as their bits ([`HashKey::bits`]): 32-bit keys (`u32`, `i32`) in `u32` key
+//! words, where the empty slot is [`EMPTY_KEY`] (so the `i32` key `-1`, whose bits those are, is
+//! reserved as well), and `u64` keys in `u64` key words, where it is [`EMPTY_KEY64`]
+//! (`u64::MAX`). 64-bit keys hash with [`hash64`] and [`home_slot64`]; [`KeyBits`] picks the
+//! functions of a key word type. Perfect hashing takes 32-bit keys only: `key - min` on the
+//! bits, wrapping, is the key's offset in `i32` order as much as in `u32` order.
 
 /// The key value that marks an empty slot (and may therefore not be inserted).
 pub const EMPTY_KEY: u32 = u32::MAX;
+
+/// The key value that marks an empty slot of a table of 64-bit keys (and may therefore not be
+/// inserted).
+pub const EMPTY_KEY64: u64 = u64::MAX;
 
 /// Largest fill (rows / capacity) the host accepts for a linear-probing table: beyond it the
 /// expected probe length grows quickly (an unsuccessful search at fill `a` reads about
@@ -26,15 +37,43 @@ pub const MAX_FILL: f64 = 0.9;
 /// Fill the host uses when the caller does not choose one (the thesis' 50%).
 pub const DEFAULT_FILL: f64 = 0.5;
 
-/// Keys of hash tables: 32-bit values compared bitwise.
-pub trait HashKey: Copy + PartialEq {
+/// The stored form of keys: `u32` key words (32-bit keys) or `u64` key words (64-bit keys).
+pub trait KeyBits: Copy + PartialEq + Default + Into<u64> {
+    /// The word of an empty slot ([`EMPTY_KEY`] or [`EMPTY_KEY64`]).
+    const EMPTY: Self;
+    /// First slot a key probes in a table of `capacity` slots ([`home_slot`] or
+    /// [`home_slot64`]).
+    fn home_slot(self, capacity: u32) -> u32;
+}
+
+impl KeyBits for u32 {
+    const EMPTY: Self = EMPTY_KEY;
+    #[inline(always)]
+    fn home_slot(self, capacity: u32) -> u32 {
+        home_slot(self, capacity)
+    }
+}
+
+impl KeyBits for u64 {
+    const EMPTY: Self = EMPTY_KEY64;
+    #[inline(always)]
+    fn home_slot(self, capacity: u32) -> u32 {
+        home_slot64(self, capacity)
+    }
+}
+
+/// Keys of hash tables, compared bitwise: `u32` and `i32` as `u32` words, `u64` as `u64` words.
+pub trait HashKey: Copy + PartialEq + Default {
+    /// The stored word type.
+    type Bits: KeyBits;
     /// The key's bits (what is hashed and stored).
-    fn bits(self) -> u32;
+    fn bits(self) -> Self::Bits;
     /// The key with these bits.
-    fn from_bits(bits: u32) -> Self;
+    fn from_bits(bits: Self::Bits) -> Self;
 }
 
 impl HashKey for u32 {
+    type Bits = u32;
     #[inline(always)]
     fn bits(self) -> u32 {
         self
@@ -46,6 +85,7 @@ impl HashKey for u32 {
 }
 
 impl HashKey for i32 {
+    type Bits = u32;
     #[inline(always)]
     fn bits(self) -> u32 {
         self as u32
@@ -56,21 +96,34 @@ impl HashKey for i32 {
     }
 }
 
-/// One slot of a key + payload table: key and payload side by side, read in one access.
+impl HashKey for u64 {
+    type Bits = u64;
+    #[inline(always)]
+    fn bits(self) -> u64 {
+        self
+    }
+    #[inline(always)]
+    fn from_bits(bits: u64) -> Self {
+        bits
+    }
+}
+
+/// One slot of a key + payload table: key and payload side by side, read in one access (8
+/// bytes with `u32` key words, 16 with `u64` ones).
 #[repr(C, align(8))]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Slot<V> {
-    /// The key's bits, [`EMPTY_KEY`] when the slot is free.
-    pub key: u32,
+pub struct Slot<V, K = u32> {
+    /// The key's bits, [`KeyBits::EMPTY`] when the slot is free.
+    pub key: K,
     /// The payload.
     pub value: V,
 }
 
-impl<V> Slot<V> {
+impl<V, K: KeyBits> Slot<V, K> {
     /// Whether the slot holds no key.
     #[inline(always)]
     pub fn is_empty(&self) -> bool {
-        self.key == EMPTY_KEY
+        self.key == K::EMPTY
     }
 }
 
@@ -92,6 +145,20 @@ pub const fn hash32(key: u32) -> u32 {
 #[inline(always)]
 pub const fn home_slot(key: u32, capacity: u32) -> u32 {
     ((hash32(key) as u64 * capacity as u64) >> 32) as u32
+}
+
+/// [`hash32`] for 64-bit keys: the key times `2^64 / phi`, wrapping (a bijection on `u64`).
+/// [`home_slot64`] keeps its high 32 bits, which depend on every key bit, so keys that differ
+/// only above bit 32 spread as well as dense ones.
+#[inline(always)]
+pub const fn hash64(key: u64) -> u64 {
+    key.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+/// [`home_slot`] for 64-bit keys: the high 32 bits of [`hash64`] scaled to `[0, capacity)`.
+#[inline(always)]
+pub const fn home_slot64(key: u64, capacity: u32) -> u32 {
+    (((hash64(key) >> 32) * capacity as u64) >> 32) as u32
 }
 
 /// The slot after `slot` in a linear-probing walk, wrapping at the end of the table.
@@ -145,7 +212,8 @@ pub mod state {
     /// Word index: set to 1 when an insert found no free slot (linear probing) or a key outside
     /// the range (perfect hashing); the table is then incomplete.
     pub const OVERFLOW: usize = 1;
-    /// Word index: set to 1 when a key equal to [`super::EMPTY_KEY`] was offered (and skipped).
+    /// Word index: set to 1 when a key whose bits are the empty slot's
+    /// ([`super::KeyBits::EMPTY`]) was offered (and skipped).
     pub const SENTINEL: usize = 2;
     /// Word index: number of rows inserted (the build's flagged rows).
     pub const INSERTED: usize = 3;
@@ -264,6 +332,72 @@ mod tests {
     }
 
     #[test]
+    fn hash64_spreads_dense_and_high_keys() {
+        for cap in [1u32, 2, 3, 7, 1000, 1 << 20, u32::MAX] {
+            for k in [0u64, 1, 1 << 32, EMPTY_KEY64 - 1, u64::MAX / 2] {
+                assert!(home_slot64(k, cap) < cap, "key {k} capacity {cap}");
+            }
+        }
+        // Dense keys above 2^32, and keys that differ only in their high half, spread as a
+        // uniform hash would (or better).
+        let cap = 1u32 << 14;
+        let rows = u64::from(cap / 2);
+        for (what, keys) in [
+            (
+                "dense",
+                (0..rows).map(|i| (5u64 << 32) + i).collect::<Vec<_>>(),
+            ),
+            ("high half", (0..rows).map(|i| i << 32).collect()),
+            ("near max", (0..rows).map(|i| EMPTY_KEY64 - 1 - i).collect()),
+        ] {
+            let mut table = vec![EMPTY_KEY64; cap as usize];
+            let mut total = 0u64;
+            for k in keys {
+                let mut s = home_slot64(k, cap);
+                while table[s as usize] != EMPTY_KEY64 {
+                    s = next_slot(s, cap);
+                    total += 1;
+                }
+                table[s as usize] = k;
+            }
+            let mean = total as f64 / rows as f64;
+            assert!(mean < 1.0, "{what}: mean displacement {mean}");
+        }
+        assert_eq!(<u64 as KeyBits>::EMPTY, u64::MAX);
+        assert_eq!((-1i32).bits(), EMPTY_KEY);
+    }
+
+    #[test]
+    fn perfect_slot_of_i32_bits_is_the_signed_offset() {
+        // Wrapping subtraction of the bits gives `key - min` for keys in range and a value of
+        // at least `len` for every other i32 key, negative ranges included.
+        for (min, max) in [
+            (-5i32, 5i32),
+            (i32::MIN, i32::MIN + 3),
+            (i32::MAX - 2, i32::MAX),
+        ] {
+            let len = (i64::from(max) - i64::from(min) + 1) as u32;
+            for key in [
+                i32::MIN,
+                i32::MIN + 1,
+                -6,
+                -5,
+                -1,
+                0,
+                5,
+                6,
+                i32::MAX - 3,
+                i32::MAX,
+            ] {
+                let expected = (min..=max)
+                    .contains(&key)
+                    .then(|| (i64::from(key) - i64::from(min)) as u32);
+                assert_eq!(perfect_slot(key.bits(), min.bits(), len), expected, "{key}");
+            }
+        }
+    }
+
+    #[test]
     fn next_slot_wraps() {
         assert_eq!(next_slot(0, 4), 1);
         assert_eq!(next_slot(3, 4), 0);
@@ -304,6 +438,15 @@ mod tests {
         assert_eq!(core::mem::size_of::<Slot<u32>>(), 8);
         assert_eq!(core::mem::align_of::<Slot<u32>>(), 8);
         assert_eq!(core::mem::size_of::<Slot<i32>>(), 8);
+        assert_eq!(core::mem::size_of::<Slot<u32, u64>>(), 16);
+        assert_eq!(core::mem::align_of::<Slot<u32, u64>>(), 8);
+        assert!(
+            Slot {
+                key: EMPTY_KEY64,
+                value: 0u32
+            }
+            .is_empty()
+        );
         assert!(
             Slot {
                 key: EMPTY_KEY,

@@ -1,5 +1,7 @@
 //! Block-wide hash-table build and lookup (Crystal's BlockBuild / BlockLookup), over the four
 //! table forms of [`crate::hash`]: linear probing or perfect hashing, key + payload or key only.
+//! Linear-probing tables store `u32` or `u64` key words ([`KeyBits`]: 32-bit keys `u32`, `i32`,
+//! or 64-bit keys `u64`); perfect-hash tables `u32` ones.
 //!
 //! A table is a small `Copy` view ([`HashMap`], [`HashSet`], [`PerfectMap`], [`PerfectSet`])
 //! made by the kernel from its arguments; the block functions are generic over
@@ -13,7 +15,7 @@
 //! load. Build and probe of the same table must be in different kernels (or separated by a grid
 //! barrier): a probe reads slots with plain loads.
 use crate::arch::{Atomic, load_if};
-use crate::hash::{EMPTY_KEY, HashKey, Slot, home_slot, next_slot, perfect_pos, perfect_slot};
+use crate::hash::{EMPTY_KEY, HashKey, KeyBits, Slot, next_slot, perfect_pos, perfect_slot};
 
 /// What a build saw, to be reported to the host (see [`crate::hash::state`]).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -22,7 +24,7 @@ pub struct BuildStatus {
     pub duplicate: bool,
     /// A key found no slot (table full, or outside a perfect table's range).
     pub overflow: bool,
-    /// A key equal to [`EMPTY_KEY`] was offered (and skipped).
+    /// A key whose bits are the empty slot's ([`KeyBits::EMPTY`]) was offered (and skipped).
     pub sentinel: bool,
 }
 
@@ -61,11 +63,11 @@ impl BuildStatus {
 
 /// One slot visited by a probe: its position, the stored key bits and payload.
 #[derive(Clone, Copy, Default)]
-pub struct Probe<V> {
+pub struct Probe<V, B = u32> {
     /// Slot index.
     pub pos: u32,
-    /// Stored key bits ([`EMPTY_KEY`] for a free slot or a key that cannot be present).
-    pub key: u32,
+    /// Stored key bits ([`KeyBits::EMPTY`] for a free slot or a key that cannot be present).
+    pub key: B,
     /// Stored payload (meaningless unless `key` matched).
     pub value: V,
 }
@@ -74,12 +76,14 @@ pub struct Probe<V> {
 pub trait DeviceTable: Copy {
     /// Payload type (`()` for key-only tables).
     type Value: Copy + Default;
+    /// Stored key words (`u32` for 32-bit keys, `u64` for 64-bit ones).
+    type Bits: KeyBits;
 
-    /// Inserts `key` (bits, not [`EMPTY_KEY`]) with `value`.
+    /// Inserts `key` (bits, not [`KeyBits::EMPTY`]) with `value`.
     ///
     /// # Safety
     /// The view describes a live, cleared-or-built table in global memory.
-    unsafe fn insert(self, key: u32, value: Self::Value) -> BuildStatus;
+    unsafe fn insert(self, key: Self::Bits, value: Self::Value) -> BuildStatus;
 
     /// The first slot a probe for `key` visits (one load; none when it cannot be present, or
     /// when not `live`: the probe then misses). Branch-free ([`crate::arch::load_if`]), so the
@@ -87,32 +91,35 @@ pub trait DeviceTable: Copy {
     ///
     /// # Safety
     /// As for [`DeviceTable::insert`], with no concurrent build.
-    unsafe fn first(self, key: u32, live: bool) -> Probe<Self::Value>;
+    unsafe fn first(self, key: Self::Bits, live: bool) -> Probe<Self::Value, Self::Bits>;
 
     /// The slot after `p` on the walk, or `None` where walks end after one slot.
     ///
     /// # Safety
     /// As for [`DeviceTable::first`].
-    unsafe fn next(self, p: &Probe<Self::Value>) -> Option<Probe<Self::Value>>;
+    unsafe fn next(
+        self,
+        p: &Probe<Self::Value, Self::Bits>,
+    ) -> Option<Probe<Self::Value, Self::Bits>>;
 
     /// Most slots a walk can visit (a bound that guarantees termination even on a full table).
     fn walk_len(self) -> u32;
 }
 
-/// Linear-probing table of [`Slot<V>`] (key + payload).
+/// Linear-probing table of [`Slot<V, B>`] (key + payload), with key words `B`.
 #[derive(Clone, Copy)]
-pub struct HashMap<V> {
+pub struct HashMap<V, B = u32> {
     /// The slots, `capacity` of them.
-    pub slots: *mut Slot<V>,
+    pub slots: *mut Slot<V, B>,
     /// Number of slots (> 0).
     pub capacity: u32,
 }
 
-/// Linear-probing set of keys.
+/// Linear-probing set of keys, with key words `B`.
 #[derive(Clone, Copy)]
-pub struct HashSet {
+pub struct HashSet<B = u32> {
     /// The slots (key bits), `capacity` of them.
-    pub keys: *mut u32,
+    pub keys: *mut B,
     /// Number of slots (> 0).
     pub capacity: u32,
 }
@@ -141,29 +148,30 @@ pub struct PerfectSet {
 
 /// Claims a free key word for `key`: the previous contents.
 #[inline(always)]
-unsafe fn claim(p: *mut u32, key: u32) -> u32 {
+unsafe fn claim<B: KeyBits + Atomic>(p: *mut B, key: B) -> B {
     // SAFETY: the caller passes a slot of a live table.
-    unsafe { u32::atomic_cas(p, EMPTY_KEY, key) }
+    unsafe { B::atomic_cas(p, B::EMPTY, key) }
 }
 
 const MISS: u32 = EMPTY_KEY;
 
-impl<V: Copy + Default> DeviceTable for HashMap<V> {
+impl<V: Copy + Default, B: KeyBits + Atomic> DeviceTable for HashMap<V, B> {
     type Value = V;
+    type Bits = B;
 
     /// Every row takes its own slot (all build rows of a duplicate key are kept); a duplicate
     /// is reported when the walk passes a slot holding the same key, which the later of two
     /// equal inserts always does.
     #[inline(always)]
-    unsafe fn insert(self, key: u32, value: V) -> BuildStatus {
+    unsafe fn insert(self, key: B, value: V) -> BuildStatus {
         let mut st = BuildStatus::default();
-        let mut s = home_slot(key, self.capacity);
+        let mut s = key.home_slot(self.capacity);
         for _ in 0..self.capacity {
             // SAFETY: s < capacity.
             let slot = unsafe { self.slots.add(s as usize) };
             // SAFETY: as above; the payload word belongs to whoever claimed the key word.
             let old = unsafe { claim(&raw mut (*slot).key, key) };
-            if old == EMPTY_KEY {
+            if old == B::EMPTY {
                 // SAFETY: this thread claimed the slot; probes run in a later kernel.
                 unsafe { (&raw mut (*slot).value).write(value) };
                 return st;
@@ -176,19 +184,19 @@ impl<V: Copy + Default> DeviceTable for HashMap<V> {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32, live: bool) -> Probe<V> {
-        let pos = home_slot(key, self.capacity);
-        // SAFETY: pos < capacity; a slot is 8 bytes and valid as zero bits.
+    unsafe fn first(self, key: B, live: bool) -> Probe<V, B> {
+        let pos = key.home_slot(self.capacity);
+        // SAFETY: pos < capacity; a slot (8 or 16 bytes) is valid as zero bits.
         let slot = unsafe { load_if(live, self.slots.add(pos as usize)) };
         Probe {
             pos,
-            key: if live { slot.key } else { MISS },
+            key: if live { slot.key } else { B::EMPTY },
             value: slot.value,
         }
     }
 
     #[inline(always)]
-    unsafe fn next(self, p: &Probe<V>) -> Option<Probe<V>> {
+    unsafe fn next(self, p: &Probe<V, B>) -> Option<Probe<V, B>> {
         let pos = next_slot(p.pos, self.capacity);
         // SAFETY: pos < capacity.
         let slot = unsafe { self.slots.add(pos as usize).read() };
@@ -205,17 +213,18 @@ impl<V: Copy + Default> DeviceTable for HashMap<V> {
     }
 }
 
-impl DeviceTable for HashSet {
+impl<B: KeyBits + Atomic> DeviceTable for HashSet<B> {
     type Value = ();
+    type Bits = B;
 
     /// Set semantics: inserting a key that is present changes nothing.
     #[inline(always)]
-    unsafe fn insert(self, key: u32, _: ()) -> BuildStatus {
-        let mut s = home_slot(key, self.capacity);
+    unsafe fn insert(self, key: B, _: ()) -> BuildStatus {
+        let mut s = key.home_slot(self.capacity);
         for _ in 0..self.capacity {
             // SAFETY: s < capacity.
             let old = unsafe { claim(self.keys.add(s as usize), key) };
-            if old == EMPTY_KEY || old == key {
+            if old == B::EMPTY || old == key {
                 return BuildStatus {
                     duplicate: old == key,
                     ..BuildStatus::default()
@@ -230,19 +239,19 @@ impl DeviceTable for HashSet {
     }
 
     #[inline(always)]
-    unsafe fn first(self, key: u32, live: bool) -> Probe<()> {
-        let pos = home_slot(key, self.capacity);
+    unsafe fn first(self, key: B, live: bool) -> Probe<(), B> {
+        let pos = key.home_slot(self.capacity);
         // SAFETY: pos < capacity.
         let stored = unsafe { load_if(live, self.keys.add(pos as usize)) };
         Probe {
             pos,
-            key: if live { stored } else { MISS },
+            key: if live { stored } else { B::EMPTY },
             value: (),
         }
     }
 
     #[inline(always)]
-    unsafe fn next(self, p: &Probe<()>) -> Option<Probe<()>> {
+    unsafe fn next(self, p: &Probe<(), B>) -> Option<Probe<(), B>> {
         let pos = next_slot(p.pos, self.capacity);
         Some(Probe {
             pos,
@@ -260,6 +269,7 @@ impl DeviceTable for HashSet {
 
 impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
     type Value = V;
+    type Bits = u32;
 
     /// A second insert of a key keeps the first payload and reports a duplicate.
     #[inline(always)]
@@ -309,6 +319,7 @@ impl<V: Copy + Default> DeviceTable for PerfectMap<V> {
 
 impl DeviceTable for PerfectSet {
     type Value = ();
+    type Bits = u32;
 
     #[inline(always)]
     unsafe fn insert(self, key: u32, _: ()) -> BuildStatus {
@@ -351,14 +362,19 @@ impl DeviceTable for PerfectSet {
     }
 }
 
-/// BlockBuild: inserts every flagged `(keys[k], values[k])` into `table`. Keys equal to
-/// [`EMPTY_KEY`] are skipped and reported as `sentinel`. Returns
+/// BlockBuild: inserts every flagged `(keys[k], values[k])` into `table`. Keys whose bits are
+/// [`KeyBits::EMPTY`] are skipped and reported as `sentinel`. Returns
 /// what this thread saw; record it with [`BuildStatus::record`].
 ///
 /// # Safety
 /// `table` describes a live table in global memory, cleared to [`EMPTY_KEY`] or built before.
 #[inline(always)]
-pub unsafe fn block_build<K: HashKey, T: DeviceTable, const NT: usize, const IPT: usize>(
+pub unsafe fn block_build<
+    K: HashKey,
+    T: DeviceTable<Bits = K::Bits>,
+    const NT: usize,
+    const IPT: usize,
+>(
     keys: &[K; IPT],
     values: &[T::Value; IPT],
     flags: &[bool; IPT],
@@ -368,7 +384,7 @@ pub unsafe fn block_build<K: HashKey, T: DeviceTable, const NT: usize, const IPT
     for k in 0..IPT {
         if flags[k] {
             let key = keys[k].bits();
-            st = st.merge(if key == EMPTY_KEY {
+            st = st.merge(if key == K::Bits::EMPTY {
                 BuildStatus {
                     sentinel: true,
                     ..BuildStatus::default()
@@ -389,7 +405,7 @@ pub unsafe fn block_build<K: HashKey, T: DeviceTable, const NT: usize, const IPT
 #[inline(always)]
 pub unsafe fn block_build_keys<
     K: HashKey,
-    T: DeviceTable<Value = ()>,
+    T: DeviceTable<Value = (), Bits = K::Bits>,
     const NT: usize,
     const IPT: usize,
 >(
@@ -403,12 +419,12 @@ pub unsafe fn block_build_keys<
 
 /// First slot of every flagged item, all loads issued before any is used.
 #[inline(always)]
-unsafe fn first_probes<K: HashKey, T: DeviceTable, const IPT: usize>(
+unsafe fn first_probes<K: HashKey, T: DeviceTable<Bits = K::Bits>, const IPT: usize>(
     keys: &[K; IPT],
     flags: &[bool; IPT],
     table: T,
-) -> [Probe<T::Value>; IPT] {
-    let mut p = [Probe::<T::Value>::default(); IPT];
+) -> [Probe<T::Value, K::Bits>; IPT] {
+    let mut p = [Probe::<T::Value, K::Bits>::default(); IPT];
     for k in 0..IPT {
         // SAFETY: forwarded.
         p[k] = unsafe { table.first(keys[k].bits(), flags[k]) };
@@ -424,7 +440,12 @@ unsafe fn first_probes<K: HashKey, T: DeviceTable, const IPT: usize>(
 /// # Safety
 /// `table` describes a built table in global memory that no thread modifies during the probe.
 #[inline(always)]
-pub unsafe fn block_lookup<K: HashKey, T: DeviceTable, const NT: usize, const IPT: usize>(
+pub unsafe fn block_lookup<
+    K: HashKey,
+    T: DeviceTable<Bits = K::Bits>,
+    const NT: usize,
+    const IPT: usize,
+>(
     keys: &[K; IPT],
     flags: &mut [bool; IPT],
     table: T,
@@ -450,7 +471,7 @@ pub unsafe fn block_lookup<K: HashKey, T: DeviceTable, const NT: usize, const IP
 #[inline(always)]
 pub unsafe fn block_probe<
     K: HashKey,
-    T: DeviceTable<Value = ()>,
+    T: DeviceTable<Value = (), Bits = K::Bits>,
     const NT: usize,
     const IPT: usize,
 >(
@@ -471,7 +492,12 @@ pub unsafe fn block_probe<
 /// # Safety
 /// As for [`block_lookup`].
 #[inline(always)]
-pub unsafe fn block_lookup_each<K: HashKey, T: DeviceTable, const NT: usize, const IPT: usize>(
+pub unsafe fn block_lookup_each<
+    K: HashKey,
+    T: DeviceTable<Bits = K::Bits>,
+    const NT: usize,
+    const IPT: usize,
+>(
     keys: &[K; IPT],
     flags: &[bool; IPT],
     table: T,
@@ -487,7 +513,7 @@ pub unsafe fn block_lookup_each<K: HashKey, T: DeviceTable, const NT: usize, con
 /// its items' random accesses in flight together, and the per-item loop has a constant trip
 /// count (it unrolls and the tile stays in registers).
 #[inline(always)]
-unsafe fn walk<K: HashKey, T: DeviceTable, const IPT: usize>(
+unsafe fn walk<K: HashKey, T: DeviceTable<Bits = K::Bits>, const IPT: usize>(
     keys: &[K; IPT],
     flags: &[bool; IPT],
     table: T,
@@ -503,13 +529,13 @@ unsafe fn walk<K: HashKey, T: DeviceTable, const IPT: usize>(
             // One structured body without early exits, so the loop unrolls.
             if going[k] {
                 let stored = p[k].key;
-                // Empty first: a probe for EMPTY_KEY itself must miss.
-                let hit = stored != EMPTY_KEY && stored == keys[k].bits();
+                // Empty first: a probe for the empty word itself must miss.
+                let hit = stored != K::Bits::EMPTY && stored == keys[k].bits();
                 if hit {
                     f(k, p[k].value);
                 }
                 going[k] = false;
-                if stored != EMPTY_KEY && !(hit && distinct) {
+                if stored != K::Bits::EMPTY && !(hit && distinct) {
                     // SAFETY: forwarded.
                     if let Some(q) = unsafe { table.next(&p[k]) } {
                         p[k] = q;

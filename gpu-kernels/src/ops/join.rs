@@ -7,6 +7,10 @@
 //! (the selective build) and report in `state` ([`crate::hash::state`]) whether keys repeated or
 //! found no slot. Probe kernels take `distinct` (no duplicate was reported): walks then stop at
 //! the first match. One block per tile.
+//!
+//! Keys are `u32` (the unsuffixed kernels), `i32` (probes share the `u32` kernels, which compare
+//! key bits; the `_i32` builds evaluate their predicate in `i32` order) or `u64` (the `_u64`
+//! kernels: linear probing only, over 64-bit key words, see [`crate::hash`]).
 
 #[cfg(target_arch = "nvptx64")]
 use crate::{block::*, ops::select::SelectShared};
@@ -19,7 +23,7 @@ mod device {
         Atomic, Shared, block_idx, grid_dim, load_vector, store_vector, sync_threads, thread_idx,
     };
     use crate::block::*;
-    use crate::hash::Slot;
+    use crate::hash::{HashKey, KeyBits};
     use crate::ops::select::{SelectShared, block_select_write};
 
     /// Builds a table view from the kernel's `(slots, ta, tb)` arguments.
@@ -27,11 +31,11 @@ mod device {
         /// The view.
         fn from_args(slots: *mut u32, ta: u32, tb: u32) -> Self;
     }
-    impl TableArgs for HashMap<u32> {
+    impl<B: KeyBits + Atomic> TableArgs for HashMap<u32, B> {
         #[inline(always)]
         fn from_args(slots: *mut u32, ta: u32, _: u32) -> Self {
             HashMap {
-                slots: slots.cast::<Slot<u32>>(),
+                slots: slots.cast(),
                 capacity: ta,
             }
         }
@@ -40,17 +44,17 @@ mod device {
         #[inline(always)]
         fn from_args(slots: *mut u32, ta: u32, tb: u32) -> Self {
             PerfectMap {
-                slots: slots.cast::<Slot<u32>>(),
+                slots: slots.cast(),
                 min: ta,
                 len: tb,
             }
         }
     }
-    impl TableArgs for HashSet {
+    impl<B: KeyBits + Atomic> TableArgs for HashSet<B> {
         #[inline(always)]
         fn from_args(slots: *mut u32, ta: u32, _: u32) -> Self {
             HashSet {
-                keys: slots,
+                keys: slots.cast(),
                 capacity: ta,
             }
         }
@@ -91,31 +95,65 @@ mod device {
     /// # Safety
     /// `keys` holds `n` items and the block's tile starts below `n`.
     #[inline(always)]
-    unsafe fn load_keys<const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    unsafe fn load_keys<K: HashKey, const NT: usize, const IPT: usize>(
+        keys: *const K,
         n: usize,
-    ) -> (usize, usize, [u32; IPT], [bool; IPT]) {
+    ) -> (usize, usize, [K; IPT], [bool; IPT]) {
         // SAFETY: forwarded.
-        unsafe { load_keys_at::<NT, IPT>(keys, n, block_idx()) }
+        unsafe { load_keys_at::<K, NT, IPT>(keys, n, block_idx()) }
     }
 
     /// Loads tile `tile` of keys and flags its valid rows.
     ///
+    /// Keys follow the tile layout of `u32` items whatever their width, so that they line up
+    /// with the `u32` payload, value and row-index columns of the same rows (a tile of `u64`
+    /// items has a vector width of its own, see [`crate::layout`]).
+    ///
     /// # Safety
     /// `keys` holds `n` items and the tile starts below `n`.
     #[inline(always)]
-    unsafe fn load_keys_at<const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    unsafe fn load_keys_at<K: HashKey, const NT: usize, const IPT: usize>(
+        keys: *const K,
         n: usize,
         tile: usize,
-    ) -> (usize, usize, [u32; IPT], [bool; IPT]) {
+    ) -> (usize, usize, [K; IPT], [bool; IPT]) {
         let (start, valid) = tile_at::<NT, IPT>(tile, n);
-        let mut k = [0u32; IPT];
-        // SAFETY: the tile lies within the column.
-        unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
+        let mut k = [K::default(); IPT];
+        if Tile::<K, NT, IPT>::V == Tile::<u32, NT, IPT>::V {
+            // SAFETY: the tile lies within the column.
+            unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut k) };
+        } else {
+            // Wider keys: each thread reads its `u32`-layout items one by one.
+            let t = thread_idx();
+            for (i, key) in k.iter_mut().enumerate() {
+                let o = Tile::<u32, NT, IPT>::offset(t, i);
+                if o < valid {
+                    // SAFETY: o < valid, the number of items of the tile.
+                    *key = unsafe { keys.add(start + o).read() };
+                }
+            }
+        }
         let mut flags = [false; IPT];
-        block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::Set, |_| true);
+        pred_keys::<K, NT, IPT>(&k, valid, &mut flags, Combine::Set, |_| true);
         (start, valid, k, flags)
+    }
+
+    /// [`block_pred`] over keys loaded by [`load_keys_at`] (in the `u32` tile layout).
+    #[inline(always)]
+    fn pred_keys<K: HashKey, const NT: usize, const IPT: usize>(
+        k: &[K; IPT],
+        valid: usize,
+        flags: &mut [bool; IPT],
+        combine: Combine,
+        p: impl Fn(K) -> bool,
+    ) {
+        if Tile::<K, NT, IPT>::V == Tile::<u32, NT, IPT>::V {
+            block_pred::<K, NT, IPT>(k, valid, flags, combine, p);
+        } else {
+            // The predicate of item i, with the tail guard of the u32 layout.
+            let items: [u32; IPT] = core::array::from_fn(|i| i as u32);
+            block_pred::<u32, NT, IPT>(&items, valid, flags, combine, |i| p(k[i as usize]));
+        }
     }
 
     /// Sets `n` words to `value` (clears a table to [`crate::hash::EMPTY_KEY`]).
@@ -159,23 +197,24 @@ mod device {
     /// `state` holds the build state words.
     #[inline(always)]
     pub unsafe fn build<
-        T: DeviceTable<Value = u32>,
+        K: HashKey,
+        T: DeviceTable<Value = u32, Bits = K::Bits>,
         const NT: usize,
         const IPT: usize,
         const ROWS: bool,
     >(
-        keys: *const u32,
+        keys: *const K,
         payloads: *const u32,
         n: usize,
-        p: impl Fn(u32) -> bool,
+        p: impl Fn(K) -> bool,
         table: T,
         state: *mut u32,
         temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let (start, valid, k, mut flags) = load_keys::<NT, IPT>(keys, n);
-            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
+            let (start, valid, k, mut flags) = load_keys::<K, NT, IPT>(keys, n);
+            pred_keys::<K, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
             let v = if ROWS {
                 rows::<NT, IPT>(start)
             } else {
@@ -183,7 +222,7 @@ mod device {
                 block_load_sel::<u32, NT, IPT>(payloads.add(start), valid, &flags, &mut v);
                 v
             };
-            let st = block_build::<u32, T, NT, IPT>(&k, &v, &flags, table);
+            let st = block_build::<K, T, NT, IPT>(&k, &v, &flags, table);
             report::<NT, IPT>(&flags, st, state, temp);
         }
     }
@@ -193,19 +232,24 @@ mod device {
     /// # Safety
     /// As for [`build`].
     #[inline(always)]
-    pub unsafe fn build_keys<T: DeviceTable<Value = ()>, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    pub unsafe fn build_keys<
+        K: HashKey,
+        T: DeviceTable<Value = (), Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         n: usize,
-        p: impl Fn(u32) -> bool,
+        p: impl Fn(K) -> bool,
         table: T,
         state: *mut u32,
         temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let (_, valid, k, mut flags) = load_keys::<NT, IPT>(keys, n);
-            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
-            let st = block_build_keys::<u32, T, NT, IPT>(&k, &flags, table);
+            let (_, valid, k, mut flags) = load_keys::<K, NT, IPT>(keys, n);
+            pred_keys::<K, NT, IPT>(&k, valid, &mut flags, Combine::And, p);
+            let st = block_build_keys::<K, T, NT, IPT>(&k, &flags, table);
             report::<NT, IPT>(&flags, st, state, temp);
         }
     }
@@ -216,8 +260,13 @@ mod device {
     /// # Safety
     /// `keys` and `values` hold `n` items, the tile starts below `n`; `table` is built.
     #[inline(always)]
-    unsafe fn sum_tile<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    unsafe fn sum_tile<
+        K: HashKey,
+        T: DeviceTable<Value = u32, Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         values: *const u32,
         n: usize,
         tile: usize,
@@ -226,11 +275,11 @@ mod device {
     ) -> (u64, u64) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let (start, valid, k, flags) = load_keys_at::<NT, IPT>(keys, n, tile);
+            let (start, valid, k, flags) = load_keys_at::<K, NT, IPT>(keys, n, tile);
             let mut v = [0u32; IPT];
             block_load::<u32, NT, IPT>(values.add(start), valid, &mut v);
             let (mut sum, mut count) = (0u64, 0u64);
-            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
+            block_lookup_each::<K, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
                 sum = sum.wrapping_add(v[i] as u64 + b as u64);
                 count += 1;
             });
@@ -266,8 +315,13 @@ mod device {
     /// # Safety
     /// `keys` and `values` hold `n` items; `table` is built; `out` holds 2 words.
     #[inline(always)]
-    pub unsafe fn join_sum<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    pub unsafe fn join_sum<
+        K: HashKey,
+        T: DeviceTable<Value = u32, Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         values: *const u32,
         n: usize,
         table: T,
@@ -277,7 +331,7 @@ mod device {
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let terms = sum_tile::<T, NT, IPT>(keys, values, n, block_idx(), table, distinct);
+            let terms = sum_tile::<K, T, NT, IPT>(keys, values, n, block_idx(), table, distinct);
             add_sums::<NT>(terms, out, temp);
         }
     }
@@ -317,11 +371,12 @@ mod device {
     /// `smem` is `words` words of this block's shared memory and `table` a view of it.
     #[inline(always)]
     pub unsafe fn join_sum_shared<
-        T: DeviceTable<Value = u32>,
+        K: HashKey,
+        T: DeviceTable<Value = u32, Bits = K::Bits>,
         const NT: usize,
         const IPT: usize,
     >(
-        keys: *const u32,
+        keys: *const K,
         values: *const u32,
         n: usize,
         slots: *const u32,
@@ -339,7 +394,7 @@ mod device {
             stage::<NT>(slots, smem.len(), smem);
             let mut tile = block_idx();
             while tile < tiles {
-                let (s, c) = sum_tile::<T, NT, IPT>(keys, values, n, tile, table, distinct);
+                let (s, c) = sum_tile::<K, T, NT, IPT>(keys, values, n, tile, table, distinct);
                 terms = (terms.0.wrapping_add(s), terms.1 + c);
                 tile += grid;
             }
@@ -353,8 +408,13 @@ mod device {
     /// # Safety
     /// `keys` holds `n` items, `tile_counts` one word per tile; `table` is built.
     #[inline(always)]
-    pub unsafe fn join_count<T: DeviceTable, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    pub unsafe fn join_count<
+        K: HashKey,
+        T: DeviceTable<Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         n: usize,
         table: T,
         distinct: bool,
@@ -364,9 +424,9 @@ mod device {
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let (_, _, k, flags) = load_keys::<NT, IPT>(keys, n);
+            let (_, _, k, flags) = load_keys::<K, NT, IPT>(keys, n);
             let mut count = 0u64;
-            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |_, _| count += 1);
+            block_lookup_each::<K, T, NT, IPT>(&k, &flags, table, distinct, |_, _| count += 1);
             let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp);
             if thread_idx() == 0 {
                 tile_counts.add(block_idx()).write(count as u32);
@@ -382,8 +442,13 @@ mod device {
     /// As for [`join_count`], with `tile_offsets` the exclusive scan of its counts and the
     /// outputs holding their total.
     #[inline(always)]
-    pub unsafe fn join_write<T: DeviceTable<Value = u32>, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    pub unsafe fn join_write<
+        K: HashKey,
+        T: DeviceTable<Value = u32, Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         n: usize,
         table: T,
         distinct: bool,
@@ -394,10 +459,10 @@ mod device {
     ) {
         // SAFETY: forwarded contracts; every write lands in the tile's range of the output.
         unsafe {
-            let (start, _, k, flags) = load_keys::<NT, IPT>(keys, n);
+            let (start, _, k, flags) = load_keys::<K, NT, IPT>(keys, n);
             let mut counts = [0u32; IPT];
             let mut first = [0u32; IPT];
-            block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
+            block_lookup_each::<K, T, NT, IPT>(&k, &flags, table, distinct, |i, b| {
                 counts[i] += 1;
                 first[i] = b;
             });
@@ -415,7 +480,7 @@ mod device {
                 }
             } else {
                 let mut o = ranks;
-                block_lookup_each::<u32, T, NT, IPT>(&k, &flags, table, false, |i, b| {
+                block_lookup_each::<K, T, NT, IPT>(&k, &flags, table, false, |i, b| {
                     let at = base + o[i] as usize;
                     out_rows.add(at).write(row[i]);
                     out_payloads.add(at).write(b);
@@ -432,8 +497,13 @@ mod device {
     /// `keys` and `out` hold `n` items; `state` is the zeroed selection state for the tiles
     /// (look-back epoch 0).
     #[inline(always)]
-    pub unsafe fn semi_join<T: DeviceTable<Value = ()>, const NT: usize, const IPT: usize>(
-        keys: *const u32,
+    pub unsafe fn semi_join<
+        K: HashKey,
+        T: DeviceTable<Value = (), Bits = K::Bits>,
+        const NT: usize,
+        const IPT: usize,
+    >(
+        keys: *const K,
         n: usize,
         table: T,
         out: *mut u32,
@@ -444,13 +514,8 @@ mod device {
         // SAFETY: forwarded contracts.
         unsafe {
             let tile = crate::arch::block_idx();
-            let start = tile * NT * IPT;
-            let valid = (n - start).min(NT * IPT);
-            let mut k = [0u32; IPT];
-            block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k);
-            let mut flags = [false; IPT];
-            block_pred::<u32, NT, IPT>(&k, valid, &mut flags, Combine::Set, |_| true);
-            block_probe::<u32, T, NT, IPT>(&k, &mut flags, table);
+            let (start, _, k, mut flags) = load_keys::<K, NT, IPT>(keys, n);
+            block_probe::<K, T, NT, IPT>(&k, &mut flags, table);
             let row = rows::<NT, IPT>(start);
             block_select_write::<u32, NT, IPT, true, false>(
                 &row, &flags, tile, tiles, out, state, 0, sh,
@@ -500,25 +565,27 @@ crate::kernel! {
     }
 }
 
-/// Parameters of the key + payload builds: `(keys, payloads, n, op, a, b, slots, ta, tb,
+/// Parameters of the key + payload builds over keys `K`: `(keys, payloads, n, op, a, b,
+/// slots, ta, tb, state)`.
+pub type BuildArgs<K> = (
+    *const K,
+    *const u32,
+    u32,
+    u32,
+    K,
+    K,
+    *mut u32,
+    u32,
+    u32,
+    *mut u32,
+);
+/// Parameters of the key-only builds over keys `K`: `(keys, n, op, a, b, slots, ta, tb,
 /// state)`.
-pub type BuildArgs = (
-    *const u32,
-    *const u32,
-    u32,
-    u32,
-    u32,
-    u32,
-    *mut u32,
-    u32,
-    u32,
-    *mut u32,
-);
-/// Parameters of the key-only builds: `(keys, n, op, a, b, slots, ta, tb, state)`.
-pub type BuildKeysArgs = (*const u32, u32, u32, u32, u32, *mut u32, u32, u32, *mut u32);
-/// Parameters of the probe-and-sum kernels: `(keys, values, n, slots, ta, tb, distinct, out)`.
-pub type ProbeSumArgs = (
-    *const u32,
+pub type BuildKeysArgs<K> = (*const K, u32, u32, K, K, *mut u32, u32, u32, *mut u32);
+/// Parameters of the probe-and-sum kernels over keys `K`: `(keys, values, n, slots, ta, tb,
+/// distinct, out)`.
+pub type ProbeSumArgs<K> = (
+    *const K,
     *const u32,
     u32,
     *const u32,
@@ -527,22 +594,13 @@ pub type ProbeSumArgs = (
     u32,
     *mut u64,
 );
-/// Parameters of the match-counting kernels: `(keys, n, slots, ta, tb, distinct, tile_counts,
-/// total)`.
-pub type ProbeCountArgs = (
-    *const u32,
-    u32,
-    *const u32,
-    u32,
-    u32,
-    u32,
-    *mut u32,
-    *mut u64,
-);
-/// Parameters of the match-writing kernels: `(keys, n, slots, ta, tb, distinct, tile_offsets,
-/// out_rows, out_payloads)`.
-pub type ProbeWriteArgs = (
-    *const u32,
+/// Parameters of the match-counting kernels over keys `K`: `(keys, n, slots, ta, tb, distinct,
+/// tile_counts, total)`.
+pub type ProbeCountArgs<K> = (*const K, u32, *const u32, u32, u32, u32, *mut u32, *mut u64);
+/// Parameters of the match-writing kernels over keys `K`: `(keys, n, slots, ta, tb, distinct,
+/// tile_offsets, out_rows, out_payloads)`.
+pub type ProbeWriteArgs<K> = (
+    *const K,
     u32,
     *const u32,
     u32,
@@ -552,10 +610,10 @@ pub type ProbeWriteArgs = (
     *mut u32,
     *mut u32,
 );
-/// Parameters of the shared-memory probe-and-sum kernels: `(keys, values, n, slots, ta, tb,
-/// words, distinct, out)`.
-pub type ProbeSharedArgs = (
-    *const u32,
+/// Parameters of the shared-memory probe-and-sum kernels over keys `K`: `(keys, values, n,
+/// slots, ta, tb, words, distinct, out)`.
+pub type ProbeSharedArgs<K> = (
+    *const K,
     *const u32,
     u32,
     *const u32,
@@ -565,23 +623,24 @@ pub type ProbeSharedArgs = (
     u32,
     *mut u64,
 );
-/// Parameters of the semi-join kernels: `(keys, n, slots, ta, tb, out, state)`.
-pub type SemiJoinArgs = (*const u32, u32, *const u32, u32, u32, *mut u32, *mut u64);
+/// Parameters of the semi-join kernels over keys `K`: `(keys, n, slots, ta, tb, out, state)`.
+pub type SemiJoinArgs<K> = (*const K, u32, *const u32, u32, u32, *mut u32, *mut u64);
 
 /// Build kernels of the key + payload tables: `(keys, payloads, n, op, a, b, slots, ta, tb,
-/// state)`; the `_rows` ones store the row index as payload and ignore `payloads`.
+/// state)` with keys and predicate constants of the key type; the `_rows` ones store the row
+/// index as payload and ignore `payloads`.
 macro_rules! build_kernels {
-    ($($spec:ident = $name:ident: $table:ty, rows = $rows:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $key:ty, $table:ty, rows = $rows:literal;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 8](
-                keys: *const u32, payloads: *const u32, n: u32, op: u32, a: u32, b: u32,
+                keys: *const $key, payloads: *const u32, n: u32, op: u32, a: $key, b: $key,
                 slots: *mut u32, ta: u32, tb: u32, state: *mut u32
             ) {
                 let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: the host launches one block per tile with columns of n items, a
                 // cleared or built table described by (slots, ta, tb) and the build state.
                 unsafe {
-                    build::<$table, NT, IPT, $rows>(keys, payloads, n as usize,
+                    build::<$key, $table, NT, IPT, $rows>(keys, payloads, n as usize,
                         |k| $crate::predicate::eval(op, k, a, b),
                         <$table as TableArgs>::from_args(slots, ta, tb), state, temp)
                 }
@@ -591,24 +650,30 @@ macro_rules! build_kernels {
 }
 
 build_kernels! {
-    HASH_BUILD = hash_build: HashMap<u32>, rows = false;
-    HASH_BUILD_ROWS = hash_build_rows: HashMap<u32>, rows = true;
-    PERFECT_BUILD = perfect_build: PerfectMap<u32>, rows = false;
-    PERFECT_BUILD_ROWS = perfect_build_rows: PerfectMap<u32>, rows = true;
+    HASH_BUILD = hash_build: u32, HashMap<u32>, rows = false;
+    HASH_BUILD_ROWS = hash_build_rows: u32, HashMap<u32>, rows = true;
+    PERFECT_BUILD = perfect_build: u32, PerfectMap<u32>, rows = false;
+    PERFECT_BUILD_ROWS = perfect_build_rows: u32, PerfectMap<u32>, rows = true;
+    HASH_BUILD_I32 = hash_build_i32: i32, HashMap<u32>, rows = false;
+    HASH_BUILD_ROWS_I32 = hash_build_rows_i32: i32, HashMap<u32>, rows = true;
+    PERFECT_BUILD_I32 = perfect_build_i32: i32, PerfectMap<u32>, rows = false;
+    PERFECT_BUILD_ROWS_I32 = perfect_build_rows_i32: i32, PerfectMap<u32>, rows = true;
+    HASH_BUILD_U64 = hash_build_u64: u64, HashMap<u32, u64>, rows = false;
+    HASH_BUILD_ROWS_U64 = hash_build_rows_u64: u64, HashMap<u32, u64>, rows = true;
 }
 
 /// Build kernels of the key-only tables: `(keys, n, op, a, b, slots, ta, tb, state)`.
 macro_rules! build_keys_kernels {
-    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+    ($($spec:ident = $name:ident: $key:ty, $table:ty;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 8](
-                keys: *const u32, n: u32, op: u32, a: u32, b: u32,
+                keys: *const $key, n: u32, op: u32, a: $key, b: $key,
                 slots: *mut u32, ta: u32, tb: u32, state: *mut u32
             ) {
                 let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: as for the key + payload builds.
                 unsafe {
-                    build_keys::<$table, NT, IPT>(keys, n as usize,
+                    build_keys::<$key, $table, NT, IPT>(keys, n as usize,
                         |k| $crate::predicate::eval(op, k, a, b),
                         <$table as TableArgs>::from_args(slots, ta, tb), state, temp)
                 }
@@ -618,18 +683,21 @@ macro_rules! build_keys_kernels {
 }
 
 build_keys_kernels! {
-    HASH_SET_BUILD = hash_set_build: HashSet;
-    PERFECT_SET_BUILD = perfect_set_build: PerfectSet;
+    HASH_SET_BUILD = hash_set_build: u32, HashSet;
+    PERFECT_SET_BUILD = perfect_set_build: u32, PerfectSet;
+    HASH_SET_BUILD_I32 = hash_set_build_i32: i32, HashSet;
+    PERFECT_SET_BUILD_I32 = perfect_set_build_i32: i32, PerfectSet;
+    HASH_SET_BUILD_U64 = hash_set_build_u64: u64, HashSet<u64>;
 }
 
 /// Probe kernels of the key + payload tables: `_sum` `(keys, values, n, slots, ta, tb,
 /// distinct, out)`, `_count` `(keys, n, slots, ta, tb, distinct, tile_counts, total)`, `_write`
 /// `(keys, n, slots, ta, tb, distinct, tile_offsets, out_rows, out_payloads)`.
 macro_rules! probe_kernels {
-    ($($table:ty: $sum:ident = $sum_name:ident, $count:ident = $count_name:ident, $write:ident = $write_name:ident;)*) => {$(
+    ($($key:ty, $table:ty: $sum:ident = $sum_name:ident, $count:ident = $count_name:ident, $write:ident = $write_name:ident;)*) => {$(
         $crate::kernel! {
             $sum = $sum_name[NT = 256, IPT = 8](
-                keys: *const u32, values: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32,
+                keys: *const $key, values: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32,
                 distinct: u32, out: *mut u64
             ) {
                 let temp = [
@@ -639,20 +707,20 @@ macro_rules! probe_kernels {
                 // SAFETY: the host launches one block per tile with columns of n items, a
                 // built table and two zeroed output words.
                 unsafe {
-                    join_sum::<$table, NT, IPT>(keys, values, n as usize,
+                    join_sum::<$key, $table, NT, IPT>(keys, values, n as usize,
                         <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0, out, temp)
                 }
             }
         }
         $crate::kernel! {
             $count = $count_name[NT = 256, IPT = 8](
-                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
+                keys: *const $key, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
                 tile_counts: *mut u32, total: *mut u64
             ) {
                 let temp = $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]);
                 // SAFETY: the host launches one block per tile, with one count word per tile.
                 unsafe {
-                    join_count::<$table, NT, IPT>(keys, n as usize,
+                    join_count::<$key, $table, NT, IPT>(keys, n as usize,
                         <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0,
                         tile_counts, total, temp)
                 }
@@ -660,14 +728,14 @@ macro_rules! probe_kernels {
         }
         $crate::kernel! {
             $write = $write_name[NT = 256, IPT = 8](
-                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
+                keys: *const $key, n: u32, slots: *const u32, ta: u32, tb: u32, distinct: u32,
                 tile_offsets: *const u32, out_rows: *mut u32, out_payloads: *mut u32
             ) {
                 let scan = $crate::shared_array!(join_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, 4)]);
                 // SAFETY: as for the count kernel, with the offsets its counts scan to and
                 // outputs holding their total.
                 unsafe {
-                    join_write::<$table, NT, IPT>(keys, n as usize,
+                    join_write::<$key, $table, NT, IPT>(keys, n as usize,
                         <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0,
                         tile_offsets, out_rows, out_payloads, scan)
                 }
@@ -677,8 +745,9 @@ macro_rules! probe_kernels {
 }
 
 probe_kernels! {
-    HashMap<u32>: HASH_JOIN_SUM = hash_join_sum, HASH_JOIN_COUNT = hash_join_count, HASH_JOIN_WRITE = hash_join_write;
-    PerfectMap<u32>: PERFECT_JOIN_SUM = perfect_join_sum, PERFECT_JOIN_COUNT = perfect_join_count, PERFECT_JOIN_WRITE = perfect_join_write;
+    u32, HashMap<u32>: HASH_JOIN_SUM = hash_join_sum, HASH_JOIN_COUNT = hash_join_count, HASH_JOIN_WRITE = hash_join_write;
+    u32, PerfectMap<u32>: PERFECT_JOIN_SUM = perfect_join_sum, PERFECT_JOIN_COUNT = perfect_join_count, PERFECT_JOIN_WRITE = perfect_join_write;
+    u64, HashMap<u32, u64>: HASH_JOIN_SUM_U64 = hash_join_sum_u64, HASH_JOIN_COUNT_U64 = hash_join_count_u64, HASH_JOIN_WRITE_U64 = hash_join_write_u64;
 }
 
 /// Probe-and-aggregate kernels against a copy of the table in dynamic shared memory
@@ -686,10 +755,10 @@ probe_kernels! {
 /// words, distinct, out)`. 1024 threads so that one block per SM (a table of over about 110 KB)
 /// still keeps enough loads of the probe columns in flight.
 macro_rules! probe_shared_kernels {
-    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+    ($($spec:ident = $name:ident: $key:ty, $table:ty;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = 1024, IPT = 4, MIN_BLOCKS = 1](
-                keys: *const u32, values: *const u32, n: u32, slots: *const u32, ta: u32,
+                keys: *const $key, values: *const u32, n: u32, slots: *const u32, ta: u32,
                 tb: u32, words: u32, distinct: u32, out: *mut u64
             ) {
                 let temp = [
@@ -701,7 +770,7 @@ macro_rules! probe_shared_kernels {
                 // output words.
                 unsafe {
                     let smem = $crate::arch::dynamic_shared::<u32>(words as usize);
-                    join_sum_shared::<$table, NT, IPT>(keys, values, n as usize, slots, smem,
+                    join_sum_shared::<$key, $table, NT, IPT>(keys, values, n as usize, slots, smem,
                         <$table as TableArgs>::from_args(smem.ptr(0), ta, tb), distinct != 0,
                         out, temp)
                 }
@@ -711,16 +780,17 @@ macro_rules! probe_shared_kernels {
 }
 
 probe_shared_kernels! {
-    HASH_JOIN_SUM_SHARED = hash_join_sum_shared: HashMap<u32>;
-    PERFECT_JOIN_SUM_SHARED = perfect_join_sum_shared: PerfectMap<u32>;
+    HASH_JOIN_SUM_SHARED = hash_join_sum_shared: u32, HashMap<u32>;
+    PERFECT_JOIN_SUM_SHARED = perfect_join_sum_shared: u32, PerfectMap<u32>;
+    HASH_JOIN_SUM_SHARED_U64 = hash_join_sum_shared_u64: u64, HashMap<u32, u64>;
 }
 
 /// Semi-join kernels of the key-only tables: `(keys, n, slots, ta, tb, out, state)`.
 macro_rules! semi_join_kernels {
-    ($($spec:ident = $name:ident: $table:ty;)*) => {$(
+    ($($spec:ident = $name:ident: $key:ty, $table:ty;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 16](
-                keys: *const u32, n: u32, slots: *const u32, ta: u32, tb: u32, out: *mut u32,
+                keys: *const $key, n: u32, slots: *const u32, ta: u32, tb: u32, out: *mut u32,
                 state: *mut u64
             ) {
                 let sh = SelectShared {
@@ -731,7 +801,7 @@ macro_rules! semi_join_kernels {
                 // SAFETY: the host launches one block per tile with zeroed selection state, a
                 // built set and an output of n items.
                 unsafe {
-                    semi_join::<$table, NT, IPT>(keys, n as usize,
+                    semi_join::<$key, $table, NT, IPT>(keys, n as usize,
                         <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), out, state, sh)
                 }
             }
@@ -740,8 +810,9 @@ macro_rules! semi_join_kernels {
 }
 
 semi_join_kernels! {
-    HASH_SEMI_JOIN = hash_semi_join: HashSet;
-    PERFECT_SEMI_JOIN = perfect_semi_join: PerfectSet;
+    HASH_SEMI_JOIN = hash_semi_join: u32, HashSet;
+    PERFECT_SEMI_JOIN = perfect_semi_join: u32, PerfectSet;
+    HASH_SEMI_JOIN_U64 = hash_semi_join_u64: u64, HashSet<u64>;
 }
 
 crate::kernel! {

@@ -51,6 +51,7 @@ impl DenseMap {
 
 impl DeviceTable for DenseMap {
     type Value = u32;
+    type Bits = u32;
 
     /// A plain store: dimension keys are primary keys, each row has its own slot.
     #[inline(always)]
@@ -419,6 +420,7 @@ impl SharedBits {
 
 impl DeviceTable for BitFilter {
     type Value = ();
+    type Bits = u32;
 
     #[inline(always)]
     unsafe fn insert(self, key: u32, _: ()) -> BuildStatus {

@@ -1,16 +1,19 @@
-//! Hash join: device hash tables on `u32` keys, the join that returns row pairs, the fused
-//! probe-and-aggregate of the thesis' Q4, and the semi-join.
+//! Hash join: device hash tables on `u32`, `i32` or `u64` keys ([`JoinKey`]) with `u32`
+//! payloads, the join that returns row pairs, the fused probe-and-aggregate of the thesis' Q4,
+//! and the semi-join.
 //!
 //! Tables are flat arrays of slots (see [`tessera_kernels::hash`]): linear probing at a chosen
-//! fill, or perfect hashing (`slot = key - min`) for dense keys. The key
-//! [`EMPTY_KEY`] (`u32::MAX`) marks free slots and is rejected as a key.
+//! fill, or perfect hashing (`slot = key - min`) for dense 32-bit keys. One key per type marks
+//! free slots and is rejected as a key ([`JoinKey::RESERVED`]): `u32::MAX`, `-1` for `i32`
+//! (its bits are `u32::MAX`: `i32` keys share the 32-bit tables) and `u64::MAX`. `u64` keys take
+//! 64-bit key slots and linear probing only: asking for a perfect table of `u64` keys fails.
 //!
 //! **Duplicate build keys** have "all matches" semantics: every build row is kept, and a probe
 //! row meets every build row with its key ([`join`] emits one pair, [`join_sum`] adds one term
 //! per match), as SQL's inner join does. Builds detect duplicates; probes of a table without them
 //! stop at the first match.
-use cudarc::driver::{CudaSlice, LaunchConfig};
-use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, MAX_FILL, state};
+use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
+use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, HashKey, MAX_FILL, state};
 use tessera_kernels::ops::join as k;
 use tessera_kernels::ops::join::{
     BuildArgs, BuildKeysArgs, ProbeCountArgs, ProbeSharedArgs, ProbeSumArgs, ProbeWriteArgs,
@@ -21,42 +24,254 @@ use tessera_kernels::spec::KernelSpec;
 
 use super::{Predicate, check_same_len, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, Gpu, MAX_COLUMN_LEN, Scratch, bits_of_mut, tile_grid};
+use crate::runtime::{
+    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, bits_of_mut, tile_grid,
+};
+
+/// Key types of the hash join: `u32`, `i32` and `u64` (payloads are `u32`).
+///
+/// Sealed, like [`DeviceItem`]: the join kernels exist for these types only. Keys are stored as
+/// their bits: `u32` and `i32` keys in 32-bit key slots (so `i32` shares the `u32` tables and
+/// probes), `u64` keys in 64-bit ones. Each type reserves the key whose bits mark an empty slot,
+/// [`JoinKey::RESERVED`]; inserting it fails.
+pub trait JoinKey:
+    DeviceItem + HashKey<Bits: DeviceItem> + std::fmt::Display + sealed::JoinKernels
+{
+    /// The type's name in messages.
+    const NAME: &'static str;
+    /// The key that marks empty slots and cannot be inserted: `u32::MAX`, `-1` (whose bits are
+    /// `u32::MAX`) for `i32`, `u64::MAX`.
+    const RESERVED: Self;
+    /// The least and greatest keys (a predicate between them takes every row).
+    const MIN: Self;
+    /// See [`JoinKey::MIN`].
+    const MAX: Self;
+}
+
+mod sealed {
+    use tessera_kernels::hash::HashKey;
+    use tessera_kernels::ops::join::{
+        BuildArgs, BuildKeysArgs, ProbeCountArgs, ProbeSharedArgs, ProbeSumArgs, ProbeWriteArgs,
+        SemiJoinArgs,
+    };
+    use tessera_kernels::spec::KernelSpec;
+
+    /// The probe kernels' key parameter: the key's stored bits (`i32` keys probe with the
+    /// `u32` kernels, which compare bits).
+    type W<K> = <K as HashKey>::Bits;
+
+    /// The kernels of a key type, and what keeps [`JoinKey`](super::JoinKey) to this crate's
+    /// types. One constant per kernel: kernels of different signatures are never grouped.
+    pub trait JoinKernels: HashKey {
+        /// `u32` words of a key + payload slot.
+        const MAP_WORDS: usize;
+        /// `u32` words of a key-only slot.
+        const SET_WORDS: usize;
+        const HASH_BUILD: KernelSpec<BuildArgs<Self>>;
+        const HASH_BUILD_ROWS: KernelSpec<BuildArgs<Self>>;
+        const HASH_SET_BUILD: KernelSpec<BuildKeysArgs<Self>>;
+        const HASH_JOIN_SUM: KernelSpec<ProbeSumArgs<W<Self>>>;
+        const HASH_JOIN_COUNT: KernelSpec<ProbeCountArgs<W<Self>>>;
+        const HASH_JOIN_WRITE: KernelSpec<ProbeWriteArgs<W<Self>>>;
+        const HASH_JOIN_SUM_SHARED: KernelSpec<ProbeSharedArgs<W<Self>>>;
+        const HASH_SEMI_JOIN: KernelSpec<SemiJoinArgs<W<Self>>>;
+        /// Perfect-hash kernels: none for 64-bit keys.
+        const PERFECT_BUILD: Option<KernelSpec<BuildArgs<Self>>>;
+        const PERFECT_BUILD_ROWS: Option<KernelSpec<BuildArgs<Self>>>;
+        const PERFECT_SET_BUILD: Option<KernelSpec<BuildKeysArgs<Self>>>;
+        const PERFECT_JOIN_SUM: Option<KernelSpec<ProbeSumArgs<W<Self>>>>;
+        const PERFECT_JOIN_COUNT: Option<KernelSpec<ProbeCountArgs<W<Self>>>>;
+        const PERFECT_JOIN_WRITE: Option<KernelSpec<ProbeWriteArgs<W<Self>>>>;
+        const PERFECT_JOIN_SUM_SHARED: Option<KernelSpec<ProbeSharedArgs<W<Self>>>>;
+        const PERFECT_SEMI_JOIN: Option<KernelSpec<SemiJoinArgs<W<Self>>>>;
+        /// `(smallest key's bits, slots)` of a perfect table over `min ..= max`, or `None`
+        /// when there is none (an empty range, too many slots, or 64-bit keys).
+        fn perfect_span(min: Self, max: Self) -> Option<(u32, u32)>;
+    }
+}
+
+impl JoinKey for u32 {
+    const NAME: &'static str = "u32";
+    const RESERVED: Self = EMPTY_KEY;
+    const MIN: Self = u32::MIN;
+    const MAX: Self = u32::MAX;
+}
+
+impl JoinKey for i32 {
+    const NAME: &'static str = "i32";
+    const RESERVED: Self = EMPTY_KEY as i32;
+    const MIN: Self = i32::MIN;
+    const MAX: Self = i32::MAX;
+}
+
+impl JoinKey for u64 {
+    const NAME: &'static str = "u64";
+    const RESERVED: Self = hash::EMPTY_KEY64;
+    const MIN: Self = u64::MIN;
+    const MAX: Self = u64::MAX;
+}
+
+/// The probe kernels of the 32-bit tables, shared by `u32` and `i32` keys (they compare bits).
+macro_rules! probes32 {
+    () => {
+        const MAP_WORDS: usize = 2;
+        const SET_WORDS: usize = 1;
+        const HASH_JOIN_SUM: KernelSpec<ProbeSumArgs<u32>> = k::HASH_JOIN_SUM;
+        const HASH_JOIN_COUNT: KernelSpec<ProbeCountArgs<u32>> = k::HASH_JOIN_COUNT;
+        const HASH_JOIN_WRITE: KernelSpec<ProbeWriteArgs<u32>> = k::HASH_JOIN_WRITE;
+        const HASH_JOIN_SUM_SHARED: KernelSpec<ProbeSharedArgs<u32>> = k::HASH_JOIN_SUM_SHARED;
+        const HASH_SEMI_JOIN: KernelSpec<SemiJoinArgs<u32>> = k::HASH_SEMI_JOIN;
+        const PERFECT_JOIN_SUM: Option<KernelSpec<ProbeSumArgs<u32>>> = Some(k::PERFECT_JOIN_SUM);
+        const PERFECT_JOIN_COUNT: Option<KernelSpec<ProbeCountArgs<u32>>> =
+            Some(k::PERFECT_JOIN_COUNT);
+        const PERFECT_JOIN_WRITE: Option<KernelSpec<ProbeWriteArgs<u32>>> =
+            Some(k::PERFECT_JOIN_WRITE);
+        const PERFECT_JOIN_SUM_SHARED: Option<KernelSpec<ProbeSharedArgs<u32>>> =
+            Some(k::PERFECT_JOIN_SUM_SHARED);
+        const PERFECT_SEMI_JOIN: Option<KernelSpec<SemiJoinArgs<u32>>> = Some(k::PERFECT_SEMI_JOIN);
+    };
+}
+
+impl sealed::JoinKernels for u32 {
+    probes32!();
+    const HASH_BUILD: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD;
+    const HASH_BUILD_ROWS: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD_ROWS;
+    const HASH_SET_BUILD: KernelSpec<BuildKeysArgs<Self>> = k::HASH_SET_BUILD;
+    const PERFECT_BUILD: Option<KernelSpec<BuildArgs<Self>>> = Some(k::PERFECT_BUILD);
+    const PERFECT_BUILD_ROWS: Option<KernelSpec<BuildArgs<Self>>> = Some(k::PERFECT_BUILD_ROWS);
+    const PERFECT_SET_BUILD: Option<KernelSpec<BuildKeysArgs<Self>>> = Some(k::PERFECT_SET_BUILD);
+    /// The reserved key cannot be the largest (its slot could never be filled, and
+    /// `0..=u32::MAX` would need 2^32 slots).
+    fn perfect_span(min: u32, max: u32) -> Option<(u32, u32)> {
+        (min <= max && max != EMPTY_KEY).then(|| (min, max - min + 1))
+    }
+}
+
+impl sealed::JoinKernels for i32 {
+    probes32!();
+    const HASH_BUILD: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD_I32;
+    const HASH_BUILD_ROWS: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD_ROWS_I32;
+    const HASH_SET_BUILD: KernelSpec<BuildKeysArgs<Self>> = k::HASH_SET_BUILD_I32;
+    const PERFECT_BUILD: Option<KernelSpec<BuildArgs<Self>>> = Some(k::PERFECT_BUILD_I32);
+    const PERFECT_BUILD_ROWS: Option<KernelSpec<BuildArgs<Self>>> = Some(k::PERFECT_BUILD_ROWS_I32);
+    const PERFECT_SET_BUILD: Option<KernelSpec<BuildKeysArgs<Self>>> =
+        Some(k::PERFECT_SET_BUILD_I32);
+    /// The range in `i32` order; the slot of `key` is `key - min`, which the kernels compute
+    /// on the bits with a wrapping subtraction (exact for keys in range, at least the slot
+    /// count for all others). A range may hold `-1`: its slot just stays empty. Only
+    /// `i32::MIN..=i32::MAX` (2^32 slots) has no table.
+    fn perfect_span(min: i32, max: i32) -> Option<(u32, u32)> {
+        let slots = i64::from(max) - i64::from(min) + 1;
+        (min <= max)
+            .then_some(slots)
+            .and_then(|s| u32::try_from(s).ok())
+            .map(|s| (min.bits(), s))
+    }
+}
+
+impl sealed::JoinKernels for u64 {
+    const MAP_WORDS: usize = 4;
+    const SET_WORDS: usize = 2;
+    const HASH_BUILD: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD_U64;
+    const HASH_BUILD_ROWS: KernelSpec<BuildArgs<Self>> = k::HASH_BUILD_ROWS_U64;
+    const HASH_SET_BUILD: KernelSpec<BuildKeysArgs<Self>> = k::HASH_SET_BUILD_U64;
+    const HASH_JOIN_SUM: KernelSpec<ProbeSumArgs<u64>> = k::HASH_JOIN_SUM_U64;
+    const HASH_JOIN_COUNT: KernelSpec<ProbeCountArgs<u64>> = k::HASH_JOIN_COUNT_U64;
+    const HASH_JOIN_WRITE: KernelSpec<ProbeWriteArgs<u64>> = k::HASH_JOIN_WRITE_U64;
+    const HASH_JOIN_SUM_SHARED: KernelSpec<ProbeSharedArgs<u64>> = k::HASH_JOIN_SUM_SHARED_U64;
+    const HASH_SEMI_JOIN: KernelSpec<SemiJoinArgs<u64>> = k::HASH_SEMI_JOIN_U64;
+    const PERFECT_BUILD: Option<KernelSpec<BuildArgs<Self>>> = None;
+    const PERFECT_BUILD_ROWS: Option<KernelSpec<BuildArgs<Self>>> = None;
+    const PERFECT_SET_BUILD: Option<KernelSpec<BuildKeysArgs<Self>>> = None;
+    const PERFECT_JOIN_SUM: Option<KernelSpec<ProbeSumArgs<u64>>> = None;
+    const PERFECT_JOIN_COUNT: Option<KernelSpec<ProbeCountArgs<u64>>> = None;
+    const PERFECT_JOIN_WRITE: Option<KernelSpec<ProbeWriteArgs<u64>>> = None;
+    const PERFECT_JOIN_SUM_SHARED: Option<KernelSpec<ProbeSharedArgs<u64>>> = None;
+    const PERFECT_SEMI_JOIN: Option<KernelSpec<SemiJoinArgs<u64>>> = None;
+    fn perfect_span(_: u64, _: u64) -> Option<(u32, u32)> {
+        None
+    }
+}
+
+/// The error for a build that offered the reserved key of `K`.
+pub(crate) fn reserved_key_error<K: JoinKey>() -> Error {
+    let bits = if K::NAME == "i32" {
+        "the bits of u32::MAX".to_string()
+    } else {
+        format!("{}::MAX", K::NAME)
+    };
+    Error::invalid(format!(
+        "hash table insert: key {} ({bits}) is reserved to mark empty slots and cannot be a {} \
+         key",
+        K::RESERVED,
+        K::NAME
+    ))
+}
+
+/// A predicate every key satisfies.
+pub(crate) fn all_keys<K: JoinKey>() -> Predicate<K> {
+    Predicate::between(K::MIN, K::MAX)
+}
+
+/// The perfect-hash kernel `spec` (`None` for key types without perfect tables, which
+/// [`join_perfect_layout`] already refuses).
+fn perfect_spec<A>(spec: Option<KernelSpec<A>>) -> Result<KernelSpec<A>> {
+    spec.ok_or_else(|| Error::invalid("perfect hash tables take 32-bit keys"))
+}
+
+/// Probe keys as the words the probe kernels compare (`i32` keys as their `u32` bits).
+fn key_words<K: JoinKey>(keys: &DeviceColumn<K>) -> CudaView<'_, K::Bits> {
+    crate::runtime::view_as(&keys.view())
+}
 
 /// Items per tile of the probe kernels (one block per tile).
-pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.shape().tile() as usize;
+pub const JOIN_TILE: usize = k::HASH_JOIN_SUM.tile() as usize;
 
-/// Where a table puts its keys.
+/// Where a table of `K` keys puts them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TableLayout {
+pub enum TableLayout<K = u32> {
     /// Open addressing with linear probing over `capacity` slots.
     Linear {
         /// Number of slots.
         capacity: u32,
     },
-    /// Perfect hashing: key `k` in slot `k - min`, for keys `min ..= max`.
+    /// Perfect hashing: key `k` in slot `k - min` (in `K`'s order), for keys `min ..= max`.
+    /// 32-bit keys only.
     Perfect {
         /// Smallest key.
-        min: u32,
+        min: K,
         /// Largest key.
-        max: u32,
+        max: K,
     },
 }
 
-impl TableLayout {
-    /// Number of slots.
+impl<K: JoinKey> TableLayout<K> {
+    /// Number of slots (0 for a perfect layout that no table can have, such as any of `u64`
+    /// keys).
     pub fn slots(&self) -> usize {
         match *self {
             TableLayout::Linear { capacity } => capacity as usize,
-            TableLayout::Perfect { min, max } => (max - min) as usize + 1,
+            TableLayout::Perfect { .. } => self.args().1 as usize,
         }
     }
 
-    /// The `(ta, tb)` kernel arguments (see [`tessera_kernels::ops::join`]).
-    fn args(&self) -> (u32, u32) {
+    /// The `(ta, tb)` kernel arguments (see [`tessera_kernels::ops::join`]); `ta` and `tb`
+    /// of a perfect table are the smallest key's bits and the number of slots.
+    pub(crate) fn args(&self) -> (u32, u32) {
         match *self {
             TableLayout::Linear { capacity } => (capacity, 0),
-            TableLayout::Perfect { min, max } => (min, max - min + 1),
+            TableLayout::Perfect { min, max } => K::perfect_span(min, max).unwrap_or((0, 0)),
+        }
+    }
+
+    /// The layout, or why a table cannot have it.
+    pub(crate) fn check(self) -> Result<Self> {
+        match self {
+            TableLayout::Linear { capacity: 0 } => {
+                Err(Error::invalid("hash table capacity 0 is not in 1..2^32"))
+            }
+            TableLayout::Linear { .. } => Ok(self),
+            TableLayout::Perfect { min, max } => join_perfect_layout(min, max),
         }
     }
 }
@@ -104,19 +319,12 @@ impl TableOptions {
 
 /// A build kernel of a table's layout with what it stores beside the keys.
 #[derive(Clone, Copy)]
-enum Build<'a> {
+enum Build<'a, K> {
     /// Key + payload: the payloads from a column, or (`None`, the `_rows` kernels) the build
     /// row index.
-    Pairs(KernelSpec<BuildArgs>, Option<&'a DeviceColumn<u32>>),
+    Pairs(KernelSpec<BuildArgs<K>>, Option<&'a DeviceColumn<u32>>),
     /// Key-only table.
-    Keys(KernelSpec<BuildKeysArgs>),
-}
-
-/// A layout's probe kernels: sum, count, write.
-struct ProbeKernels {
-    sum: KernelSpec<ProbeSumArgs>,
-    count: KernelSpec<ProbeCountArgs>,
-    write: KernelSpec<ProbeWriteArgs>,
+    Keys(KernelSpec<BuildKeysArgs<K>>),
 }
 
 /// What the last build reported.
@@ -128,17 +336,18 @@ struct BuildReport {
 }
 
 /// The storage and bookkeeping shared by tables with and without payloads.
-struct Table {
-    /// `WORDS` words per slot, cleared to [`EMPTY_KEY`].
+struct Table<K> {
+    /// `words_per_slot` words per slot, all bits set (the empty key word of either width).
     words: CudaSlice<u32>,
-    layout: TableLayout,
+    layout: TableLayout<K>,
     rows: usize,
     duplicates: bool,
     state: Option<Scratch>,
 }
 
-impl Table {
-    fn new(gpu: &Gpu, layout: TableLayout, words_per_slot: usize) -> Result<Table> {
+impl<K: JoinKey> Table<K> {
+    fn new(gpu: &Gpu, layout: TableLayout<K>, words_per_slot: usize) -> Result<Table<K>> {
+        let layout = layout.check()?;
         let n = layout.slots() * words_per_slot;
         if n > MAX_COLUMN_LEN {
             return Err(Error::invalid(format!(
@@ -161,7 +370,7 @@ impl Table {
         Ok(t)
     }
 
-    /// Sets every word to [`EMPTY_KEY`].
+    /// Sets every word to [`EMPTY_KEY`] (all bits set: a free slot of 32- or 64-bit keys).
     fn clear(&mut self, gpu: &Gpu) -> Result<()> {
         let n = self.words.len();
         let (n32, empty) = (n as u32, EMPTY_KEY);
@@ -178,9 +387,9 @@ impl Table {
     fn insert(
         &mut self,
         gpu: &Gpu,
-        build: Build,
-        keys: &DeviceColumn<u32>,
-        pred: Predicate<u32>,
+        build: Build<K>,
+        keys: &DeviceColumn<K>,
+        pred: Predicate<K>,
     ) -> Result<()> {
         let n = keys.len();
         if let Build::Pairs(_, Some(p)) = build {
@@ -188,7 +397,7 @@ impl Table {
         }
         // Every row of an unfiltered insert takes a slot: refuse before touching the table.
         if let TableLayout::Linear { capacity } = self.layout
-            && pred == Predicate::between(0, u32::MAX)
+            && pred == all_keys::<K>()
             && self.rows + n >= capacity as usize
         {
             return Err(Error::invalid(format!(
@@ -226,10 +435,7 @@ impl Table {
         self.rows += report.inserted;
         self.duplicates |= report.duplicate;
         if report.sentinel {
-            return Err(Error::invalid(format!(
-                "hash table insert: key {EMPTY_KEY} (u32::MAX) is reserved to mark empty slots \
-                 and cannot be a key"
-            )));
+            return Err(reserved_key_error::<K>());
         }
         match self.layout {
             TableLayout::Linear { capacity } => {
@@ -269,25 +475,41 @@ fn read_report(gpu: &Gpu, st: &Scratch) -> Result<BuildReport> {
 }
 
 /// The perfect layout for keys `min ..= max`, or why there is none.
-pub(crate) fn join_perfect_layout(min: u32, max: u32) -> Result<TableLayout> {
-    if min > max || max == EMPTY_KEY {
+pub(crate) fn join_perfect_layout<K: JoinKey>(min: K, max: K) -> Result<TableLayout<K>> {
+    if K::PERFECT_BUILD.is_none() {
         return Err(Error::invalid(format!(
-            "perfect hash table key range {min}..={max} is empty or includes the reserved key \
-             {EMPTY_KEY}"
+            "perfect hash tables take 32-bit keys (u32, i32), not {}: build a linear-probing \
+             table",
+            K::NAME
         )));
+    }
+    if K::perfect_span(min, max).is_none() {
+        return Err(Error::invalid(if K::NAME == "u32" {
+            format!(
+                "perfect hash table key range {min}..={max} is empty or includes the reserved \
+                 key {EMPTY_KEY}"
+            )
+        } else {
+            format!(
+                "perfect hash table key range {min}..={max} of {} keys is empty or needs 2^32 \
+                 slots",
+                K::NAME
+            )
+        }));
     }
     Ok(TableLayout::Perfect { min, max })
 }
 
-/// A device hash table from `u32` keys to `u32` payloads (key and payload side by side, one
-/// 8-byte access per probe).
-pub struct HashTable {
-    t: Table,
+/// A device hash table from `K` keys (`u32`, `i32` or `u64`) to `u32` payloads (key and
+/// payload side by side: one 8-byte access per probe of a 32-bit key, 16 bytes for `u64`).
+pub struct HashTable<K: JoinKey = u32> {
+    t: Table<K>,
 }
 
-impl std::fmt::Debug for HashTable {
+impl<K: JoinKey> std::fmt::Debug for HashTable<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HashTable")
+            .field("key", &K::NAME)
             .field("layout", &self.t.layout)
             .field("rows", &self.t.rows)
             .field("duplicates", &self.t.duplicates)
@@ -295,25 +517,25 @@ impl std::fmt::Debug for HashTable {
     }
 }
 
-impl HashTable {
+impl<K: JoinKey> HashTable<K> {
     /// An empty linear-probing table of `capacity` slots (it holds at most `capacity - 1`
     /// rows).
-    pub fn with_capacity(gpu: &Gpu, capacity: usize) -> Result<HashTable> {
+    pub fn with_capacity(gpu: &Gpu, capacity: usize) -> Result<HashTable<K>> {
         let opts = TableOptions {
             capacity: Some(capacity),
             ..TableOptions::default()
         };
         let capacity = opts.capacity_for(0)?;
         Ok(HashTable {
-            t: Table::new(gpu, TableLayout::Linear { capacity }, 2)?,
+            t: Table::new(gpu, TableLayout::Linear { capacity }, K::MAP_WORDS)?,
         })
     }
 
-    /// An empty perfect-hash table for keys `min ..= max` (`max - min + 1` slots). Keys must be
-    /// distinct.
-    pub fn perfect(gpu: &Gpu, min: u32, max: u32) -> Result<HashTable> {
+    /// An empty perfect-hash table for keys `min ..= max` (`max - min + 1` slots, the range in
+    /// `K`'s order). Keys must be distinct. 32-bit keys only: fails for `u64`.
+    pub fn perfect(gpu: &Gpu, min: K, max: K) -> Result<HashTable<K>> {
         Ok(HashTable {
-            t: Table::new(gpu, join_perfect_layout(min, max)?, 2)?,
+            t: Table::new(gpu, join_perfect_layout(min, max)?, K::MAP_WORDS)?,
         })
     }
 
@@ -321,44 +543,45 @@ impl HashTable {
     /// row is its index, so [`join`] returns row pairs), sized by `opts`.
     pub fn build(
         gpu: &Gpu,
-        keys: &DeviceColumn<u32>,
+        keys: &DeviceColumn<K>,
         payloads: Option<&DeviceColumn<u32>>,
         opts: TableOptions,
-    ) -> Result<HashTable> {
+    ) -> Result<HashTable<K>> {
         let capacity = opts.capacity_for(keys.len())?;
         let mut t = HashTable {
-            t: Table::new(gpu, TableLayout::Linear { capacity }, 2)?,
+            t: Table::new(gpu, TableLayout::Linear { capacity }, K::MAP_WORDS)?,
         };
         t.insert(gpu, keys, payloads)?;
         Ok(t)
     }
 
-    /// Inserts rows (payloads as in [`HashTable::build`]). Fails when a key is [`EMPTY_KEY`],
-    /// when a linear-probing table would have no empty slot left, or when a perfect-hash table
-    /// gets a key outside its range or twice; after an error the contents are unspecified.
+    /// Inserts rows (payloads as in [`HashTable::build`]). Fails when a key is
+    /// [`JoinKey::RESERVED`], when a linear-probing table would have no empty slot left, or
+    /// when a perfect-hash table gets a key outside its range or twice; after an error the
+    /// contents are unspecified.
     pub fn insert(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<u32>,
+        keys: &DeviceColumn<K>,
         payloads: Option<&DeviceColumn<u32>>,
     ) -> Result<()> {
-        self.insert_where(gpu, keys, payloads, Predicate::between(0, u32::MAX))
+        self.insert_where(gpu, keys, payloads, all_keys::<K>())
     }
 
-    /// Inserts the rows whose key satisfies `pred` (the selective build).
+    /// Inserts the rows whose key satisfies `pred` (the selective build; in `K`'s order).
     pub fn insert_where(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<u32>,
+        keys: &DeviceColumn<K>,
         payloads: Option<&DeviceColumn<u32>>,
-        pred: Predicate<u32>,
+        pred: Predicate<K>,
     ) -> Result<()> {
         let perfect = matches!(self.t.layout, TableLayout::Perfect { .. });
         let spec = match (perfect, payloads.is_some()) {
-            (false, true) => k::HASH_BUILD,
-            (false, false) => k::HASH_BUILD_ROWS,
-            (true, true) => k::PERFECT_BUILD,
-            (true, false) => k::PERFECT_BUILD_ROWS,
+            (false, true) => K::HASH_BUILD,
+            (false, false) => K::HASH_BUILD_ROWS,
+            (true, true) => perfect_spec(K::PERFECT_BUILD)?,
+            (true, false) => perfect_spec(K::PERFECT_BUILD_ROWS)?,
         };
         self.t
             .insert(gpu, Build::Pairs(spec, payloads), keys, pred)?;
@@ -390,13 +613,13 @@ impl HashTable {
         self.t.layout.slots()
     }
 
-    /// Bytes of device memory the slots take.
+    /// Bytes of device memory the slots take (8 per slot for 32-bit keys, 16 for `u64`).
     pub fn bytes(&self) -> usize {
-        self.slots() * 8
+        self.slots() * K::MAP_WORDS * 4
     }
 
     /// The table's layout.
-    pub fn layout(&self) -> TableLayout {
+    pub fn layout(&self) -> TableLayout<K> {
         self.t.layout
     }
 
@@ -410,42 +633,55 @@ impl HashTable {
         (ta, tb, (!self.t.duplicates) as u32)
     }
 
-    fn probes(&self) -> ProbeKernels {
-        match self.t.layout {
-            TableLayout::Linear { .. } => ProbeKernels {
-                sum: k::HASH_JOIN_SUM,
-                count: k::HASH_JOIN_COUNT,
-                write: k::HASH_JOIN_WRITE,
-            },
-            TableLayout::Perfect { .. } => ProbeKernels {
-                sum: k::PERFECT_JOIN_SUM,
-                count: k::PERFECT_JOIN_COUNT,
-                write: k::PERFECT_JOIN_WRITE,
-            },
+    fn is_perfect(&self) -> bool {
+        matches!(self.t.layout, TableLayout::Perfect { .. })
+    }
+
+    /// The probe-and-aggregate kernel of this table (one block per tile).
+    fn sum_spec(&self) -> Result<KernelSpec<ProbeSumArgs<K::Bits>>> {
+        match self.is_perfect() {
+            false => Ok(K::HASH_JOIN_SUM),
+            true => perfect_spec(K::PERFECT_JOIN_SUM),
+        }
+    }
+
+    /// The first pass of the pair join on this table.
+    fn count_spec(&self) -> Result<KernelSpec<ProbeCountArgs<K::Bits>>> {
+        match self.is_perfect() {
+            false => Ok(K::HASH_JOIN_COUNT),
+            true => perfect_spec(K::PERFECT_JOIN_COUNT),
+        }
+    }
+
+    /// The second pass of the pair join on this table.
+    fn write_spec(&self) -> Result<KernelSpec<ProbeWriteArgs<K::Bits>>> {
+        match self.is_perfect() {
+            false => Ok(K::HASH_JOIN_WRITE),
+            true => perfect_spec(K::PERFECT_JOIN_WRITE),
         }
     }
 }
 
-/// A device set of `u32` keys (key-only table) for semi-joins.
-pub struct KeySet {
-    t: Table,
+/// A device set of `K` keys (key-only table) for semi-joins.
+pub struct KeySet<K: JoinKey = u32> {
+    t: Table<K>,
 }
 
-impl KeySet {
+impl<K: JoinKey> KeySet<K> {
     /// Builds a linear-probing set of `keys` (repeated keys are stored once), sized by `opts`.
-    pub fn build(gpu: &Gpu, keys: &DeviceColumn<u32>, opts: TableOptions) -> Result<KeySet> {
+    pub fn build(gpu: &Gpu, keys: &DeviceColumn<K>, opts: TableOptions) -> Result<KeySet<K>> {
         let capacity = opts.capacity_for(keys.len())?;
         let mut s = KeySet {
-            t: Table::new(gpu, TableLayout::Linear { capacity }, 1)?,
+            t: Table::new(gpu, TableLayout::Linear { capacity }, K::SET_WORDS)?,
         };
-        s.insert_where(gpu, keys, Predicate::between(0, u32::MAX))?;
+        s.insert_where(gpu, keys, all_keys::<K>())?;
         Ok(s)
     }
 
-    /// An empty perfect-hash set for keys `min ..= max`.
-    pub fn perfect(gpu: &Gpu, min: u32, max: u32) -> Result<KeySet> {
+    /// An empty perfect-hash set for keys `min ..= max` (32-bit keys only).
+    pub fn perfect(gpu: &Gpu, min: K, max: K) -> Result<KeySet<K>> {
         Ok(KeySet {
-            t: Table::new(gpu, join_perfect_layout(min, max)?, 1)?,
+            t: Table::new(gpu, join_perfect_layout(min, max)?, K::SET_WORDS)?,
         })
     }
 
@@ -454,18 +690,18 @@ impl KeySet {
     pub fn insert_where(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<u32>,
-        pred: Predicate<u32>,
+        keys: &DeviceColumn<K>,
+        pred: Predicate<K>,
     ) -> Result<()> {
         let spec = match self.t.layout {
-            TableLayout::Linear { .. } => k::HASH_SET_BUILD,
-            TableLayout::Perfect { .. } => k::PERFECT_SET_BUILD,
+            TableLayout::Linear { .. } => K::HASH_SET_BUILD,
+            TableLayout::Perfect { .. } => perfect_spec(K::PERFECT_SET_BUILD)?,
         };
         self.t.insert(gpu, Build::Keys(spec), keys, pred)
     }
 
     /// The table's layout.
-    pub fn layout(&self) -> TableLayout {
+    pub fn layout(&self) -> TableLayout<K> {
         self.t.layout
     }
 }
@@ -482,13 +718,13 @@ pub struct JoinPairs {
 
 /// `SELECT probe.row, build.payload FROM probe, build WHERE probe.key = build.key`: two passes
 /// (count the matches per tile, scan, then write), so the output is exact and ordered.
-pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Result<JoinPairs> {
+pub fn join<K: JoinKey>(
+    gpu: &Gpu,
+    table: &HashTable<K>,
+    probe_keys: &DeviceColumn<K>,
+) -> Result<JoinPairs> {
     let n = probe_keys.len();
-    let ProbeKernels {
-        count: count_spec,
-        write: write_spec,
-        ..
-    } = table.probes();
+    let (count_spec, write_spec) = (table.count_spec()?, table.write_spec()?);
     let (ta, tb, distinct) = table.probe_args();
     if n == 0 {
         return Ok(JoinPairs {
@@ -501,10 +737,10 @@ pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Res
     let mut total = Scratch::zeroed(gpu, 1, None)?;
     let n32 = n as u32;
     let cfg = tile_grid(&count_spec, n, 0)?;
-    let table_args = (&table.t.words, &ta, &tb, &distinct);
-    let (slots, ta, tb, distinct) = table_args;
+    let (keys, slots) = (&key_words(probe_keys), &table.t.words);
+    let (ta, tb, distinct) = (&ta, &tb, &distinct);
     let args = (
-        probe_keys,
+        keys,
         &n32,
         slots,
         ta,
@@ -529,9 +765,7 @@ pub fn join(gpu: &Gpu, table: &HashTable, probe_keys: &DeviceColumn<u32>) -> Res
     if matches > 0 {
         let cfg = tile_grid(&write_spec, n, 0)?;
         let out = (&mut probe_rows, &mut payloads);
-        let args = (
-            probe_keys, &n32, slots, ta, tb, distinct, &offsets, out.0, out.1,
-        );
+        let args = (keys, &n32, slots, ta, tb, distinct, &offsets, out.0, out.1);
         // SAFETY: the same tiles; the scanned counts place each tile's matches within the
         // `matches` rows of both outputs.
         unsafe { gpu.launch(&write_spec, cfg, args) }?;
@@ -570,25 +804,30 @@ pub enum ProbePath {
 }
 
 /// The shared-memory probe kernel of `table`'s layout.
-fn shared_spec(table: &HashTable) -> KernelSpec<ProbeSharedArgs> {
+fn shared_spec<K: JoinKey>(table: &HashTable<K>) -> Result<KernelSpec<ProbeSharedArgs<K::Bits>>> {
     match table.t.layout {
-        TableLayout::Linear { .. } => k::HASH_JOIN_SUM_SHARED,
-        TableLayout::Perfect { .. } => k::PERFECT_JOIN_SUM_SHARED,
+        TableLayout::Linear { .. } => Ok(K::HASH_JOIN_SUM_SHARED),
+        TableLayout::Perfect { .. } => perfect_spec(K::PERFECT_JOIN_SUM_SHARED),
     }
 }
 
 /// Largest hash table, in bytes, that [`ProbePath::Shared`] can stage on `gpu`: the opt-in
 /// shared memory per block less the probe kernel's own (static) shared memory. 227 KB less
-/// 544 bytes on an H100.
+/// 544 bytes on an H100. The same for every key type (the kernels' static shared memory is
+/// the same; a table of `u64` keys takes 16 bytes a slot).
 pub fn shared_table_limit(gpu: &Gpu) -> Result<usize> {
-    gpu.allow_max_dynamic_smem(&k::HASH_JOIN_SUM_SHARED.shape())
+    gpu.allow_max_dynamic_smem(&k::HASH_JOIN_SUM_SHARED)
 }
 
 /// The persistent launch of the shared-memory probe of `table` over `n` probe rows: `None`
 /// when the table does not fit.
-fn shared_launch(gpu: &Gpu, table: &HashTable, n: usize) -> Result<Option<LaunchConfig>> {
+fn shared_launch<K: JoinKey>(
+    gpu: &Gpu,
+    table: &HashTable<K>,
+    n: usize,
+) -> Result<Option<LaunchConfig>> {
     let bytes = table.bytes();
-    let spec = shared_spec(table);
+    let spec = shared_spec(table)?;
     if bytes > gpu.allow_max_dynamic_smem(&spec)? {
         return Ok(None);
     }
@@ -638,10 +877,10 @@ impl JoinAggregate {
 
     /// The path (never [`ProbePath::Auto`]) and, for [`ProbePath::Shared`], the launch a query
     /// of `table` with `n` probe rows takes.
-    fn plan(
+    fn plan<K: JoinKey>(
         &self,
         gpu: &Gpu,
-        table: &HashTable,
+        table: &HashTable<K>,
         n: usize,
     ) -> Result<(ProbePath, Option<LaunchConfig>)> {
         if self.path == ProbePath::Global {
@@ -656,8 +895,8 @@ impl JoinAggregate {
             ))),
             (ProbePath::Shared, Some(c)) => Ok((ProbePath::Shared, Some(c))),
             // Auto: the copies (one per block, mostly L2 hits) must not outweigh the probe
-            // columns (8 bytes per row) they save L1 misses on.
-            (_, Some(c)) if c.grid_dim.0 as usize * table.bytes() <= 8 * n => {
+            // columns (key and value bytes per row) they save L1 misses on.
+            (_, Some(c)) if c.grid_dim.0 as usize * table.bytes() <= (size_of::<K>() + 4) * n => {
                 Ok((ProbePath::Shared, Some(c)))
             }
             _ => Ok((ProbePath::Global, None)),
@@ -666,16 +905,21 @@ impl JoinAggregate {
 
     /// The path a query of `table` with `n` probe rows takes ([`ProbePath::Global`] or
     /// [`ProbePath::Shared`]).
-    pub fn path_for(&self, gpu: &Gpu, table: &HashTable, n: usize) -> Result<ProbePath> {
+    pub fn path_for<K: JoinKey>(
+        &self,
+        gpu: &Gpu,
+        table: &HashTable<K>,
+        n: usize,
+    ) -> Result<ProbePath> {
         Ok(self.plan(gpu, table, n)?.0)
     }
 
     /// Queues the query; [`JoinAggregate::finish`] waits for it.
-    pub fn launch(
+    pub fn launch<K: JoinKey>(
         &mut self,
         gpu: &Gpu,
-        table: &HashTable,
-        keys: &DeviceColumn<u32>,
+        table: &HashTable<K>,
+        keys: &DeviceColumn<K>,
         values: &DeviceColumn<u32>,
     ) -> Result<()> {
         let n = keys.len();
@@ -691,7 +935,7 @@ impl JoinAggregate {
         let n32 = n as u32;
         if let (ProbePath::Shared, Some(cfg)) = plan {
             let words = table.t.words.len() as u32;
-            let slots = &table.t.words;
+            let (keys, slots) = (&key_words(keys), &table.t.words);
             let args = (
                 keys,
                 values,
@@ -705,15 +949,16 @@ impl JoinAggregate {
             );
             // SAFETY: a persistent grid over the `n` keys and values, with the dynamic shared
             // memory `plan` sized for the table's `words` words; `out` holds the two sums.
-            return unsafe { gpu.launch(&shared_spec(table), cfg, args) };
+            return unsafe { gpu.launch(&shared_spec(table)?, cfg, args) };
         }
-        let spec = table.probes().sum;
+        let spec = table.sum_spec()?;
         let cfg = tile_grid(&spec, n, 0)?;
+        let (keys, slots) = (&key_words(keys), &table.t.words);
         let args = (
             keys,
             values,
             &n32,
-            &table.t.words,
+            slots,
             &ta,
             &tb,
             &distinct,
@@ -739,10 +984,10 @@ impl JoinAggregate {
 
 /// `SELECT SUM(A.v + B.v), COUNT(*) FROM A, B WHERE A.k = B.k` with `A = (keys, values)` and
 /// `B` the table (probe path chosen as [`ProbePath::Auto`] says).
-pub fn join_sum(
+pub fn join_sum<K: JoinKey>(
     gpu: &Gpu,
-    table: &HashTable,
-    keys: &DeviceColumn<u32>,
+    table: &HashTable<K>,
+    keys: &DeviceColumn<K>,
     values: &DeviceColumn<u32>,
 ) -> Result<JoinSum> {
     let mut q = JoinAggregate::new(gpu)?;
@@ -751,15 +996,15 @@ pub fn join_sum(
 }
 
 /// The indices of the probe rows whose key is in `set`, in row order (`WHERE key IN set`).
-pub fn semi_join(
+pub fn semi_join<K: JoinKey>(
     gpu: &Gpu,
-    set: &KeySet,
-    probe_keys: &DeviceColumn<u32>,
+    set: &KeySet<K>,
+    probe_keys: &DeviceColumn<K>,
 ) -> Result<DeviceColumn<u32>> {
     let n = probe_keys.len();
-    let spec: KernelSpec<SemiJoinArgs> = match set.t.layout {
-        TableLayout::Linear { .. } => k::HASH_SEMI_JOIN,
-        TableLayout::Perfect { .. } => k::PERFECT_SEMI_JOIN,
+    let spec = match set.t.layout {
+        TableLayout::Linear { .. } => K::HASH_SEMI_JOIN,
+        TableLayout::Perfect { .. } => perfect_spec(K::PERFECT_SEMI_JOIN)?,
     };
     let mut out = gpu.zeros::<u32>(n)?;
     if n == 0 {
@@ -769,15 +1014,8 @@ pub fn semi_join(
     let (ta, tb) = set.t.layout.args();
     let n32 = n as u32;
     let cfg = tile_grid(&spec, n, 0)?;
-    let args = (
-        probe_keys,
-        &n32,
-        &set.t.words,
-        &ta,
-        &tb,
-        &mut out,
-        &mut st.words,
-    );
+    let keys = &key_words(probe_keys);
+    let args = (keys, &n32, &set.t.words, &ta, &tb, &mut out, &mut st.words);
     // SAFETY: one block per tile of the `n` probe keys, an output of `n` rows, selection state
     // zeroed for these tiles.
     unsafe { gpu.launch(&spec, cfg, args) }?;

@@ -20,9 +20,10 @@ pub use baseline::ThreeKernelSelect;
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
 pub use join::{
-    HashTable, JOIN_TILE, JoinAggregate, JoinPairs, JoinSum, KeySet, ProbePath, TableLayout,
-    TableOptions, join, join_sum, semi_join, shared_table_limit,
+    HashTable, JOIN_TILE, JoinAggregate, JoinKey, JoinPairs, JoinSum, KeySet, ProbePath,
+    TableLayout, TableOptions, join, join_sum, semi_join, shared_table_limit,
 };
+pub(crate) use join::{all_keys, reserved_key_error};
 pub use pkjoin::{
     PkJoin, PkJoinResult, PkJoinRows, PkJoinSteps, PkKey, PkPayload, PkStep, pk_join,
 };

@@ -159,18 +159,26 @@ tuple_args! {
         H11: D11, H12: D12, H13: D13, H14: D14);
 }
 
-/// A buffer as its 32-bit words (one per item of 32-bit types), for kernels that move items
-/// as bits without reading them as numbers (sort passes, join payloads).
-pub(crate) fn bits_of<K: DeviceItem>(s: &CudaSlice<K>) -> CudaView<'_, u32> {
-    let words = s.len() * size_of::<K>() / 4;
-    // SAFETY: K is Pod and a multiple of 4 bytes wide, so its bytes are `words` u32 of any bits.
+/// A buffer's items as the words `W` (several per item when `W` is narrower), for kernels that
+/// move or compare items as bits without reading them as numbers (sort passes, join keys and
+/// payloads).
+pub(crate) fn view_as<'a, W: DeviceItem, K: DeviceItem>(s: &CudaView<'a, K>) -> CudaView<'a, W> {
+    const { assert!(size_of::<K>().is_multiple_of(size_of::<W>())) };
+    let words = s.len() * (size_of::<K>() / size_of::<W>());
+    // SAFETY: K and W are Pod and K is a whole number of W, so its bytes are `words` W of any
+    // bits.
     unsafe { s.transmute(words) }.expect("same byte length")
+}
+
+/// A buffer as its 32-bit words.
+pub(crate) fn bits_of<K: DeviceItem>(s: &CudaSlice<K>) -> CudaView<'_, u32> {
+    view_as(&s.as_view())
 }
 
 /// [`bits_of`] for writing.
 pub(crate) fn bits_of_mut<K: DeviceItem>(s: &mut CudaSlice<K>) -> CudaViewMut<'_, u32> {
     let words = s.len() * size_of::<K>() / 4;
-    // SAFETY: as in `bits_of`; any bits written make valid items of the Pod type K.
+    // SAFETY: as in `view_as`; any bits written make valid items of the Pod type K.
     unsafe { s.transmute_mut(words) }.expect("same byte length")
 }
 

@@ -8,7 +8,7 @@ mod pod;
 mod timing;
 
 pub use args::{KernelArg, KernelArgs};
-pub(crate) use args::{bits_of, bits_of_mut};
+pub(crate) use args::{bits_of, bits_of_mut, view_as};
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 pub use gpu::Gpu;
