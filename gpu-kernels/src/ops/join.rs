@@ -310,7 +310,8 @@ mod device {
 
     /// Q4: adds `SUM(A.v + B.v)` and `COUNT(*)` over all matches of the probe rows `(keys,
     /// values)` with the table's rows `(key, payload)` to `out[0]` and `out[1]` (wrapping u64).
-    /// One block per tile.
+    /// Persistent: the blocks stride over the tiles, so the host chooses how many blocks an SM
+    /// holds (see `JoinAggregate`), and each block adds to `out` once.
     ///
     /// # Safety
     /// `keys` and `values` hold `n` items; `table` is built; `out` holds 2 words.
@@ -329,11 +330,20 @@ mod device {
         out: *mut u64,
         temp: [Shared<u64>; 2],
     ) {
-        // SAFETY: forwarded contracts.
-        unsafe {
-            let terms = sum_tile::<K, T, NT, IPT>(keys, values, n, block_idx(), table, distinct);
-            add_sums::<NT>(terms, out, temp);
+        let (tiles, grid) = (n.div_ceil(NT * IPT), grid_dim());
+        let (mut sum, mut count) = (0u64, 0u64);
+        let mut tile = block_idx();
+        // The same tiles for every thread of the block: the loop is uniform.
+        while tile < tiles {
+            // SAFETY: forwarded contracts; tile < tiles.
+            let (s, c) =
+                unsafe { sum_tile::<K, T, NT, IPT>(keys, values, n, tile, table, distinct) };
+            sum = sum.wrapping_add(s);
+            count += c;
+            tile += grid;
         }
+        // SAFETY: forwarded contracts.
+        unsafe { add_sums::<NT>((sum, count), out, temp) };
     }
 
     /// Copies `words` words from global memory to `dst` (16-byte vectors, then the tail) and
@@ -704,8 +714,8 @@ macro_rules! probe_kernels {
                     $crate::shared_array!(join_sum_temp: [u64; NT / 32 + 1]),
                     $crate::shared_array!(join_count_temp: [u64; NT / 32 + 1]),
                 ];
-                // SAFETY: the host launches one block per tile with columns of n items, a
-                // built table and two zeroed output words.
+                // SAFETY: the host launches any grid (the blocks stride over the tiles) with
+                // columns of n items, a built table and two zeroed output words.
                 unsafe {
                     join_sum::<$key, $table, NT, IPT>(keys, values, n as usize,
                         <$table as TableArgs>::from_args(slots.cast_mut(), ta, tb), distinct != 0, out, temp)

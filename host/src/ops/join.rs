@@ -20,7 +20,7 @@ use tessera_kernels::ops::join::{
     SemiJoinArgs,
 };
 use tessera_kernels::ops::select::state_words;
-use tessera_kernels::spec::KernelSpec;
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 
 use super::{Predicate, check_same_len, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
@@ -849,6 +849,28 @@ fn shared_launch<K: JoinKey>(
     }))
 }
 
+/// Blocks per SM of the probe-and-sum kernel on a table in global memory. The probe is bound
+/// by its random loads into the table, and every resident block streams probe rows through the
+/// same caches: more blocks evict more of the table's lines than they hide latency once the
+/// table leaves shared memory. On the H100 two blocks per SM ran tables of 1 MB to 256 MB as
+/// fast as or faster than four (64 MB: 30% faster; ncu shows the L2 hit rate fall with each
+/// block added), and only tables small enough for shared memory, which take the shared path,
+/// ran faster with more. Figures in docs/perf-log.md.
+const PROBE_BLOCKS_PER_SM: u64 = 2;
+
+/// The probe-and-sum kernel's persistent grid over `n` probe rows: [`PROBE_BLOCKS_PER_SM`]
+/// blocks per SM, at most one per tile.
+fn probe_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
+    let blocks = spec
+        .tiles(n as u64)
+        .clamp(1, PROBE_BLOCKS_PER_SM * u64::from(gpu.sm_count()));
+    Ok(LaunchConfig {
+        grid_dim: (blocks as u32, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
 /// The thesis' Q4, `SELECT SUM(A.v + B.v) FROM A, B WHERE A.k = B.k`, fused into the probe:
 /// `A` is the probe side `(keys, values)`, `B` the table (key, payload). Reusable output so that
 /// repeated queries allocate nothing.
@@ -952,7 +974,7 @@ impl JoinAggregate {
             return unsafe { gpu.launch(&shared_spec(table)?, cfg, args) };
         }
         let spec = table.sum_spec()?;
-        let cfg = tile_grid(&spec, n, 0)?;
+        let cfg = probe_grid(gpu, &spec, n)?;
         let (keys, slots) = (&key_words(keys), &table.t.words);
         let args = (
             keys,
@@ -964,7 +986,7 @@ impl JoinAggregate {
             &distinct,
             &mut self.out,
         );
-        // SAFETY: one block per tile of the `n` keys and values; `out` holds the two sums.
+        // SAFETY: a persistent grid over the `n` keys and values; `out` holds the two sums.
         unsafe { gpu.launch(&spec, cfg, args) }
     }
 
