@@ -535,28 +535,10 @@ fn build_errors(gpu: &tessera::Gpu) {
     assert!(HashTable::perfect(gpu, 5u32, 4).is_err());
     assert!(HashTable::perfect(gpu, 0, u32::MAX).is_err());
     // The reserved keys of i32 and u64, and perfect tables of u64 keys.
-    let keys = gpu.upload(&[1i32, -1, 3]).unwrap();
-    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
-    assert!(
-        e.to_string().contains("reserved") && e.to_string().contains("i32"),
-        "{e}"
-    );
-    let e = KeySet::build(gpu, &keys, TableOptions::default())
-        .err()
-        .unwrap();
-    assert!(e.to_string().contains("reserved"), "{e}");
+    let keys = reserved_key_is_refused(gpu, &[1i32, -1, 3], "i32");
     let mut p = HashTable::perfect(gpu, -5i32, 5).unwrap();
     assert!(err(p.insert(gpu, &keys, None)).contains("reserved"));
-    let keys = gpu.upload(&[1u64 << 40, u64::MAX, 3]).unwrap();
-    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
-    assert!(
-        e.to_string().contains("reserved") && e.to_string().contains("u64"),
-        "{e}"
-    );
-    let e = KeySet::build(gpu, &keys, TableOptions::default())
-        .err()
-        .unwrap();
-    assert!(e.to_string().contains("reserved"), "{e}");
+    reserved_key_is_refused(gpu, &[1u64 << 40, u64::MAX, 3], "u64");
     assert!(HashTable::perfect(gpu, 0u64, 10).is_err());
     assert!(KeySet::perfect(gpu, 0u64, 10).is_err());
     assert!(HashTable::perfect(gpu, i32::MIN, i32::MAX).is_err());
@@ -565,6 +547,24 @@ fn build_errors(gpu: &tessera::Gpu) {
     assert!(HashTable::build(gpu, &six, Some(&pay), TableOptions::default()).is_err());
     let t = HashTable::build(gpu, &six, None, TableOptions::default()).unwrap();
     assert!(ops::join_sum(gpu, &t, &six, &pay).is_err());
+}
+
+/// Checks that a table and a set of `keys`, which hold `K`'s reserved key, are refused with
+/// an error naming it and `name`; returns the keys on the device.
+fn reserved_key_is_refused<K: ops::JoinKey>(
+    gpu: &tessera::Gpu,
+    keys: &[K],
+    name: &str,
+) -> tessera::DeviceColumn<K> {
+    let keys = gpu.upload(keys).unwrap();
+    let e = HashTable::build(gpu, &keys, None, TableOptions::default()).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("reserved") && msg.contains(name), "{e}");
+    let e = KeySet::build(gpu, &keys, TableOptions::default())
+        .err()
+        .unwrap();
+    assert!(e.to_string().contains("reserved"), "{e}");
+    keys
 }
 
 fn row_payloads_give_row_pairs_and_selective_build(gpu: &tessera::Gpu) {

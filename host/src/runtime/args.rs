@@ -63,32 +63,24 @@ buffer_args! {
 /// An absent buffer: the kernel receives a null pointer (for parameters its mode never reads
 /// or writes, such as a keys-only sort's values).
 impl<H: sealed::Sealed> sealed::Sealed for Option<H> {}
-impl<T, H: KernelArg<*const T>> KernelArg<*const T> for Option<H> {
-    fn push<'b>(self, b: &mut LaunchArgs<'b>)
-    where
-        Self: 'b,
-    {
-        match self {
-            Some(h) => h.push(b),
-            None => {
-                b.arg(&NULL);
+macro_rules! optional_args {
+    ($($ptr:ty),*) => {$(
+        impl<T, H: KernelArg<$ptr>> KernelArg<$ptr> for Option<H> {
+            fn push<'b>(self, b: &mut LaunchArgs<'b>)
+            where
+                Self: 'b,
+            {
+                match self {
+                    Some(h) => h.push(b),
+                    None => {
+                        b.arg(&NULL);
+                    }
+                }
             }
         }
-    }
+    )*};
 }
-impl<T, H: KernelArg<*mut T>> KernelArg<*mut T> for Option<H> {
-    fn push<'b>(self, b: &mut LaunchArgs<'b>)
-    where
-        Self: 'b,
-    {
-        match self {
-            Some(h) => h.push(b),
-            None => {
-                b.arg(&NULL);
-            }
-        }
-    }
-}
+optional_args!(*const T, *mut T);
 /// The null device pointer.
 static NULL: u64 = 0;
 
