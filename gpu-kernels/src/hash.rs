@@ -204,21 +204,25 @@ pub fn capacity_for(rows: u64, fill: f64) -> Option<u32> {
     u32::try_from(c).ok()
 }
 
-/// Words of build-kernel state (`u32`), which the host zeroes before and reads after a build.
-pub mod state {
-    /// Word index: set to 1 when two inserted keys are equal (the table is not unique, so
-    /// probes must walk on after a match to find every build row).
-    pub const DUPLICATE: usize = 0;
-    /// Word index: set to 1 when an insert found no free slot (linear probing) or a key outside
-    /// the range (perfect hashing); the table is then incomplete.
-    pub const OVERFLOW: usize = 1;
-    /// Word index: set to 1 when a key whose bits are the empty slot's
-    /// ([`super::KeyBits::EMPTY`]) was offered (and skipped).
-    pub const SENTINEL: usize = 2;
-    /// Word index: number of rows inserted (the build's flagged rows).
-    pub const INSERTED: usize = 3;
-    /// Words of state.
-    pub const WORDS: usize = 4;
+/// What a build reports to the host, in device memory (zeroed before the build): flags the
+/// kernels raise with atomics (0 or 1) and the rows inserted.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct BuildState {
+    /// Two inserted keys were equal (the table is not unique, so probes must walk on after a
+    /// match to find every build row).
+    pub duplicate: u32,
+    /// An insert found no free slot (linear probing) or a key outside the range (perfect
+    /// hashing); the table is then incomplete.
+    pub overflow: u32,
+    /// A key whose bits are the empty slot's ([`KeyBits::EMPTY`]) was offered (and skipped).
+    pub sentinel: u32,
+    /// Rows inserted (the build's flagged rows).
+    pub inserted: u32,
 }
 
 #[cfg(test)]

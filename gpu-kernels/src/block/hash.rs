@@ -15,9 +15,11 @@
 //! load. Build and probe of the same table must be in different kernels (or separated by a grid
 //! barrier): a probe reads slots with plain loads.
 use crate::arch::{Atomic, load_if};
-use crate::hash::{EMPTY_KEY, HashKey, KeyBits, Slot, next_slot, perfect_pos, perfect_slot};
+use crate::hash::{
+    BuildState, EMPTY_KEY, HashKey, KeyBits, Slot, next_slot, perfect_pos, perfect_slot,
+};
 
-/// What a build saw, to be reported to the host (see [`crate::hash::state`]).
+/// What a build saw, to be reported to the host (see [`BuildState`]).
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
 pub struct BuildStatus {
     /// An inserted key was already in the table.
@@ -38,24 +40,23 @@ impl BuildStatus {
         }
     }
 
-    /// Sets the state words of [`crate::hash::state`] for what this thread saw (no traffic in
+    /// Raises the flags of the build's [`BuildState`] for what this thread saw (no traffic in
     /// the common case of nothing to report).
     ///
     /// # Safety
-    /// `state` points to [`crate::hash::state::WORDS`] global words.
+    /// `state` points to the build's state in global memory.
     #[inline(always)]
-    pub unsafe fn record(self, state: *mut u32) {
-        use crate::hash::state::{DUPLICATE, OVERFLOW, SENTINEL};
-        // SAFETY: in bounds by contract; atomics because many threads may report.
+    pub unsafe fn record(self, state: *mut BuildState) {
+        // SAFETY: by contract; atomics because many threads may report.
         unsafe {
             if self.duplicate {
-                u32::atomic_max(state.add(DUPLICATE), 1);
+                u32::atomic_max(&raw mut (*state).duplicate, 1);
             }
             if self.overflow {
-                u32::atomic_max(state.add(OVERFLOW), 1);
+                u32::atomic_max(&raw mut (*state).overflow, 1);
             }
             if self.sentinel {
-                u32::atomic_max(state.add(SENTINEL), 1);
+                u32::atomic_max(&raw mut (*state).sentinel, 1);
             }
         }
     }
@@ -486,7 +487,7 @@ pub unsafe fn block_probe<
 
 /// Probe with "all matches" semantics: calls `f(k, payload)` once per slot holding the key of
 /// flagged item `k`, so a probe row meets every build row with its key. With `distinct` (the
-/// build reported no duplicate, see [`crate::hash::state::DUPLICATE`]) walks stop at the first
+/// build reported no duplicate, see [`BuildState::duplicate`]) walks stop at the first
 /// match, which is then the only one. Flags are left as they are.
 ///
 /// # Safety

@@ -23,7 +23,7 @@ mod device {
         Atomic, Shared, block_idx, grid_dim, load_vector, store_vector, sync_threads, thread_idx,
     };
     use crate::block::*;
-    use crate::hash::{HashKey, KeyBits};
+    use crate::hash::{BuildState, HashKey, KeyBits};
     use crate::ops::select::{SelectShared, block_select_write};
 
     /// Builds a table view from the kernel's `(slots, ta, tb)` arguments.
@@ -176,7 +176,7 @@ mod device {
     unsafe fn report<const NT: usize, const IPT: usize>(
         flags: &[bool; IPT],
         st: BuildStatus,
-        state: *mut u32,
+        state: *mut BuildState,
         temp: Shared<u32>,
     ) {
         let inserted = block_count::<u32, NT, IPT>(flags, usize::MAX, temp);
@@ -184,7 +184,7 @@ mod device {
         unsafe {
             st.record(state);
             if thread_idx() == 0 && inserted != 0 {
-                u32::atomic_add(state.add(crate::hash::state::INSERTED), inserted);
+                u32::atomic_add(&raw mut (*state).inserted, inserted);
             }
         }
     }
@@ -208,7 +208,7 @@ mod device {
         n: usize,
         p: impl Fn(K) -> bool,
         table: T,
-        state: *mut u32,
+        state: *mut BuildState,
         temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
@@ -242,7 +242,7 @@ mod device {
         n: usize,
         p: impl Fn(K) -> bool,
         table: T,
-        state: *mut u32,
+        state: *mut BuildState,
         temp: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
@@ -587,11 +587,21 @@ pub type BuildArgs<K> = (
     *mut u32,
     u32,
     u32,
-    *mut u32,
+    *mut crate::hash::BuildState,
 );
 /// Parameters of the key-only builds over keys `K`: `(keys, n, op, a, b, slots, ta, tb,
 /// state)`.
-pub type BuildKeysArgs<K> = (*const K, u32, u32, K, K, *mut u32, u32, u32, *mut u32);
+pub type BuildKeysArgs<K> = (
+    *const K,
+    u32,
+    u32,
+    K,
+    K,
+    *mut u32,
+    u32,
+    u32,
+    *mut crate::hash::BuildState,
+);
 /// Parameters of the probe-and-sum kernels over keys `K`: `(keys, values, n, slots, ta, tb,
 /// distinct, out)`.
 pub type ProbeSumArgs<K> = (
@@ -644,7 +654,7 @@ macro_rules! build_kernels {
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 8](
                 keys: *const $key, payloads: *const u32, n: u32, op: u32, a: $key, b: $key,
-                slots: *mut u32, ta: u32, tb: u32, state: *mut u32
+                slots: *mut u32, ta: u32, tb: u32, state: *mut $crate::hash::BuildState
             ) {
                 let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: the host launches one block per tile with columns of n items, a
@@ -678,7 +688,7 @@ macro_rules! build_keys_kernels {
         $crate::kernel! {
             $spec = $name[NT = 256, IPT = 8](
                 keys: *const $key, n: u32, op: u32, a: $key, b: $key,
-                slots: *mut u32, ta: u32, tb: u32, state: *mut u32
+                slots: *mut u32, ta: u32, tb: u32, state: *mut $crate::hash::BuildState
             ) {
                 let temp = $crate::shared_array!(build_temp: [u32; NT / 32 + 1]);
                 // SAFETY: as for the key + payload builds.

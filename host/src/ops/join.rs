@@ -13,7 +13,7 @@
 //! per match), as SQL's inner join does. Builds detect duplicates; probes of a table without them
 //! stop at the first match.
 use cudarc::driver::{CudaSlice, CudaView, LaunchConfig};
-use tessera_kernels::hash::{self, DEFAULT_FILL, EMPTY_KEY, HashKey, MAX_FILL, state};
+use tessera_kernels::hash::{self, BuildState, DEFAULT_FILL, EMPTY_KEY, HashKey, MAX_FILL};
 use tessera_kernels::ops::join as k;
 use tessera_kernels::ops::join::{
     BuildArgs, BuildKeysArgs, ProbeCountArgs, ProbeSharedArgs, ProbeSumArgs, ProbeWriteArgs,
@@ -25,7 +25,7 @@ use tessera_kernels::spec::{KernelShape, KernelSpec};
 use super::{Predicate, check_same_len, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
 use crate::runtime::{
-    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, Scratch, bits_of_mut, tile_grid,
+    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, PodBuffer, Scratch, tile_grid,
 };
 
 /// Key types of the hash join: `u32`, `i32` and `u64` (payloads are `u32`).
@@ -342,7 +342,7 @@ struct Table<K> {
     layout: TableLayout<K>,
     rows: usize,
     duplicates: bool,
-    state: Option<Scratch>,
+    state: Option<PodBuffer<BuildState>>,
 }
 
 impl<K: JoinKey> Table<K> {
@@ -409,11 +409,16 @@ impl<K: JoinKey> Table<K> {
         if n == 0 {
             return Ok(());
         }
-        let mut st = Scratch::zeroed(gpu, state::WORDS.div_ceil(2), self.state.take())?;
+        let mut st = match self.state.take() {
+            Some(mut st) => {
+                st.write(gpu, 0, &BuildState::default())?;
+                st
+            }
+            None => PodBuffer::upload(gpu, &[BuildState::default()])?,
+        };
         let (n32, op, (ta, tb)) = (n as u32, pred.op.code(), self.layout.args());
         let (p, a, b) = (&pred.a, &pred.b, &mut self.words);
-        // The build state is 32-bit words (`state::WORDS`) in the 64-bit scratch.
-        let (ta, tb, state) = (&ta, &tb, &mut bits_of_mut(&mut st.words));
+        let (ta, tb, state) = (&ta, &tb, &mut st.item_mut(0)?);
         // SAFETY (both arms): one block per tile of the `n` keys (and payloads), into this
         // table's slots as its layout describes them, with zeroed build state.
         match build {
@@ -459,18 +464,13 @@ impl<K: JoinKey> Table<K> {
     }
 }
 
-fn read_report(gpu: &Gpu, st: &Scratch) -> Result<BuildReport> {
-    let mut w = [0u64; 2];
-    gpu.stream()
-        .memcpy_dtoh(&st.words.slice(0..2), &mut w[..])
-        .map_err(Error::driver("reading the build state", 16))?;
-    gpu.synchronize()?;
-    let words: [u32; 4] = bytemuck::cast(w);
+fn read_report(gpu: &Gpu, st: &PodBuffer<BuildState>) -> Result<BuildReport> {
+    let s = st.read(gpu, 0)?;
     Ok(BuildReport {
-        duplicate: words[state::DUPLICATE] != 0,
-        overflow: words[state::OVERFLOW] != 0,
-        sentinel: words[state::SENTINEL] != 0,
-        inserted: words[state::INSERTED] as usize,
+        duplicate: s.duplicate != 0,
+        overflow: s.overflow != 0,
+        sentinel: s.sentinel != 0,
+        inserted: s.inserted as usize,
     })
 }
 

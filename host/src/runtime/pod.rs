@@ -67,6 +67,14 @@ impl<T: Pod> PodBuffer<T> {
         Ok(v)
     }
 
+    /// Overwrites value `i` with `v` (queued).
+    pub fn write(&mut self, gpu: &Gpu, i: usize, v: &T) -> Result<()> {
+        let r = self.range(i)?;
+        gpu.stream()
+            .memcpy_htod(bytemuck::bytes_of(v), &mut self.bytes.slice_mut(r))
+            .map_err(Error::driver("writing kernel parameters", size_of::<T>()))
+    }
+
     /// Value `i` as a kernel argument the kernel may write.
     pub fn item_mut(&mut self, i: usize) -> Result<PodItemMut<'_, T>> {
         let r = self.range(i)?;
