@@ -4,9 +4,9 @@
 //! Every table kernel takes its table as `(slots, ta, tb)`: for linear probing `ta` is the
 //! capacity (`tb` unused), for perfect hashing `ta` is the smallest key and `tb` the number of
 //! slots. Build kernels insert the rows whose key satisfies a [`crate::predicate`] comparison
-//! (the selective build) and report in `state` ([`crate::hash::state`]) whether keys repeated or
-//! found no slot. Probe kernels take `distinct` (no duplicate was reported): walks then stop at
-//! the first match. One block per tile.
+//! (the selective build) and report in `state` (a [`crate::hash::BuildState`]) whether keys
+//! repeated or found no slot. Probe kernels take `distinct` (no duplicate was reported): walks
+//! then stop at the first match. One block per tile, except the persistent probe-and-sum.
 //!
 //! Keys are `u32` (the unsuffixed kernels), `i32` (probes share the `u32` kernels, which compare
 //! key bits; the `_i32` builds evaluate their predicate in `i32` order) or `u64` (the `_u64`
