@@ -6,8 +6,10 @@ mod basic;
 mod join;
 mod pkjoin;
 mod sort;
+mod topk;
 
 pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
 pub use join::{CpuHashTable, join, join_sum, semi_join};
 pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
+pub use topk::top_k;

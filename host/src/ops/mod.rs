@@ -13,6 +13,7 @@ mod sort_msd;
 #[doc(hidden)]
 #[cfg(feature = "testing")]
 pub mod testing;
+mod topk;
 
 pub use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
@@ -41,6 +42,8 @@ pub use sort::{
 #[doc(hidden)]
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
+pub(crate) use topk::check_top_k;
+pub use topk::{TopKOrder, TopKRows, TopKey};
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).
 pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;
