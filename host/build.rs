@@ -39,8 +39,8 @@ fn main() {
         };
         match tessera_ptx_build::build(&opts) {
             Ok(ptx) => {
-                // Deflated: PTX text shrinks about sixfold, and every binary of the library
-                // embeds one file per architecture.
+                // Deflated: PTX text compresses well, and every binary of the library embeds
+                // one file per architecture.
                 let text = std::fs::read(&ptx).expect("read the PTX");
                 let packed = miniz_oxide::deflate::compress_to_vec(&text, 6);
                 std::fs::write(out.join(format!("kernels_{arch}.ptx.deflate")), packed)

@@ -20,12 +20,12 @@ use tessera_kernels::ops::join::{
     SemiJoinArgs,
 };
 use tessera_kernels::ops::select::state_words;
-use tessera_kernels::spec::{KernelShape, KernelSpec};
+use tessera_kernels::spec::KernelSpec;
 
 use super::{Predicate, check_same_len, scan::exclusive_scan_into};
 use crate::error::{Error, Result};
 use crate::runtime::{
-    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, PodBuffer, Scratch, tile_grid,
+    DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN, PodBuffer, Scratch, grid_per_sm, tile_grid,
 };
 
 /// Key types of the hash join: `u32`, `i32` and `u64` (payloads are `u32`).
@@ -851,25 +851,9 @@ fn shared_launch<K: JoinKey>(
 
 /// Blocks per SM of the probe-and-sum kernel on a table in global memory. The probe is bound
 /// by its random loads into the table, and every resident block streams probe rows through the
-/// same caches: more blocks evict more of the table's lines than they hide latency once the
-/// table leaves shared memory. On the H100 two blocks per SM ran tables of 1 MB to 256 MB as
-/// fast as or faster than four (64 MB: 30% faster; ncu shows the L2 hit rate fall with each
-/// block added), and only tables small enough for shared memory, which take the shared path,
-/// ran faster with more. Figures in docs/perf-log.md.
+/// same caches: past shared memory, more blocks evict more of the table's lines than they hide
+/// latency. Chosen from a sweep on the H100, in docs/perf-log.md.
 const PROBE_BLOCKS_PER_SM: u64 = 2;
-
-/// The probe-and-sum kernel's persistent grid over `n` probe rows: [`PROBE_BLOCKS_PER_SM`]
-/// blocks per SM, at most one per tile.
-fn probe_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
-    let blocks = spec
-        .tiles(n as u64)
-        .clamp(1, PROBE_BLOCKS_PER_SM * u64::from(gpu.sm_count()));
-    Ok(LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (spec.threads(), 1, 1),
-        shared_mem_bytes: 0,
-    })
-}
 
 /// The thesis' Q4, `SELECT SUM(A.v + B.v) FROM A, B WHERE A.k = B.k`, fused into the probe:
 /// `A` is the probe side `(keys, values)`, `B` the table (key, payload). Reusable output so that
@@ -974,7 +958,7 @@ impl JoinAggregate {
             return unsafe { gpu.launch(&shared_spec(table)?, cfg, args) };
         }
         let spec = table.sum_spec()?;
-        let cfg = probe_grid(gpu, &spec, n)?;
+        let cfg = grid_per_sm(gpu, &spec, n, PROBE_BLOCKS_PER_SM)?;
         let (keys, slots) = (&key_words(keys), &table.t.words);
         let args = (
             keys,

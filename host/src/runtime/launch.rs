@@ -29,7 +29,13 @@ pub fn resident_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchCo
         .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
         .map_err(Error::launch(spec.name()))?
         .max(1);
-    let resident = u64::from(per_sm) * u64::from(gpu.sm_count());
+    grid_per_sm(gpu, spec, n, per_sm.into())
+}
+
+/// A persistent grid of `per_sm` blocks of `spec` per SM, at most one per tile of `n` items
+/// and at least one. Launch only kernels that work with any grid size.
+pub fn grid_per_sm(gpu: &Gpu, spec: &KernelShape, n: usize, per_sm: u64) -> Result<LaunchConfig> {
+    let resident = per_sm.max(1) * u64::from(gpu.sm_count());
     let most = gpu
         .resident_block_cap()
         .map_or(resident, |c| resident.min(c.into()));

@@ -13,6 +13,6 @@ pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch};
-pub use launch::{resident_grid, tile_grid};
+pub use launch::{grid_per_sm, resident_grid, tile_grid};
 pub use pod::{PodBuffer, PodItemMut};
 pub use timing::{Timing, median};
