@@ -43,12 +43,18 @@ pub use sort::{
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
-pub use topk::{TopKOrder, TopKRows, TopKey};
+pub use topk::{
+    SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K, TopKAlgorithm, TopKOrder, TopKRows, TopKey,
+    choose, top_k,
+};
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).
 pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;
 /// Items per tile of the 4-byte Pred selection kernels.
 pub const SELECT_PRED_TILE: usize = tessera_kernels::ops::select::SELECT_PRED_F32.tile() as usize;
+
+/// Items per tile of the 4-byte top-k filter kernels.
+pub const TOPK_TILE: usize = tessera_kernels::ops::topk::TOPK_FILTER_F32.tile() as usize;
 
 /// The last look-back epoch before a selection's state is zeroed again (see
 /// [`Selection::set_epoch`]).

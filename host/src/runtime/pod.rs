@@ -43,6 +43,42 @@ impl<T: Pod> PodBuffer<T> {
         })
     }
 
+    /// `len` zeroed values.
+    pub fn zeroed(gpu: &Gpu, len: usize) -> Result<PodBuffer<T>> {
+        let size = len * size_of::<T>();
+        let bytes = gpu
+            .stream()
+            .alloc_zeros::<u8>(size.max(1))
+            .map_err(Error::driver("allocating kernel parameters", size))?;
+        Ok(PodBuffer {
+            bytes,
+            len,
+            item: PhantomData,
+        })
+    }
+
+    /// Downloads the first `count` values (synchronizes the stream).
+    pub fn read_prefix(&self, gpu: &Gpu, count: usize) -> Result<Vec<T>> {
+        if count > self.len {
+            return Err(Error::invalid(format!(
+                "reading {count} kernel parameters of a buffer of {}",
+                self.len
+            )));
+        }
+        let mut v = vec![T::zeroed(); count];
+        if count > 0 {
+            let size = count * size_of::<T>();
+            gpu.stream()
+                .memcpy_dtoh(
+                    &self.bytes.slice(..size),
+                    bytemuck::cast_slice_mut::<T, u8>(&mut v),
+                )
+                .map_err(Error::driver("reading kernel parameters", size))?;
+            gpu.synchronize()?;
+        }
+        Ok(v)
+    }
+
     /// Number of values.
     pub fn len(&self) -> usize {
         self.len
@@ -109,6 +145,16 @@ impl<T: Pod> KernelArg<*const T> for &PodBuffer<T> {
         Self: 'b,
     {
         b.arg(&self.bytes);
+    }
+}
+
+impl<T: Pod> sealed::Sealed for &mut PodBuffer<T> {}
+impl<T: Pod> KernelArg<*mut T> for &mut PodBuffer<T> {
+    fn push<'b>(self, b: &mut LaunchArgs<'b>)
+    where
+        Self: 'b,
+    {
+        b.arg(&mut self.bytes);
     }
 }
 

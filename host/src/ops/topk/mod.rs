@@ -1,7 +1,7 @@
-//! Top-k: the `k` largest (or smallest) keys of a column with their row ids. This module holds
-//! what the GPU operator and its CPU version ([`crate::cpu::top_k`]) share: the key types, the
-//! order every implementation returns, and the checks made before any work. The GPU kernels
-//! are not built yet.
+//! Top-k: the `k` largest (or smallest) keys of a column with their row ids, on the GPU by one
+//! of several algorithms ([`TopKAlgorithm`]), and what they share with the CPU version
+//! ([`crate::cpu::top_k`]): the key types, the order every implementation returns, and the
+//! checks made before any work.
 //!
 //! **Order.** Keys compare by [`TopKey::rank`]: integers by value, floats as
 //! [`f32::total_cmp`] orders them, so `+NaN` is above `+inf` (the largest) and `-NaN` below
@@ -9,8 +9,18 @@
 //! (largest first for [`TopKOrder::Largest`]). **Ties**: among equal keys the smaller row id
 //! ranks first, so where equal keys straddle the `k`-th place the result keeps the smallest
 //! row ids. The result is therefore one exact list, the same for every implementation.
+mod select;
+mod sort;
+
+pub use select::{SamplePlan, SelectTopK};
+pub use sort::SortTopK;
+
+use tessera_kernels::ops::topk::{self as kt, FilterArgs, HistKeysArgs, SampleArgs};
+use tessera_kernels::radix::RadixKey;
+use tessera_kernels::spec::KernelSpec;
+
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceItem, MAX_COLUMN_LEN};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN};
 
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -23,37 +33,131 @@ pub enum TopKOrder {
 }
 
 /// Key types of top-k: `f32`, `f64`, `i32`, `u32`. Sealed through [`DeviceItem`].
-pub trait TopKey: DeviceItem {
+pub trait TopKey: DeviceItem + RadixKey<Bits: Into<u64>> {
     /// A `u64` that orders keys as top-k does (see the module documentation): `a` ranks
     /// above `b` exactly when `a.rank() > b.rank()`, and equal ranks are equal keys.
     fn rank(self) -> u64;
+    /// The key whose order-preserving bits ([`RadixKey::to_bits`]) are `bits`.
+    #[doc(hidden)]
+    fn from_ordered(bits: u64) -> Self;
+    /// The sample kernel.
+    #[doc(hidden)]
+    const SAMPLE: KernelSpec<SampleArgs<Self>>;
+    /// The exact radix-select round.
+    #[doc(hidden)]
+    const HIST: KernelSpec<HistKeysArgs<Self>>;
+    /// The threshold filter.
+    #[doc(hidden)]
+    const FILTER: KernelSpec<FilterArgs<Self>>;
 }
 
-impl TopKey for u32 {
-    fn rank(self) -> u64 {
-        u64::from(self)
+macro_rules! top_key {
+    ($($t:ty: $bits:ty, $s:ident, $h:ident, $f:ident;)*) => {$(
+        impl TopKey for $t {
+            fn rank(self) -> u64 {
+                self.to_bits_ordered()
+            }
+            fn from_ordered(bits: u64) -> Self {
+                <$t as RadixKey>::from_bits(bits as $bits)
+            }
+            const SAMPLE: KernelSpec<SampleArgs<$t>> = kt::$s;
+            const HIST: KernelSpec<HistKeysArgs<$t>> = kt::$h;
+            const FILTER: KernelSpec<FilterArgs<$t>> = kt::$f;
+        }
+    )*};
+}
+top_key! {
+    u32: u32, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32;
+    i32: u32, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32;
+    f32: u32, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32;
+    f64: u64, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64;
+}
+
+/// The order-preserving bits of a radix key, widened.
+trait OrderedBits {
+    fn to_bits_ordered(self) -> u64;
+}
+
+impl<K: RadixKey<Bits: Into<u64>>> OrderedBits for K {
+    fn to_bits_ordered(self) -> u64 {
+        self.to_bits().into()
     }
 }
 
-impl TopKey for i32 {
-    fn rank(self) -> u64 {
-        u64::from((self as u32) ^ (1 << 31))
+/// The key of a device rank (order-preserving bits, complemented for the smallest; see
+/// `tessera_kernels::ops::topk`).
+pub(crate) fn key_of_rank<K: TopKey>(rank: u64, order: TopKOrder) -> K {
+    let bits = match order {
+        TopKOrder::Largest => rank,
+        TopKOrder::Smallest => !rank & width_mask::<K>(),
+    };
+    K::from_ordered(bits)
+}
+
+/// All ones in the key's bit width.
+fn width_mask<K: TopKey>() -> u64 {
+    match size_of::<K>() {
+        4 => u64::from(u32::MAX),
+        _ => u64::MAX,
     }
 }
 
-impl TopKey for f32 {
-    fn rank(self) -> u64 {
-        let b = self.to_bits();
-        u64::from(if b >> 31 == 1 { !b } else { b | (1 << 31) })
+/// The top-k algorithms on the GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TopKAlgorithm {
+    /// Estimates the `k`-th key from a sample, keeps the keys that reach it in one read of the
+    /// input, and finishes on those; falls back to [`TopKAlgorithm::RadixSelect`] when the
+    /// estimate keeps too few or too many.
+    Threshold,
+    /// Exact radix select (8-bit digits, one read of the input per digit), then one pass that
+    /// keeps the keys reaching the `k`-th.
+    RadixSelect,
+    /// Sort and choose: the radix sort of keys with their rows, then the first `k`.
+    Sort,
+}
+
+impl TopKAlgorithm {
+    /// Short name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopKAlgorithm::Threshold => "threshold",
+            TopKAlgorithm::RadixSelect => "radix select",
+            TopKAlgorithm::Sort => "sort",
+        }
     }
 }
 
-impl TopKey for f64 {
-    fn rank(self) -> u64 {
-        let b = self.to_bits();
-        if b >> 63 == 1 { !b } else { b | (1 << 63) }
+/// The `k` best keys of `keys` by `order`, best first, with their rows, on the GPU: each
+/// call chooses the algorithm (see [`choose`]). `Err` unless `1 <= k <= keys.len()`.
+pub fn top_k<K: TopKey>(
+    gpu: &Gpu,
+    keys: &DeviceColumn<K>,
+    k: usize,
+    order: TopKOrder,
+) -> Result<TopKRows<K>> {
+    check_top_k(keys.len(), k)?;
+    match choose::<K>(keys.len(), k) {
+        TopKAlgorithm::Sort => SortTopK::new().run(gpu, keys, k, order),
+        a => SelectTopK::new(gpu)?.run(gpu, keys, k, order, a),
     }
 }
+
+/// The algorithm [`top_k`] runs for `k` of `n` keys of type `K`: the threshold filter while
+/// its candidates stay few (`k` up to [`THRESHOLD_MAX_K`]), sort and choose beyond that for
+/// the key types the radix sort takes, radix select otherwise.
+pub fn choose<K: TopKey>(n: usize, k: usize) -> TopKAlgorithm {
+    let _ = n;
+    if k <= THRESHOLD_MAX_K {
+        TopKAlgorithm::Threshold
+    } else if SortTopK::supports::<K>() {
+        TopKAlgorithm::Sort
+    } else {
+        TopKAlgorithm::RadixSelect
+    }
+}
+
+/// The largest `k` for which [`top_k`] takes the threshold filter.
+pub const THRESHOLD_MAX_K: usize = 1 << 16;
 
 /// The result of a top-k on the host: keys best first and the row id of each.
 #[derive(Clone, Debug, PartialEq)]

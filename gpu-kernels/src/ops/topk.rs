@@ -1,0 +1,746 @@
+//! Top-k by selection: radix select (thesis §4.2.2, §4.4.2) and the threshold filter built on
+//! it, both over the **ranks** of the keys.
+//!
+//! A key's rank is its order-preserving bits ([`RadixKey::ordered`], complemented for the
+//! smallest keys) widened to `u64`, so "better" is always "larger rank". Ties break on the
+//! row: an element is the 96-bit composite `rank << 32 | !row`, unique per row, so the best
+//! `k` composites are exactly the documented result (smaller rows first among equal keys).
+//!
+//! **Radix select** ([`SelectState`]): rounds of 8-bit digits from the top. A round's
+//! histogram kernel counts the digit of every element whose higher digits equal the prefix
+//! chosen so far; its pick kernel finds the digit holding the `need`-th best and narrows the
+//! prefix. It stops early (`resolved`) once the chosen bucket is wanted whole. Sources: the
+//! input keys (ranks only, exact select), a sample of ranks, and the filter's candidates
+//! (composites, so rows resolve ties).
+//!
+//! **Threshold filter**: a radix select over a strided sample of the ranks gives a threshold
+//! that, for the sample, `j` elements reach; [`FilterCounts`] then reports how many of the
+//! whole input pass it in one read of the input, which writes the passing elements
+//! ([`Candidate`], unordered, up to a capacity) and, where the sample ended on a tie, the rows
+//! equal to the threshold in row order (up to `k` of them). The host finishes on the
+//! candidates, or runs the exact select when too few or too many passed.
+use crate::radix::RadixKey;
+
+/// Bits per radix-select digit.
+pub const DIGIT_BITS: u32 = 8;
+/// Buckets per digit.
+pub const DIGITS: usize = 1 << DIGIT_BITS;
+
+/// Where a radix select stands, in device memory; the host sets `need`, `shift` and zeroes
+/// the rest before the first round.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SelectState {
+    /// Rank bits of the chosen prefix.
+    pub prefix_rank: u64,
+    /// Low (`!row`) bits of the chosen prefix (composites only).
+    pub prefix_low: u32,
+    /// Elements still wanted from the current bucket (at least 1).
+    pub need: u32,
+    /// Low bit of the next digit, counted in the composite `rank << 32 | low`.
+    pub shift: u32,
+    /// 0 while rounds remain; 1 once the chosen bucket was wanted whole (then exactly the
+    /// elements whose composite shifted right by `last_shift` is at least the prefix's are
+    /// chosen); 2 when the digits ran out on a value more elements share than are wanted.
+    pub resolved: u32,
+    /// Low bit of the last digit chosen.
+    pub last_shift: u32,
+    /// Rounds the pick kernel ran (for the host's checks).
+    pub rounds: u32,
+}
+
+const _: () = assert!(core::mem::size_of::<SelectState>() == 32);
+
+impl SelectState {
+    /// The state before the first round of a select of the `need` best, whose first digit's
+    /// low bit is `shift` (`rank_bits + 32 - 8` for composites, the same for ranks alone,
+    /// whose rounds then stop at bit 32).
+    pub const fn start(need: u32, rank_bits: u32) -> SelectState {
+        SelectState {
+            prefix_rank: 0,
+            prefix_low: 0,
+            need,
+            shift: rank_bits + 32 - DIGIT_BITS,
+            resolved: 0,
+            last_shift: 0,
+            rounds: 0,
+        }
+    }
+
+    /// The digit of composite `(rank, low)` at `shift`.
+    #[inline(always)]
+    pub fn digit(rank: u64, low: u32, shift: u32) -> u32 {
+        let d = if shift >= 32 {
+            rank >> (shift - 32)
+        } else {
+            u64::from(low >> shift)
+        };
+        d as u32 & (DIGITS as u32 - 1)
+    }
+
+    /// Whether composite `(rank, low)` agrees with the prefix on every bit from `bit` up.
+    #[inline(always)]
+    pub fn agrees_from(&self, rank: u64, low: u32, bit: u32) -> bool {
+        if bit >= 32 {
+            high(rank, bit - 32) == high(self.prefix_rank, bit - 32)
+        } else {
+            rank == self.prefix_rank && high32(low, bit) == high32(self.prefix_low, bit)
+        }
+    }
+
+    /// Whether `(rank, low)` is counted in the current round: its digits above `shift` are
+    /// the prefix's.
+    #[inline(always)]
+    pub fn in_bucket(&self, rank: u64, low: u32) -> bool {
+        self.agrees_from(rank, low, self.shift + DIGIT_BITS)
+    }
+
+    /// Whether a resolved select chose composite `(rank, low)`.
+    #[inline(always)]
+    pub fn chosen(&self, rank: u64, low: u32) -> bool {
+        let s = self.last_shift;
+        if s >= 32 {
+            high(rank, s - 32) >= high(self.prefix_rank, s - 32)
+        } else {
+            rank > self.prefix_rank
+                || (rank == self.prefix_rank && high32(low, s) >= high32(self.prefix_low, s))
+        }
+    }
+
+    /// The pick: given the round's histogram, chooses the digit that holds the `need`-th best,
+    /// narrows the prefix and moves to the next digit (stopping at bit `stop`).
+    #[inline(always)]
+    pub fn pick(&mut self, hist: impl Fn(usize) -> u32, stop: u32) {
+        let mut above = 0u32;
+        let mut d = DIGITS;
+        while d > 0 {
+            d -= 1;
+            let c = hist(d);
+            if above + c >= self.need {
+                self.need -= above;
+                let s = self.shift;
+                if s >= 32 {
+                    self.prefix_rank |= (d as u64) << (s - 32);
+                } else {
+                    self.prefix_low |= (d as u32) << s;
+                }
+                self.last_shift = s;
+                self.resolved = (c == self.need) as u32;
+                break;
+            }
+            above += c;
+        }
+        self.rounds += 1;
+        if self.resolved == 0 {
+            if self.shift >= stop + DIGIT_BITS {
+                self.shift -= DIGIT_BITS;
+            } else {
+                // No digit left: the prefix is one exact value shared by more elements than
+                // wanted (only ranks alone tie; composites are unique).
+                self.resolved = 2;
+            }
+        }
+    }
+
+    /// What a select over ranks alone (stopped at bit 32) says about threshold filtering:
+    /// elements whose rank is at least [`Threshold::lo`] pass, and where the rounds ended on a
+    /// rank shared by more elements than wanted, those equal to [`Threshold::tie`] queue in
+    /// row order.
+    #[inline(always)]
+    pub fn threshold(&self) -> Threshold {
+        if self.resolved == 1 {
+            let s = self.last_shift - 32;
+            Threshold {
+                lo: high(self.prefix_rank, s) << s,
+                any_above: 1,
+                tie: 0,
+                has_tie: 0,
+            }
+        } else {
+            // Ended on one rank: strictly better ranks pass, equal ones queue.
+            let p = self.prefix_rank;
+            Threshold {
+                lo: p.wrapping_add(1),
+                any_above: (p != u64::MAX) as u32,
+                tie: p,
+                has_tie: 1,
+            }
+        }
+    }
+}
+
+/// `x >> s`, zero when `s` is 64 or more.
+#[inline(always)]
+fn high(x: u64, s: u32) -> u64 {
+    if s >= 64 { 0 } else { x >> s }
+}
+
+/// `x >> s`, zero when `s` is 32 or more.
+#[inline(always)]
+fn high32(x: u32, s: u32) -> u32 {
+    if s >= 32 { 0 } else { x >> s }
+}
+
+/// A threshold filter's test, derived from a finished rank select.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Threshold {
+    /// Ranks at least this pass (when `any_above`).
+    pub lo: u64,
+    /// 0 when no rank can pass (the tie is the largest rank).
+    pub any_above: u32,
+    /// The rank whose elements queue in row order (when `has_tie`).
+    pub tie: u64,
+    /// Whether equal ranks queue.
+    pub has_tie: u32,
+}
+
+impl Threshold {
+    /// Whether rank `r` passes.
+    #[inline(always)]
+    pub fn passes(&self, r: u64) -> bool {
+        self.any_above != 0 && r >= self.lo
+    }
+
+    /// Whether rank `r` queues as a tie.
+    #[inline(always)]
+    pub fn ties(&self, r: u64) -> bool {
+        self.has_tie != 0 && r == self.tie
+    }
+}
+
+/// An element that passed the threshold: its rank and row.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct Candidate {
+    /// The key's rank.
+    pub rank: u64,
+    /// Its row.
+    pub row: u32,
+    /// Padding (zero).
+    pub pad: u32,
+}
+
+/// What a filter pass reports (zeroed before it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct FilterCounts {
+    /// Elements that passed (may exceed the candidates' capacity: then only that many were
+    /// written, and the host must not use them).
+    pub passed: u32,
+    /// Elements equal to the tie (written by the last tile).
+    pub tied: u32,
+    /// Elements an emit kernel wrote.
+    pub emitted: u32,
+    /// Padding.
+    pub pad: u32,
+}
+
+/// The rank of a key: its order-preserving bits, complemented for the smallest, widened.
+#[inline(always)]
+pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64
+where
+    K::Bits: Into<u64>,
+{
+    K::ordered(key.into_raw(), smallest).into()
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::*;
+    use crate::arch::{
+        Atomic, Shared, any, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
+        warp_inclusive_sum,
+    };
+    use crate::block::{Tile, block_compact_ranks, block_load, block_tile_prefix};
+
+    /// Reads the select state (every thread reads the same words).
+    ///
+    /// # Safety
+    /// `state` is a valid [`SelectState`].
+    #[inline(always)]
+    unsafe fn read_state(state: *const SelectState) -> SelectState {
+        // SAFETY: valid by contract; volatile so that a value from before an earlier kernel
+        // of the stream is never reused.
+        unsafe { state.read_volatile() }
+    }
+
+    /// Adds the block's histogram to the global one, skipping empty buckets.
+    ///
+    /// # Safety
+    /// `hist` holds [`DIGITS`] counters.
+    #[inline(always)]
+    unsafe fn flush_hist<const NT: usize>(local: Shared<u32>, hist: *mut u32) {
+        sync_threads();
+        let mut d = thread_idx();
+        while d < DIGITS {
+            // SAFETY: d < DIGITS, within both.
+            unsafe {
+                let c = local.read(d);
+                if c != 0 {
+                    u32::atomic_add(hist.add(d), c);
+                }
+            }
+            d += NT;
+        }
+    }
+
+    /// Zeroes the block's histogram.
+    #[inline(always)]
+    fn zero_hist<const NT: usize>(local: Shared<u32>) {
+        let mut d = thread_idx();
+        while d < DIGITS {
+            // SAFETY: d < DIGITS.
+            unsafe { local.write(d, 0) };
+            d += NT;
+        }
+        sync_threads();
+    }
+
+    /// Counts `digit` once per lane, aggregating the lanes of a warp that share it (inputs
+    /// such as `U(0, 1)` floats put almost every element in one bucket of the top digit).
+    #[inline(always)]
+    fn count_digit(local: Shared<u32>, digit: u32, live: bool) {
+        let key = if live { digit } else { u32::MAX };
+        let peers = crate::arch::match_any(key);
+        let leader = peers.trailing_zeros();
+        if live && lane_id() == leader {
+            // SAFETY: digit < DIGITS.
+            unsafe { local.atomic_add(digit as usize, peers.count_ones()) };
+        }
+    }
+
+    /// One histogram round over `n` elements that `load(i)` returns as composites, with a
+    /// grid-stride loop (any grid size).
+    ///
+    /// # Safety
+    /// `state` and `hist` are valid; `load` is valid for `i < n`.
+    #[inline(always)]
+    pub unsafe fn hist_round<const NT: usize>(
+        n: usize,
+        load: impl Fn(usize) -> (u64, u32),
+        state: *const SelectState,
+        hist: *mut u32,
+        local: Shared<u32>,
+    ) {
+        // SAFETY: forwarded.
+        let st = unsafe { read_state(state) };
+        if st.resolved != 0 {
+            return;
+        }
+        zero_hist::<NT>(local);
+        let stride = grid_dim() * NT;
+        let mut base = block_idx() * NT;
+        while base < n {
+            let i = base + thread_idx();
+            let live = i < n;
+            let (rank, low) = if live { load(i) } else { (0, 0) };
+            let hit = live && st.in_bucket(rank, low);
+            count_digit(local, SelectState::digit(rank, low, st.shift), hit);
+            base += stride;
+        }
+        // SAFETY: forwarded.
+        unsafe { flush_hist::<NT>(local, hist) };
+    }
+
+    /// The pick kernel's body: one thread applies [`SelectState::pick`] and zeroes the
+    /// histogram for the next round.
+    ///
+    /// # Safety
+    /// `state` and `hist` are valid; one block.
+    #[inline(always)]
+    pub unsafe fn pick(state: *mut SelectState, hist: *mut u32, stop: u32) {
+        if thread_idx() == 0 {
+            // SAFETY: valid by contract; this thread is the only one touching them.
+            unsafe {
+                let mut st = read_state(state);
+                if st.resolved == 0 {
+                    st.pick(|d| hist.add(d).read_volatile(), stop);
+                    state.write_volatile(st);
+                }
+            }
+        }
+        let mut d = thread_idx();
+        while d < DIGITS {
+            // SAFETY: d < DIGITS.
+            unsafe { hist.add(d).write_volatile(0) };
+            d += crate::arch::block_dim();
+        }
+    }
+
+    /// Gathers `s` ranks at stride `stride` of the `n` keys.
+    ///
+    /// # Safety
+    /// `keys` holds `(s - 1) * stride + 1` keys at least; `out` holds `s`.
+    #[inline(always)]
+    pub unsafe fn sample<K: RadixKey>(
+        keys: *const K,
+        s: usize,
+        stride: usize,
+        smallest: bool,
+        out: *mut u64,
+    ) where
+        K::Bits: Into<u64>,
+    {
+        let mut i = crate::arch::global_idx();
+        while i < s {
+            // SAFETY: i < s, so i * stride is within the keys and i within `out`.
+            unsafe {
+                out.add(i)
+                    .write(rank_of(keys.add(i * stride).read(), smallest))
+            };
+            i += grid_dim() * crate::arch::block_dim();
+        }
+    }
+
+    /// Shared memory of the filter.
+    #[derive(Clone, Copy)]
+    pub struct FilterShared {
+        /// Scan partials of the tie compaction.
+        pub scan: Shared<u32>,
+        /// Broadcast slot of the look-back.
+        pub slot: Shared<u32>,
+    }
+
+    /// The filter pass over one tile: elements whose rank passes the threshold go to
+    /// `cands` (unordered, one atomic per warp that has any), ties to `tie_rows` in row order
+    /// (the first `tie_cap`), counted in `counts`.
+    ///
+    /// # Safety
+    /// `keys` holds `n > 0` keys; one block per tile; `select` is a finished rank select;
+    /// `cands` holds `cap`, `tie_rows` `tie_cap`; `status` is look-back state for the tiles
+    /// in `epoch` (see [`crate::ops::select`]).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn filter<K: RadixKey + Default, const NT: usize, const IPT: usize>(
+        keys: *const K,
+        n: usize,
+        smallest: bool,
+        select: *const SelectState,
+        cands: *mut Candidate,
+        cap: u32,
+        tie_rows: *mut u32,
+        tie_cap: u32,
+        counts: *mut FilterCounts,
+        status: *mut u64,
+        epoch: u32,
+        sh: FilterShared,
+    ) where
+        K::Bits: Into<u64>,
+    {
+        let tile = block_idx();
+        let tiles = n.div_ceil(NT * IPT);
+        let start = tile * NT * IPT;
+        let valid = (n - start).min(NT * IPT);
+        // SAFETY: valid by contract.
+        let th = unsafe { read_state(select) }.threshold();
+        let mut items = [K::default(); IPT];
+        // SAFETY: the tile's `valid` keys are in bounds.
+        unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+        let t = thread_idx();
+        let mut pass = 0u64;
+        let mut ties = [false; IPT];
+        for k in 0..IPT {
+            let live = Tile::<K, NT, IPT>::offset(t, k) < valid;
+            let r = rank_of(items[k], smallest);
+            pass |= ((live && th.passes(r)) as u64) << k;
+            ties[k] = live && th.ties(r);
+        }
+        let mine = pass.count_ones();
+        if any(mine != 0) {
+            let incl = warp_inclusive_sum(mine);
+            let mut base = 0u32;
+            if lane_id() == 31 {
+                // SAFETY: `counts` is valid.
+                base = unsafe { u32::atomic_add(&raw mut (*counts).passed, incl) };
+            }
+            let mut at = shfl_idx(base, 31) + incl - mine;
+            for (k, &key) in items.iter().enumerate() {
+                if (pass >> k) & 1 != 0 {
+                    if at < cap {
+                        let r = rank_of(key, smallest);
+                        let row = (start + Tile::<K, NT, IPT>::offset(t, k)) as u32;
+                        // SAFETY: at < cap.
+                        unsafe {
+                            cands.add(at as usize).write(Candidate {
+                                rank: r,
+                                row,
+                                pad: 0,
+                            })
+                        };
+                    }
+                    at += 1;
+                }
+            }
+        }
+        if th.has_tie != 0 {
+            // Uniform branch: every block reads the same threshold.
+            let cr = block_compact_ranks::<K, NT, IPT>(&ties, sh.scan);
+            // SAFETY: look-back state by contract; tiles are block indices.
+            let offset = unsafe { block_tile_prefix(status, tile, cr.count, epoch, sh.slot) };
+            if tile == tiles - 1 && t == 0 {
+                // SAFETY: `counts` is valid; only the last tile writes the total.
+                unsafe { (&raw mut (*counts).tied).write_volatile(offset + cr.count) };
+            }
+            let v = Tile::<K, NT, IPT>::V;
+            for g in 0..IPT / v {
+                let mut r = offset + cr.starts[g * v];
+                for j in 0..v {
+                    let k = g * v + j;
+                    if (cr.mask >> k) & 1 != 0 {
+                        if r < tie_cap {
+                            let row = (start + Tile::<K, NT, IPT>::offset(t, k)) as u32;
+                            // SAFETY: r < tie_cap.
+                            unsafe { tie_rows.add(r as usize).write(row) };
+                        }
+                        r += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the candidates a resolved composite select chose to `out` (unordered), counting
+    /// them in `counts.emitted`.
+    ///
+    /// # Safety
+    /// `cands` holds `m` candidates; `select` is resolved; `out` has room for all chosen.
+    #[inline(always)]
+    pub unsafe fn emit(
+        cands: *const Candidate,
+        m: usize,
+        select: *const SelectState,
+        out: *mut Candidate,
+        counts: *mut FilterCounts,
+    ) {
+        // SAFETY: valid by contract.
+        let st = unsafe { read_state(select) };
+        let mut i = crate::arch::global_idx();
+        let stride = grid_dim() * crate::arch::block_dim();
+        while i < m {
+            // SAFETY: i < m.
+            let c = unsafe { cands.add(i).read() };
+            if st.chosen(c.rank, !c.row) {
+                // SAFETY: the select chose at most the room of `out`.
+                unsafe {
+                    let at = u32::atomic_add(&raw mut (*counts).emitted, 1);
+                    out.add(at as usize).write(c);
+                }
+            }
+            i += stride;
+        }
+    }
+}
+
+/// Parameters of the sample kernels over keys `K`: `(keys, s, stride, smallest, out)`.
+pub type SampleArgs<K> = (*const K, u32, u32, u32, *mut u64);
+/// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist)`.
+pub type HistKeysArgs<K> = (*const K, u32, u32, *const SelectState, *mut u32);
+/// Parameters of the filter kernels over keys `K`.
+pub type FilterArgs<K> = (
+    *const K,
+    u32,
+    u32,
+    *const SelectState,
+    *mut Candidate,
+    u32,
+    *mut u32,
+    u32,
+    *mut FilterCounts,
+    *mut u64,
+    u32,
+);
+
+macro_rules! topk_key_kernels {
+    ($($t:ty: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $ipt:literal;)*) => {$(
+        $crate::kernel! {
+            /// Gathers a strided sample of the ranks.
+            $sample = $sname[NT = 256, IPT = 1](keys: *const $t, s: u32, stride: u32, smallest: u32, out: *mut u64) {
+                // SAFETY: the host sizes `s` and `stride` within the keys and `out`.
+                unsafe { sample::<$t>(keys, s as usize, stride as usize, smallest != 0, out) }
+            }
+        }
+        $crate::kernel! {
+            /// One exact radix-select round over the keys' ranks.
+            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *const SelectState, hist: *mut u32) {
+                let local = $crate::shared_array!(topk_hist: [u32; DIGITS]);
+                let smallest = smallest != 0;
+                // SAFETY: the host passes `n` keys, a valid state and histogram.
+                unsafe {
+                    hist_round::<NT>(n as usize,
+                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, hist, local)
+                }
+            }
+        }
+        $crate::kernel! {
+            /// The threshold filter pass.
+            $filter = $fname[NT = 256, IPT = $ipt, MIN_BLOCKS = 4](
+                keys: *const $t, n: u32, smallest: u32, select: *const SelectState,
+                cands: *mut Candidate, cap: u32, tie_rows: *mut u32, tie_cap: u32,
+                counts: *mut FilterCounts, status: *mut u64, epoch: u32
+            ) {
+                let sh = FilterShared {
+                    scan: $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]),
+                    slot: $crate::shared_array!(topk_slot: [u32; 1]),
+                };
+                // SAFETY: the host launches one block per tile with buffers as `filter`
+                // requires.
+                unsafe {
+                    filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, select, cands, cap,
+                        tie_rows, tie_cap, counts, status, epoch, sh)
+                }
+            }
+        }
+    )*};
+}
+
+topk_key_kernels! {
+    f32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, 16;
+    f64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, 8;
+    i32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, 16;
+    u32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, 16;
+}
+
+crate::kernel! {
+    /// One radix-select round over a buffer of ranks (the sample).
+    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 16](ranks: *const u64, n: u32, state: *const SelectState, hist: *mut u32) {
+        let local = crate::shared_array!(topk_hist: [u32; DIGITS]);
+        // SAFETY: the host passes `n` ranks, a valid state and histogram.
+        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, hist, local) }
+    }
+}
+
+crate::kernel! {
+    /// One radix-select round over candidates, as composites (ties resolve on rows).
+    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 16](cands: *const Candidate, m: u32, state: *const SelectState, hist: *mut u32) {
+        let local = crate::shared_array!(topk_hist: [u32; DIGITS]);
+        // SAFETY: the host passes `m` candidates, a valid state and histogram.
+        unsafe {
+            hist_round::<NT>(m as usize, |i| {
+                let c = cands.add(i).read();
+                (c.rank, !c.row)
+            }, state, hist, local)
+        }
+    }
+}
+
+crate::kernel! {
+    /// A radix-select round's pick, on one block; rounds stop at bit `stop` of the composite
+    /// (32 for ranks alone, 0 for candidates).
+    TOPK_PICK = topk_pick[NT = 256, IPT = 1](state: *mut SelectState, hist: *mut u32, stop: u32) {
+        // SAFETY: the host passes a valid state and histogram and launches one block.
+        unsafe { pick(state, hist, stop) }
+    }
+}
+
+crate::kernel! {
+    /// `out[i] = i` for the sort-and-choose path's row ids.
+    TOPK_IOTA = topk_iota[NT = 256, IPT = 1](out: *mut u32, n: u32) {
+        let mut i = crate::arch::global_idx();
+        while i < n as usize {
+            // SAFETY: i < n, the length of `out`.
+            unsafe { out.add(i).write(i as u32) };
+            i += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+crate::kernel! {
+    /// Writes the candidates a resolved composite select chose.
+    TOPK_EMIT = topk_emit[NT = 256, IPT = 1](cands: *const Candidate, m: u32, select: *const SelectState, out: *mut Candidate, counts: *mut FilterCounts) {
+        // SAFETY: the host passes `m` candidates, a resolved select and room for its choice.
+        unsafe { emit(cands, m as usize, select, out, counts) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// Runs the select's rounds on the host over composites and returns the final state.
+    fn select(items: &[(u64, u32)], need: u32, rank_bits: u32, stop: u32) -> SelectState {
+        let mut st = SelectState::start(need, rank_bits);
+        while st.resolved == 0 {
+            let mut hist = [0u32; DIGITS];
+            for &(r, l) in items {
+                if st.in_bucket(r, l) {
+                    hist[SelectState::digit(r, l, st.shift) as usize] += 1;
+                }
+            }
+            st.pick(|d| hist[d], stop);
+        }
+        st
+    }
+
+    fn lcg(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (x >> 11) % modulo
+            })
+            .collect()
+    }
+
+    #[test]
+    fn composite_select_chooses_exactly_the_best() {
+        for (modulo, bits) in [(u64::MAX, 64), (1 << 32, 32), (5, 32), (1, 64)] {
+            let ranks = lcg(3000, modulo ^ 7, modulo);
+            let items: Vec<(u64, u32)> = ranks
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| (r, !(i as u32)))
+                .collect();
+            let mut sorted = items.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            for need in [1u32, 2, 31, 100, 2999, 3000] {
+                let st = select(&items, need, bits, 0);
+                assert_eq!(st.resolved & 1, 1);
+                let chosen: Vec<_> = items.iter().filter(|&&(r, l)| st.chosen(r, l)).collect();
+                assert_eq!(chosen.len(), need as usize, "modulo {modulo} need {need}");
+                let worst = sorted[need as usize - 1];
+                assert!(chosen.iter().all(|&&c| c >= worst));
+            }
+        }
+    }
+
+    #[test]
+    fn rank_select_gives_a_threshold_that_at_least_need_reach() {
+        for modulo in [u64::MAX, 1 << 20, 3, 1] {
+            let ranks = lcg(2000, modulo, modulo);
+            let items: Vec<(u64, u32)> = ranks.iter().map(|&r| (r, 0)).collect();
+            let mut sorted = ranks.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            for need in [1u32, 5, 64, 2000] {
+                let st = select(&items, need, 64, 32);
+                let th = st.threshold();
+                let pass = ranks.iter().filter(|&&r| th.passes(r)).count();
+                let ties = ranks.iter().filter(|&&r| th.ties(r)).count();
+                let kth = sorted[need as usize - 1];
+                if th.has_tie == 0 {
+                    assert_eq!(pass, need as usize, "resolved: exactly the best pass");
+                } else {
+                    assert_eq!(th.tie, kth);
+                    assert!(pass < need as usize && pass + ties >= need as usize);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! Sort and choose (thesis §4.3): the radix sort of the keys with their row ids, then the
+//! first `k`. The sort is stable, so equal keys keep the smaller row first, as top-k's ties
+//! do.
+use std::any::TypeId;
+
+use cudarc::driver::LaunchConfig;
+use tessera_kernels::ops::topk as kt;
+
+use super::{TopKOrder, TopKRows, TopKey, check_top_k};
+use crate::error::{Error, Result};
+use crate::ops::{Order, RadixSort, SortKey};
+use crate::runtime::{DeviceColumn, Gpu};
+
+/// Sort and choose, for the key types the radix sort takes (`f32`, `i32`, `u32`).
+#[derive(Default)]
+pub struct SortTopK {
+    /// Buffers of the last run, reused when the next one fits.
+    rows: Option<(DeviceColumn<u32>, DeviceColumn<u32>)>,
+}
+
+impl SortTopK {
+    /// No buffers yet.
+    pub fn new() -> SortTopK {
+        SortTopK::default()
+    }
+
+    /// Whether sort and choose takes keys of type `K`.
+    pub fn supports<K: TopKey>() -> bool {
+        [
+            TypeId::of::<f32>(),
+            TypeId::of::<i32>(),
+            TypeId::of::<u32>(),
+        ]
+        .contains(&TypeId::of::<K>())
+    }
+
+    /// The `k` best of `keys` by `order`, best first.
+    pub fn run<K: TopKey>(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        order: TopKOrder,
+    ) -> Result<TopKRows<K>> {
+        check_top_k(keys.len(), k)?;
+        let any: &dyn std::any::Any = keys;
+        if let Some(keys) = any.downcast_ref::<DeviceColumn<f32>>() {
+            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
+        } else if let Some(keys) = any.downcast_ref::<DeviceColumn<i32>>() {
+            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
+        } else if let Some(keys) = any.downcast_ref::<DeviceColumn<u32>>() {
+            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
+        } else {
+            Err(Error::invalid(format!(
+                "top_k by sort and choose takes f32, i32 and u32 keys, not {:?}; use the \
+                 threshold filter or radix select",
+                K::TYPE
+            )))
+        }
+    }
+
+    fn sorted<S: SortKey + TopKey>(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<S>,
+        k: usize,
+        order: TopKOrder,
+    ) -> Result<TopKRows<S>> {
+        let n = keys.len();
+        let (mut rows, mut rows_out) = match self.rows.take() {
+            Some((a, b)) if a.capacity() >= n => (a, b),
+            _ => (gpu.zeros::<u32>(n)?, gpu.zeros::<u32>(n)?),
+        };
+        rows.set_len(n);
+        rows_out.set_len(n);
+        let n32 = n as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (n.div_ceil(256).clamp(1, 4096) as u32, 1, 1),
+            block_dim: (kt::TOPK_IOTA.threads(), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: `rows` holds `n` items; the kernel strides over any grid.
+        unsafe { gpu.launch(&kt::TOPK_IOTA, cfg, (&mut rows, &n32)) }?;
+        let mut sorted = gpu.zeros::<S>(n)?;
+        let mut sort = RadixSort::<S>::new(gpu, n, true)?;
+        let dir = match order {
+            TopKOrder::Largest => Order::Descending,
+            TopKOrder::Smallest => Order::Ascending,
+        };
+        sort.sort_pairs(gpu, keys, &rows, &mut sorted, &mut rows_out, dir)?;
+        sorted.set_len(k);
+        let mut first = rows_out;
+        first.set_len(k);
+        let result = TopKRows {
+            keys: sorted.to_vec(gpu)?,
+            rows: first.to_vec(gpu)?,
+        };
+        self.rows = Some((rows, first));
+        Ok(result)
+    }
+}
+
+/// Reinterprets a result of `S` as one of `K` (the same type, checked by the caller's
+/// downcast).
+fn cast_rows<S: 'static, K: 'static>(r: TopKRows<S>) -> TopKRows<K> {
+    let any: Box<dyn std::any::Any> = Box::new(r);
+    *any.downcast::<TopKRows<K>>()
+        .expect("the caller downcast the keys to this type")
+}
