@@ -7,6 +7,7 @@ pub mod join;
 pub mod ops;
 pub mod pkjoin;
 pub mod sort;
+pub mod topk;
 pub mod topk_data;
 pub(crate) mod torch;
 

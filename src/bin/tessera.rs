@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
-use tessera::bench::{join::JoinArgs, ops::OpsArgs, sort::SortArgs};
+use tessera::bench::{join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs};
 use tessera::ssb::cli::SsbCmd;
 
 #[derive(Parser)]
@@ -37,6 +37,9 @@ enum Suite {
     Join(JoinArgs),
     /// Radix partition and radix sort (thesis Figure 3-13), with PyTorch's sort.
     Sort(SortArgs),
+    /// Top-k: the thesis' Figures 4-10 to 4-16 (k, distributions, types, sizes, CPU) with
+    /// PyTorch's topk on the same keys.
+    Topk(TopKArgs),
 }
 
 fn main() -> ExitCode {
@@ -70,6 +73,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Ops(args) => tessera::bench::ops::run(&args)?,
             Suite::Join(args) => tessera::bench::join::run(&args)?,
             Suite::Sort(args) => tessera::bench::sort::run(&args)?,
+            Suite::Topk(args) => tessera::bench::topk::run(&args)?,
         },
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
     }

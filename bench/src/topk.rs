@@ -1,0 +1,395 @@
+//! `tessera bench topk`: the thesis' top-k figures (4-10 to 4-14, 4-16) on this GPU: the k
+//! sweep on 2^29 `U(0, 1)` floats, the four distributions, `u32` and `f64` keys, the size
+//! sweep, and the CPU, each algorithm against one read of its input (the bound every top-k
+//! meets), with PyTorch's `topk` on the same keys in the same run.
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::topk_data::Distribution;
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
+use tessera_host::ops::{SelectTopK, SortTopK, TopKAlgorithm, TopKOrder, TopKey, choose};
+use tessera_host::runtime::{DeviceColumn, Gpu, median};
+use tessera_host::{Result, cpu, gpu_or_skip};
+
+/// Options of `tessera bench topk`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct TopKArgs {
+    /// log2 of the number of 4-byte keys (16..=30); 8-byte keys are half as many.
+    #[arg(long, default_value_t = 29, value_parser = clap::value_parser!(u32).range(16..=30))]
+    pub log2n: u32,
+    /// Timed repetitions per point (1..=10000).
+    #[arg(long, default_value_t = 10, value_parser = super::reps_parser())]
+    pub reps: usize,
+    /// Only the k sweep on uniform floats and PyTorch.
+    #[arg(long)]
+    pub quick: bool,
+    /// Skip the CPU heap top-k.
+    #[arg(long)]
+    pub no_cpu: bool,
+    /// PyTorch script; "none" to skip.
+    #[arg(long, default_value = "benches/torch_topk.py")]
+    pub torch: String,
+    /// Where to write the JSON report.
+    #[arg(long, default_value = "target/bench/topk.json")]
+    pub json: PathBuf,
+}
+
+/// Everything one run measured.
+#[derive(Debug, Serialize)]
+pub struct TopKReport {
+    /// Device name, or "cpu".
+    pub device: String,
+    /// 4-byte keys of the main experiments.
+    pub n: u64,
+    /// Bandwidth measured in this run (GPU runs only).
+    pub bandwidth: Option<Bandwidth>,
+    /// All figures; `model_ms` is one read of the input.
+    pub records: Vec<Record>,
+    /// Why PyTorch figures are missing, if they are.
+    pub torch_missing: Option<String>,
+}
+
+/// The k of the sweeps (Figure 4-10: 1 to 1024 by powers of two).
+const KS: [usize; 11] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+/// The k of the distribution and type experiments.
+const FEW_KS: [usize; 3] = [32, 256, 1024];
+
+/// What the suite times on one key column.
+struct Bench<'a> {
+    gpu: &'a Gpu,
+    bw: &'a Bandwidth,
+    reps: usize,
+    sel: SelectTopK,
+    records: Vec<Record>,
+}
+
+impl Bench<'_> {
+    /// Times `algorithm` (`None`: the `top_k` call's choice) for `k` of `keys`.
+    fn time<K: TopKey>(
+        &mut self,
+        experiment: &str,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        algorithm: Option<TopKAlgorithm>,
+        label: &str,
+    ) -> Result<()> {
+        let n = keys.len();
+        let a = algorithm.unwrap_or_else(|| choose::<K>(n, k));
+        let mut sort = SortTopK::new();
+        let (gpu, sel) = (self.gpu, &mut self.sel);
+        let t = gpu.time(WARMUP, self.reps, || {
+            match a {
+                TopKAlgorithm::Sort => sort.run(gpu, keys, k, TopKOrder::Largest),
+                _ => sel.run(gpu, keys, k, TopKOrder::Largest, a),
+            }
+            .map(|_| ())
+        })?;
+        let name = match algorithm {
+            None => format!("top_k ({})", a.name()),
+            Some(a) => a.name().to_string(),
+        };
+        let fell = if a == TopKAlgorithm::Threshold && self.sel.fell_back() {
+            " fell back"
+        } else {
+            ""
+        };
+        self.records.push(Record::new(
+            experiment,
+            &format!("{name}{fell}"),
+            format!("{label}k={k}"),
+            n as u64,
+            t.median_ms(),
+            self.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
+        ));
+        Ok(())
+    }
+}
+
+/// PyTorch's `topk` on `keys` (written to a temporary file) for each k and prefix length.
+fn torch_topk<K: bytemuck::Pod>(
+    script: &Path,
+    keys: &[K],
+    dtype: &str,
+    ks: &[usize],
+    ns: &[usize],
+    reps: usize,
+) -> std::result::Result<Vec<(usize, usize, f64)>, String> {
+    let file = std::env::temp_dir().join(format!("tessera-topk-{}.bin", std::process::id()));
+    std::fs::write(&file, bytemuck::cast_slice::<K, u8>(keys)).map_err(|e| e.to_string())?;
+    let list = |v: &[usize]| {
+        v.iter()
+            .map(|x| x.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let r = super::torch::run_args(
+        script,
+        &[
+            "--keys",
+            &file.to_string_lossy(),
+            "--dtype",
+            dtype,
+            "--ks",
+            &list(ks),
+            "--ns",
+            &list(ns),
+            "--reps",
+            &reps.to_string(),
+        ],
+    );
+    let _ = std::fs::remove_file(&file);
+    let mut out = Vec::new();
+    for (name, ms) in r? {
+        let mut n = 0;
+        let mut k = 0;
+        for part in name.split(' ') {
+            if let Some(v) = part.strip_prefix("n=") {
+                n = v.parse().unwrap_or(0);
+            } else if let Some(v) = part.strip_prefix("k=") {
+                k = v.parse().unwrap_or(0);
+            }
+        }
+        out.push((n, k, ms));
+    }
+    Ok(out)
+}
+
+/// Adds PyTorch's figures as records of `experiment`.
+#[allow(clippy::too_many_arguments)]
+fn torch_records<K: bytemuck::Pod>(
+    b: &mut Bench<'_>,
+    args: &TopKArgs,
+    experiment: &str,
+    keys: &[K],
+    dtype: &str,
+    ks: &[usize],
+    ns: &[usize],
+    label: &str,
+) -> Option<String> {
+    if args.torch == "none" {
+        return Some("--torch none".into());
+    }
+    match torch_topk(Path::new(&args.torch), keys, dtype, ks, ns, b.reps) {
+        Ok(ts) => {
+            for (n, k, ms) in ts {
+                b.records.push(Record::new(
+                    experiment,
+                    "pytorch topk",
+                    format!("{label}k={k}"),
+                    n as u64,
+                    ms,
+                    b.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
+                ));
+            }
+            None
+        }
+        Err(e) => Some(e),
+    }
+}
+
+fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
+    let (bw, mut records) = measure_bandwidth(gpu, args.reps.max(5))?;
+    let n = 1usize << args.log2n;
+    let mut b = Bench {
+        gpu,
+        bw: &bw,
+        reps: args.reps,
+        sel: SelectTopK::new(gpu)?,
+        records: Vec::new(),
+    };
+    let mut torch_missing = None;
+
+    // Figure 4-10: k from 1 to 1024 on U(0, 1) floats.
+    let uniform = Distribution::Uniform.f32s(n, 1);
+    let d = gpu.upload(&uniform)?;
+    for k in KS {
+        b.time("k_sweep_f32", &d, k, None, "")?;
+        b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::Threshold), "")?;
+        b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
+    }
+    for k in [1, 1024] {
+        b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::Sort), "")?;
+    }
+    let sizes: Vec<usize> = (21..=args.log2n as usize)
+        .step_by(2)
+        .map(|l| 1usize << l)
+        .collect();
+    torch_missing = torch_missing.or(torch_records(
+        &mut b,
+        args,
+        "k_sweep_f32",
+        &uniform,
+        "float32",
+        &KS,
+        &[n],
+        "",
+    ));
+    if !args.quick {
+        // Figure 4-14: sizes 2^21.. at k = 64 (prefixes of the same keys).
+        for &m in &sizes {
+            let dm = gpu.upload(&uniform[..m])?;
+            b.time("size_sweep_k64", &dm, 64, None, "")?;
+            b.time(
+                "size_sweep_k64",
+                &dm,
+                64,
+                Some(TopKAlgorithm::RadixSelect),
+                "",
+            )?;
+        }
+        torch_missing = torch_missing.or(torch_records(
+            &mut b,
+            args,
+            "size_sweep_k64",
+            &uniform,
+            "float32",
+            &[64],
+            &sizes,
+            "",
+        ));
+        if !args.no_cpu {
+            cpu_records(&mut b, &uniform, "uniform ");
+        }
+    }
+    drop(d);
+    drop(uniform);
+    if !args.quick {
+        // Figure 4-13: the other distributions.
+        for dist in &Distribution::ALL[1..] {
+            let keys = dist.f32s(n, 2);
+            let d = gpu.upload(&keys)?;
+            let label = format!("{} ", dist.name());
+            for k in FEW_KS {
+                b.time("distributions_f32", &d, k, None, &label)?;
+                b.time(
+                    "distributions_f32",
+                    &d,
+                    k,
+                    Some(TopKAlgorithm::RadixSelect),
+                    &label,
+                )?;
+            }
+            if *dist == Distribution::Increasing && !args.no_cpu {
+                cpu_records(&mut b, &keys, "increasing ");
+            }
+        }
+        // Figures 4-11 and 4-12: u32 keys below 2^31 and f64 keys (half as many).
+        let u: Vec<u32> = random_vec::<u32>(n, 3).iter().map(|x| x >> 1).collect();
+        let d = gpu.upload(&u)?;
+        for k in FEW_KS {
+            b.time("k_sweep_u32", &d, k, None, "")?;
+            b.time("k_sweep_u32", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
+        }
+        torch_missing = torch_missing.or(torch_records(
+            &mut b,
+            args,
+            "k_sweep_u32",
+            &u,
+            "uint32",
+            &FEW_KS,
+            &[n],
+            "",
+        ));
+        drop(d);
+        drop(u);
+        let f: Vec<f64> = random_vec::<f64>(n / 2, 4);
+        let d = gpu.upload(&f)?;
+        for k in FEW_KS {
+            b.time("k_sweep_f64", &d, k, None, "")?;
+            b.time("k_sweep_f64", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
+        }
+        torch_missing = torch_missing.or(torch_records(
+            &mut b,
+            args,
+            "k_sweep_f64",
+            &f,
+            "float64",
+            &FEW_KS,
+            &[n / 2],
+            "",
+        ));
+    }
+    records.append(&mut b.records);
+    Ok(TopKReport {
+        device: gpu.name().to_string(),
+        n: n as u64,
+        bandwidth: Some(bw),
+        records,
+        torch_missing,
+    })
+}
+
+/// The CPU heap top-k (all cores) on `keys`, a few repetitions per k.
+fn cpu_records(b: &mut Bench<'_>, keys: &[f32], label: &str) {
+    for k in FEW_KS {
+        let samples: Vec<f64> = (0..b.reps.clamp(1, 3))
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(cpu::top_k(keys, k, TopKOrder::Largest).ok());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        b.records.push(Record::new(
+            "cpu",
+            &format!("cpu heap ({} threads)", rayon::current_num_threads()),
+            format!("{label}k={k}"),
+            keys.len() as u64,
+            median(&samples),
+            f64::NAN,
+        ));
+    }
+}
+
+/// Runs the suite, prints its table and writes its JSON.
+pub fn run(args: &TopKArgs) -> Result<()> {
+    super::prepare_json(&args.json)?;
+    // The keys, the sort's copies (keys, two row columns, its temporaries) and the host's
+    // copy: about 8 columns of 4 bytes.
+    tessera_host::preflight::check_memory(
+        32u64 << args.log2n,
+        &format!("bench topk --log2n {}", args.log2n),
+        "pass a smaller --log2n",
+    )?;
+    let report = match gpu_or_skip("tessera bench topk") {
+        Some(gpu) => run_gpu(&gpu, args)?,
+        None => {
+            println!("notice: no GPU found; timing the CPU heap top-k only");
+            let n = 1usize << args.log2n;
+            let keys = Distribution::Uniform.f32s(n, 1);
+            let mut records = Vec::new();
+            for k in FEW_KS {
+                let t = Instant::now();
+                std::hint::black_box(cpu::top_k(&keys, k, TopKOrder::Largest).ok());
+                records.push(Record::new(
+                    "cpu",
+                    "cpu heap",
+                    format!("k={k}"),
+                    n as u64,
+                    t.elapsed().as_secs_f64() * 1e3,
+                    f64::NAN,
+                ));
+            }
+            TopKReport {
+                device: "cpu".into(),
+                n: n as u64,
+                bandwidth: None,
+                records,
+                torch_missing: Some("no GPU".into()),
+            }
+        }
+    };
+    println!(
+        "tessera bench topk on {} ({} keys)",
+        report.device, report.n
+    );
+    if let Some(bw) = &report.bandwidth {
+        println!("bandwidth measured in this run: {bw}");
+    }
+    print_table(&report.records);
+    if let Some(why) = &report.torch_missing {
+        println!("\nPyTorch: not measured ({why})");
+    }
+    super::write_json(&args.json, &report)
+}
