@@ -49,11 +49,15 @@ pub struct SelectState {
     pub resolved: u32,
     /// Low bit of the last digit chosen.
     pub last_shift: u32,
-    /// Rounds the pick kernel ran (for the host's checks).
+    /// Rounds picked so far.
     pub rounds: u32,
+    /// Blocks of the current round that have counted (the last one picks).
+    pub arrived: u32,
+    /// Padding.
+    pub pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<SelectState>() == 32);
+const _: () = assert!(core::mem::size_of::<SelectState>() == 40);
 
 impl SelectState {
     /// The state before the first round of a select of the `need` best, whose first digit's
@@ -68,6 +72,8 @@ impl SelectState {
             resolved: 0,
             last_shift: 0,
             rounds: 0,
+            arrived: 0,
+            pad: 0,
         }
     }
 
@@ -113,7 +119,6 @@ impl SelectState {
 
     /// The pick: given the round's histogram, chooses the digit that holds the `need`-th best,
     /// narrows the prefix and moves to the next digit (stopping at bit `stop`).
-    #[inline(always)]
     pub fn pick(&mut self, hist: impl Fn(usize) -> u32, stop: u32) {
         let mut above = 0u32;
         let mut d = DIGITS;
@@ -121,28 +126,34 @@ impl SelectState {
             d -= 1;
             let c = hist(d);
             if above + c >= self.need {
-                self.need -= above;
-                let s = self.shift;
-                if s >= 32 {
-                    self.prefix_rank |= (d as u64) << (s - 32);
-                } else {
-                    self.prefix_low |= (d as u32) << s;
-                }
-                self.last_shift = s;
-                self.resolved = (c == self.need) as u32;
-                break;
+                self.narrow(d as u32, c, above, stop);
+                return;
             }
             above += c;
         }
+    }
+
+    /// Narrows the select to digit `d`, whose bucket holds `count` elements with `above`
+    /// elements in better buckets, and moves to the next digit (stopping at bit `stop`).
+    #[inline(always)]
+    pub fn narrow(&mut self, d: u32, count: u32, above: u32, stop: u32) {
+        self.need -= above;
+        let s = self.shift;
+        if s >= 32 {
+            self.prefix_rank |= (d as u64) << (s - 32);
+        } else {
+            self.prefix_low |= d << s;
+        }
+        self.last_shift = s;
         self.rounds += 1;
-        if self.resolved == 0 {
-            if self.shift >= stop + DIGIT_BITS {
-                self.shift -= DIGIT_BITS;
-            } else {
-                // No digit left: the prefix is one exact value shared by more elements than
-                // wanted (only ranks alone tie; composites are unique).
-                self.resolved = 2;
-            }
+        if count == self.need {
+            self.resolved = 1;
+        } else if s >= stop + DIGIT_BITS {
+            self.shift -= DIGIT_BITS;
+        } else {
+            // No digit left: the prefix is one exact value shared by more elements than
+            // wanted (only ranks alone tie; composites are unique).
+            self.resolved = 2;
         }
     }
 
@@ -268,35 +279,15 @@ mod device {
     };
     use crate::block::{Tile, block_compact_ranks, block_load, block_tile_prefix};
 
-    /// Reads the select state (every thread reads the same words).
+    /// Reads the select state (every thread reads the same words; a kernel of the stream
+    /// before this one wrote it).
     ///
     /// # Safety
     /// `state` is a valid [`SelectState`].
     #[inline(always)]
     unsafe fn read_state(state: *const SelectState) -> SelectState {
-        // SAFETY: valid by contract; volatile so that a value from before an earlier kernel
-        // of the stream is never reused.
-        unsafe { state.read_volatile() }
-    }
-
-    /// Adds the block's histogram to the global one, skipping empty buckets.
-    ///
-    /// # Safety
-    /// `hist` holds [`DIGITS`] counters.
-    #[inline(always)]
-    unsafe fn flush_hist<const NT: usize>(local: Shared<u32>, hist: *mut u32) {
-        sync_threads();
-        let mut d = thread_idx();
-        while d < DIGITS {
-            // SAFETY: d < DIGITS, within both.
-            unsafe {
-                let c = local.read(d);
-                if c != 0 {
-                    u32::atomic_add(hist.add(d), c);
-                }
-            }
-            d += NT;
-        }
+        // SAFETY: valid by contract.
+        unsafe { state.read() }
     }
 
     /// Zeroes the block's histogram.
@@ -315,73 +306,129 @@ mod device {
     /// such as `U(0, 1)` floats put almost every element in one bucket of the top digit).
     #[inline(always)]
     fn count_digit(local: Shared<u32>, digit: u32, live: bool) {
-        let key = if live { digit } else { u32::MAX };
-        let peers = crate::arch::match_any(key);
-        let leader = peers.trailing_zeros();
-        if live && lane_id() == leader {
+        let lanes = crate::arch::ballot(live);
+        if lanes == 0 {
+            return;
+        }
+        let peers = crate::arch::match_bits(digit, DIGIT_BITS) & lanes;
+        if live && lane_id() == peers.trailing_zeros() {
             // SAFETY: digit < DIGITS.
             unsafe { local.atomic_add(digit as usize, peers.count_ones()) };
         }
     }
 
-    /// One histogram round over `n` elements that `load(i)` returns as composites, with a
-    /// grid-stride loop (any grid size).
+    /// Shared memory of a histogram round.
+    #[derive(Clone, Copy)]
+    pub struct HistShared {
+        /// The block's counters.
+        pub hist: Shared<u32>,
+        /// Warp totals of the pick's scan, and a flag slot.
+        pub warps: Shared<u32>,
+    }
+
+    /// One radix-select round over `n` elements that `load(i)` returns as composites, with a
+    /// grid-stride loop (any grid size): every block counts into `hist`, and the last block
+    /// to finish picks the digit, updates `state` and clears `hist` for the next round.
     ///
     /// # Safety
-    /// `state` and `hist` are valid; `load` is valid for `i < n`.
+    /// `state` and `hist` are valid, `hist` zero at the first round; `load` is valid for
+    /// `i < n`; `NT == DIGITS`.
     #[inline(always)]
     pub unsafe fn hist_round<const NT: usize>(
         n: usize,
         load: impl Fn(usize) -> (u64, u32),
-        state: *const SelectState,
+        state: *mut SelectState,
         hist: *mut u32,
-        local: Shared<u32>,
+        stop: u32,
+        sh: HistShared,
     ) {
+        const { assert!(NT == DIGITS) };
         // SAFETY: forwarded.
         let st = unsafe { read_state(state) };
         if st.resolved != 0 {
             return;
         }
-        zero_hist::<NT>(local);
+        let t = thread_idx();
+        zero_hist::<NT>(sh.hist);
         let stride = grid_dim() * NT;
         let mut base = block_idx() * NT;
         while base < n {
-            let i = base + thread_idx();
+            let i = base + t;
             let live = i < n;
             let (rank, low) = if live { load(i) } else { (0, 0) };
             let hit = live && st.in_bucket(rank, low);
-            count_digit(local, SelectState::digit(rank, low, st.shift), hit);
+            count_digit(sh.hist, SelectState::digit(rank, low, st.shift), hit);
             base += stride;
         }
-        // SAFETY: forwarded.
-        unsafe { flush_hist::<NT>(local, hist) };
-    }
-
-    /// The pick kernel's body: one thread applies [`SelectState::pick`] and zeroes the
-    /// histogram for the next round.
-    ///
-    /// # Safety
-    /// `state` and `hist` are valid; one block.
-    #[inline(always)]
-    pub unsafe fn pick(state: *mut SelectState, hist: *mut u32, stop: u32) {
-        if thread_idx() == 0 {
-            // SAFETY: valid by contract; this thread is the only one touching them.
-            unsafe {
-                let mut st = read_state(state);
-                if st.resolved == 0 {
-                    st.pick(|d| hist.add(d).read_volatile(), stop);
-                    state.write_volatile(st);
-                }
+        sync_threads();
+        // SAFETY: t < DIGITS; the counters are complete after the barrier.
+        unsafe {
+            let c = sh.hist.read(t);
+            if c != 0 {
+                u32::atomic_add(hist.add(t), c);
             }
         }
-        // Thread 0 has read every counter before any is cleared.
+        // Publish this block's counts before it arrives.
+        crate::arch::fence_device();
         sync_threads();
-        let mut d = thread_idx();
-        while d < DIGITS {
-            // SAFETY: d < DIGITS.
-            unsafe { hist.add(d).write_volatile(0) };
-            d += crate::arch::block_dim();
+        if t == 0 {
+            // SAFETY: `state` is valid.
+            let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
+            // SAFETY: warps holds NT / 32 + 1 slots.
+            unsafe {
+                sh.warps
+                    .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
+            };
         }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        if unsafe { sh.warps.read(NT / 32) } == 0 {
+            return;
+        }
+        // The last block: every other block's counts are in `hist`.
+        crate::arch::fence_device();
+        // SAFETY: the state and histogram are valid; this block alone touches them now.
+        unsafe { pick::<NT>(state, st, hist, stop, sh.warps) };
+    }
+
+    /// The last block's pick: thread `t` takes digit `DIGITS - 1 - t`, a block scan gives
+    /// each the count of better digits, and the one whose bucket holds the `need`-th best
+    /// narrows the state. Clears the histogram and the arrival count.
+    ///
+    /// # Safety
+    /// As for [`hist_round`]; called by the whole block.
+    #[inline(always)]
+    unsafe fn pick<const NT: usize>(
+        state: *mut SelectState,
+        mut st: SelectState,
+        hist: *mut u32,
+        stop: u32,
+        warps: Shared<u32>,
+    ) {
+        let t = thread_idx();
+        let d = DIGITS - 1 - t;
+        // SAFETY: d < DIGITS; a relaxed load reads L2, where the other blocks' atomics are.
+        let c = unsafe { crate::arch::load_relaxed_u32(hist.add(d)) };
+        let incl = warp_inclusive_sum(c);
+        if lane_id() == 31 {
+            // SAFETY: t / 32 < NT / 32.
+            unsafe { warps.write(t / 32, incl) };
+        }
+        sync_threads();
+        let mut before = 0;
+        for w in 0..t / 32 {
+            // SAFETY: w < NT / 32.
+            before += unsafe { warps.read(w) };
+        }
+        let above = before + incl - c;
+        if above < st.need && st.need <= above + c {
+            st.narrow(d as u32, c, above, stop);
+            st.arrived = 0;
+            // SAFETY: one thread wins; the state is valid.
+            unsafe { state.write_volatile(st) };
+        }
+        // SAFETY: d < DIGITS.
+        unsafe { hist.add(d).write_volatile(0) };
     }
 
     /// Gathers `s` ranks at stride `stride` of the `n` keys.
@@ -448,11 +495,12 @@ mod device {
         let tiles = n.div_ceil(NT * IPT);
         let start = tile * NT * IPT;
         let valid = (n - start).min(NT * IPT);
-        // SAFETY: valid by contract.
-        let th = unsafe { read_state(select) }.threshold();
         let mut items = [K::default(); IPT];
         // SAFETY: the tile's `valid` keys are in bounds.
         unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+        // After the loads are issued, so that the two round trips overlap.
+        // SAFETY: valid by contract.
+        let th = unsafe { read_state(select) }.threshold();
         let t = thread_idx();
         let mut pass = 0u64;
         let mut ties = [false; IPT];
@@ -548,10 +596,21 @@ mod device {
     }
 }
 
+/// Declares a histogram round's shared memory at the top of an entry point.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! hist_shared {
+    () => {
+        HistShared {
+            hist: $crate::shared_array!(topk_hist: [u32; DIGITS]),
+            warps: $crate::shared_array!(topk_warps: [u32; DIGITS / 32 + 1]),
+        }
+    };
+}
+
 /// Parameters of the sample kernels over keys `K`: `(keys, s, stride, smallest, out)`.
 pub type SampleArgs<K> = (*const K, u32, u32, u32, *mut u64);
-/// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist)`.
-pub type HistKeysArgs<K> = (*const K, u32, u32, *const SelectState, *mut u32);
+/// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist, stop)`.
+pub type HistKeysArgs<K> = (*const K, u32, u32, *mut SelectState, *mut u32, u32);
 /// Parameters of the filter kernels over keys `K`.
 pub type FilterArgs<K> = (
     *const K,
@@ -578,13 +637,13 @@ macro_rules! topk_key_kernels {
         }
         $crate::kernel! {
             /// One exact radix-select round over the keys' ranks.
-            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *const SelectState, hist: *mut u32) {
-                let local = $crate::shared_array!(topk_hist: [u32; DIGITS]);
+            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+                let sh = hist_shared!();
                 let smallest = smallest != 0;
                 // SAFETY: the host passes `n` keys, a valid state and histogram.
                 unsafe {
                     hist_round::<NT>(n as usize,
-                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, hist, local)
+                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, hist, stop, sh)
                 }
             }
         }
@@ -619,33 +678,24 @@ topk_key_kernels! {
 
 crate::kernel! {
     /// One radix-select round over a buffer of ranks (the sample).
-    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 16](ranks: *const u64, n: u32, state: *const SelectState, hist: *mut u32) {
-        let local = crate::shared_array!(topk_hist: [u32; DIGITS]);
+    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+        let sh = hist_shared!();
         // SAFETY: the host passes `n` ranks, a valid state and histogram.
-        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, hist, local) }
+        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, hist, stop, sh) }
     }
 }
 
 crate::kernel! {
     /// One radix-select round over candidates, as composites (ties resolve on rows).
-    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 16](cands: *const Candidate, m: u32, state: *const SelectState, hist: *mut u32) {
-        let local = crate::shared_array!(topk_hist: [u32; DIGITS]);
+    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 1](cands: *const Candidate, m: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+        let sh = hist_shared!();
         // SAFETY: the host passes `m` candidates, a valid state and histogram.
         unsafe {
             hist_round::<NT>(m as usize, |i| {
                 let c = cands.add(i).read();
                 (c.rank, !c.row)
-            }, state, hist, local)
+            }, state, hist, stop, sh)
         }
-    }
-}
-
-crate::kernel! {
-    /// A radix-select round's pick, on one block; rounds stop at bit `stop` of the composite
-    /// (32 for ranks alone, 0 for candidates).
-    TOPK_PICK = topk_pick[NT = 256, IPT = 1](state: *mut SelectState, hist: *mut u32, stop: u32) {
-        // SAFETY: the host passes a valid state and histogram and launches one block.
-        unsafe { pick(state, hist, stop) }
     }
 }
 

@@ -146,15 +146,15 @@ impl SelectTopK {
         }?;
         for _ in 0..width / DIGIT_BITS {
             let cfg = stride_grid(&kt::TOPK_HIST_RANKS, plan.samples);
-            // SAFETY: the sample holds `s` ranks; state and histogram are valid.
+            // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
+            // rounds) are valid; any grid size works.
             unsafe {
                 gpu.launch(
                     &kt::TOPK_HIST_RANKS,
                     cfg,
-                    (&self.sample, &s, &self.ranks, &mut self.hist),
+                    (&self.sample, &s, &mut self.ranks, &mut self.hist, &32u32),
                 )
             }?;
-            pick(gpu, &mut self.ranks, &mut self.hist, 32)?;
         }
         Ok(())
     }
@@ -172,16 +172,16 @@ impl SelectTopK {
             .write(gpu, 0, &SelectState::start(k as u32, width))?;
         let (n, smallest) = (keys.len() as u32, (order == TopKOrder::Smallest) as u32);
         for _ in 0..width / DIGIT_BITS {
-            let cfg = tile_grid(&K::HIST, keys.len(), 0)?;
-            // SAFETY: `n` keys; state and histogram are valid; any grid size works.
+            let cfg = stride_grid(&K::HIST, keys.len());
+            // SAFETY: `n` keys; the state and the histogram (zero between rounds) are valid; any
+            // grid size works.
             unsafe {
                 gpu.launch(
                     &K::HIST,
                     cfg,
-                    (keys, &n, &smallest, &self.ranks, &mut self.hist),
+                    (keys, &n, &smallest, &mut self.ranks, &mut self.hist, &32u32),
                 )
             }?;
-            pick(gpu, &mut self.ranks, &mut self.hist, 32)?;
         }
         Ok(())
     }
@@ -281,15 +281,15 @@ impl SelectTopK {
         let m32 = m as u32;
         for _ in 0..(width + 32) / DIGIT_BITS {
             let cfg = stride_grid(&kt::TOPK_HIST_CANDS, m);
-            // SAFETY: `m` candidates; state (item CANDS) and histogram are valid.
+            // SAFETY: `m` candidates; the state and the histogram (zero between rounds) are
+            // valid; any grid size works.
             unsafe {
                 gpu.launch(
                     &kt::TOPK_HIST_CANDS,
                     cfg,
-                    (&self.cands, &m32, &self.chosen, &mut self.hist),
+                    (&self.cands, &m32, &mut self.chosen, &mut self.hist, &0u32),
                 )
             }?;
-            pick(gpu, &mut self.chosen, &mut self.hist, 0)?;
         }
         grow_pod(gpu, &mut self.out, k)?;
         let cfg = stride_grid(&kt::TOPK_EMIT, m);
@@ -316,22 +316,6 @@ impl SelectTopK {
         }
         self.out.read_prefix(gpu, k)
     }
-}
-
-/// One pick on `state`, rounds stopping at bit `stop`.
-fn pick(
-    gpu: &Gpu,
-    state: &mut PodBuffer<SelectState>,
-    hist: &mut CudaSlice<u32>,
-    stop: u32,
-) -> Result<()> {
-    let cfg = LaunchConfig {
-        grid_dim: (1, 1, 1),
-        block_dim: (kt::TOPK_PICK.threads(), 1, 1),
-        shared_mem_bytes: 0,
-    };
-    // SAFETY: one block; a valid state and a histogram of DIGITS counters.
-    unsafe { gpu.launch(&kt::TOPK_PICK, cfg, (state, hist, &stop)) }
 }
 
 /// Grows `buf` to hold at least `len` values.
