@@ -258,6 +258,48 @@ pub struct FilterCounts {
     pub pad: u32,
 }
 
+/// All of a top-k's device state, uploaded once per call and read back once: the rank select
+/// (over the sample, or exact), the candidates' composite select and the filter's counts.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct TopKState {
+    /// The rank select whose threshold the filter applies.
+    pub ranks: SelectState,
+    /// The select of the best `k` candidates.
+    pub chosen: SelectState,
+    /// The filter's and the emit's counts.
+    pub counts: FilterCounts,
+}
+
+const _: () = assert!(core::mem::size_of::<TopKState>() == 96);
+
+/// Which select of a [`TopKState`] a histogram round advances.
+pub const RANKS: u32 = 0;
+/// See [`RANKS`].
+pub const CHOSEN: u32 = 1;
+
+impl TopKState {
+    /// The select `which` ([`RANKS`] or [`CHOSEN`]).
+    ///
+    /// # Safety
+    /// `state` is valid.
+    #[inline(always)]
+    pub unsafe fn select(state: *mut TopKState, which: u32) -> *mut SelectState {
+        // SAFETY: a field of a valid struct.
+        unsafe {
+            if which == RANKS {
+                &raw mut (*state).ranks
+            } else {
+                &raw mut (*state).chosen
+            }
+        }
+    }
+}
+
 /// The rank of a key: its order-preserving bits, complemented for the smallest, widened.
 #[inline(always)]
 pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64
@@ -337,12 +379,15 @@ mod device {
     pub unsafe fn hist_round<const NT: usize>(
         n: usize,
         load: impl Fn(usize) -> (u64, u32),
-        state: *mut SelectState,
+        state: *mut TopKState,
+        which: u32,
         hist: *mut u32,
         stop: u32,
         sh: HistShared,
     ) {
         const { assert!(NT == DIGITS) };
+        // SAFETY: forwarded.
+        let state = unsafe { TopKState::select(state, which) };
         // SAFETY: forwarded.
         let st = unsafe { read_state(state) };
         if st.resolved != 0 {
@@ -424,11 +469,21 @@ mod device {
         if above < st.need && st.need <= above + c {
             st.narrow(d as u32, c, above, stop);
             st.arrived = 0;
-            // SAFETY: one thread wins; the state is valid.
-            unsafe { state.write_volatile(st) };
+            // SAFETY: one thread wins; the state is valid; the flag slot exists.
+            unsafe {
+                state.write_volatile(st);
+                warps.write(NT / 32, 2);
+            }
         }
         // SAFETY: d < DIGITS.
         unsafe { hist.add(d).write_volatile(0) };
+        sync_threads();
+        // SAFETY: the flag slot exists; the state is valid.
+        if t == 0 && unsafe { warps.read(NT / 32) } != 2 {
+            // No bucket holds the `need`-th (fewer elements than wanted): the round is over
+            // all the same, and the host sees the select unresolved.
+            unsafe { (&raw mut (*state).arrived).write_volatile(0) };
+        }
     }
 
     /// Gathers `s` ranks at stride `stride` of the `n` keys.
@@ -470,7 +525,7 @@ mod device {
     /// (the first `tie_cap`), counted in `counts`.
     ///
     /// # Safety
-    /// `keys` holds `n > 0` keys; one block per tile; `select` is a finished rank select;
+    /// `keys` holds `n > 0` keys; one block per tile; `state.ranks` is a finished select;
     /// `cands` holds `cap`, `tie_rows` `tie_cap`; `status` is look-back state for the tiles
     /// in `epoch` (see [`crate::ops::select`]).
     #[inline(always)]
@@ -479,12 +534,11 @@ mod device {
         keys: *const K,
         n: usize,
         smallest: bool,
-        select: *const SelectState,
+        state: *mut TopKState,
         cands: *mut Candidate,
         cap: u32,
         tie_rows: *mut u32,
         tie_cap: u32,
-        counts: *mut FilterCounts,
         status: *mut u64,
         epoch: u32,
         sh: FilterShared,
@@ -500,7 +554,9 @@ mod device {
         unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
         // After the loads are issued, so that the two round trips overlap.
         // SAFETY: valid by contract.
-        let th = unsafe { read_state(select) }.threshold();
+        let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
+        // SAFETY: a field of the valid state.
+        let counts = unsafe { &raw mut (*state).counts };
         let t = thread_idx();
         let mut pass = 0u64;
         let mut ties = [false; IPT];
@@ -564,31 +620,42 @@ mod device {
         }
     }
 
-    /// Writes the candidates a resolved composite select chose to `out` (unordered), counting
-    /// them in `counts.emitted`.
+    /// Writes the candidates the composite select chose to `out` (unordered, at most
+    /// `out_cap`), counting them in `counts.emitted`; nothing unless the select resolved.
     ///
     /// # Safety
-    /// `cands` holds `m` candidates; `select` is resolved; `out` has room for all chosen.
+    /// `cands` holds `cap` candidates; `out` holds `out_cap`.
     #[inline(always)]
     pub unsafe fn emit(
         cands: *const Candidate,
-        m: usize,
-        select: *const SelectState,
+        cap: u32,
+        state: *mut TopKState,
         out: *mut Candidate,
-        counts: *mut FilterCounts,
+        out_cap: u32,
     ) {
         // SAFETY: valid by contract.
-        let st = unsafe { read_state(select) };
+        let (st, m) = unsafe {
+            (
+                read_state(&raw const (*state).chosen),
+                (*state).counts.passed,
+            )
+        };
+        if st.resolved != 1 {
+            return;
+        }
+        let m = m.min(cap) as usize;
         let mut i = crate::arch::global_idx();
         let stride = grid_dim() * crate::arch::block_dim();
         while i < m {
-            // SAFETY: i < m.
+            // SAFETY: i < m <= cap.
             let c = unsafe { cands.add(i).read() };
             if st.chosen(c.rank, !c.row) {
-                // SAFETY: the select chose at most the room of `out`.
+                // SAFETY: `counts` is a field of the valid state; `at` is checked.
                 unsafe {
-                    let at = u32::atomic_add(&raw mut (*counts).emitted, 1);
-                    out.add(at as usize).write(c);
+                    let at = u32::atomic_add(&raw mut (*state).counts.emitted, 1);
+                    if at < out_cap {
+                        out.add(at as usize).write(c);
+                    }
                 }
             }
             i += stride;
@@ -610,18 +677,17 @@ macro_rules! hist_shared {
 /// Parameters of the sample kernels over keys `K`: `(keys, s, stride, smallest, out)`.
 pub type SampleArgs<K> = (*const K, u32, u32, u32, *mut u64);
 /// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist, stop)`.
-pub type HistKeysArgs<K> = (*const K, u32, u32, *mut SelectState, *mut u32, u32);
+pub type HistKeysArgs<K> = (*const K, u32, u32, *mut TopKState, *mut u32, u32);
 /// Parameters of the filter kernels over keys `K`.
 pub type FilterArgs<K> = (
     *const K,
     u32,
     u32,
-    *const SelectState,
+    *mut TopKState,
     *mut Candidate,
     u32,
     *mut u32,
     u32,
-    *mut FilterCounts,
     *mut u64,
     u32,
 );
@@ -637,22 +703,22 @@ macro_rules! topk_key_kernels {
         }
         $crate::kernel! {
             /// One exact radix-select round over the keys' ranks.
-            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
                 let sh = hist_shared!();
                 let smallest = smallest != 0;
                 // SAFETY: the host passes `n` keys, a valid state and histogram.
                 unsafe {
                     hist_round::<NT>(n as usize,
-                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, hist, stop, sh)
+                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, RANKS, hist, stop, sh)
                 }
             }
         }
         $crate::kernel! {
             /// The threshold filter pass.
             $filter = $fname[NT = 256, IPT = $ipt, MIN_BLOCKS = 4](
-                keys: *const $t, n: u32, smallest: u32, select: *const SelectState,
+                keys: *const $t, n: u32, smallest: u32, state: *mut TopKState,
                 cands: *mut Candidate, cap: u32, tie_rows: *mut u32, tie_cap: u32,
-                counts: *mut FilterCounts, status: *mut u64, epoch: u32
+                status: *mut u64, epoch: u32
             ) {
                 let sh = FilterShared {
                     scan: $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]),
@@ -661,8 +727,8 @@ macro_rules! topk_key_kernels {
                 // SAFETY: the host launches one block per tile with buffers as `filter`
                 // requires.
                 unsafe {
-                    filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, select, cands, cap,
-                        tie_rows, tie_cap, counts, status, epoch, sh)
+                    filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, cands, cap,
+                        tie_rows, tie_cap, status, epoch, sh)
                 }
             }
         }
@@ -678,23 +744,25 @@ topk_key_kernels! {
 
 crate::kernel! {
     /// One radix-select round over a buffer of ranks (the sample).
-    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
         let sh = hist_shared!();
         // SAFETY: the host passes `n` ranks, a valid state and histogram.
-        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, hist, stop, sh) }
+        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, RANKS, hist, stop, sh) }
     }
 }
 
 crate::kernel! {
     /// One radix-select round over candidates, as composites (ties resolve on rows).
-    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 1](cands: *const Candidate, m: u32, state: *mut SelectState, hist: *mut u32, stop: u32) {
+    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
         let sh = hist_shared!();
-        // SAFETY: the host passes `m` candidates, a valid state and histogram.
+        // SAFETY: the host passes room for `cap` candidates (the filter wrote
+        // `min(passed, cap)`), a valid state and histogram.
         unsafe {
-            hist_round::<NT>(m as usize, |i| {
+            let m = (*state).counts.passed.min(cap) as usize;
+            hist_round::<NT>(m, |i| {
                 let c = cands.add(i).read();
                 (c.rank, !c.row)
-            }, state, hist, stop, sh)
+            }, state, CHOSEN, hist, stop, sh)
         }
     }
 }
@@ -713,9 +781,9 @@ crate::kernel! {
 
 crate::kernel! {
     /// Writes the candidates a resolved composite select chose.
-    TOPK_EMIT = topk_emit[NT = 256, IPT = 1](cands: *const Candidate, m: u32, select: *const SelectState, out: *mut Candidate, counts: *mut FilterCounts) {
-        // SAFETY: the host passes `m` candidates, a resolved select and room for its choice.
-        unsafe { emit(cands, m as usize, select, out, counts) }
+    TOPK_EMIT = topk_emit[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, out: *mut Candidate, out_cap: u32) {
+        // SAFETY: the host passes room for `cap` candidates and `out_cap` chosen ones.
+        unsafe { emit(cands, cap, state, out, out_cap) }
     }
 }
 

@@ -2,7 +2,7 @@
 //! `tessera_kernels::ops::topk` for the kernels and their state).
 use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState,
+    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, TopKState,
 };
 
 use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k, key_of_rank};
@@ -45,12 +45,9 @@ impl SamplePlan {
 
 /// A reusable top-k by selection: device buffers grown to the largest call so far.
 pub struct SelectTopK {
-    /// The rank select's state (over the sample, or exact over the keys).
-    ranks: PodBuffer<SelectState>,
-    /// The candidates' composite select.
-    chosen: PodBuffer<SelectState>,
+    /// Both selects and the counts: written once per call, read once.
+    state: PodBuffer<TopKState>,
     hist: CudaSlice<u32>,
-    counts: PodBuffer<FilterCounts>,
     sample: CudaSlice<u64>,
     cands: PodBuffer<Candidate>,
     out: PodBuffer<Candidate>,
@@ -63,10 +60,8 @@ impl SelectTopK {
     /// Small buffers; they grow with the calls.
     pub fn new(gpu: &Gpu) -> Result<SelectTopK> {
         Ok(SelectTopK {
-            ranks: PodBuffer::zeroed(gpu, 1)?,
-            chosen: PodBuffer::zeroed(gpu, 1)?,
+            state: PodBuffer::zeroed(gpu, 1)?,
             hist: alloc(gpu, DIGITS)?,
-            counts: PodBuffer::zeroed(gpu, 1)?,
             sample: alloc(gpu, 1)?,
             cands: PodBuffer::zeroed(gpu, 1)?,
             out: PodBuffer::zeroed(gpu, 1)?,
@@ -98,6 +93,7 @@ impl SelectTopK {
         match algorithm {
             TopKAlgorithm::Threshold => {
                 let plan = SamplePlan::new(n, k);
+                self.start::<K>(gpu, plan.j, k)?;
                 self.sample_select(gpu, keys, order, &plan)?;
                 if let Some(rows) = self.filter_and_finish(gpu, keys, k, order, plan.capacity)? {
                     return Ok(rows);
@@ -112,12 +108,25 @@ impl SelectTopK {
                 ));
             }
         }
-        self.exact_select(gpu, keys, k, order)?;
+        self.start::<K>(gpu, k, k)?;
+        self.exact_select(gpu, keys, order)?;
         self.filter_and_finish(gpu, keys, k, order, k)?
             .ok_or_else(|| Error::invalid("top_k: the exact select kept a wrong number of keys"))
     }
 
-    /// The sample's `j`-th best rank, left in the rank select's state.
+    /// Uploads the state: a rank select of the `j` best and a candidates' select of the `k`
+    /// best, counts zero.
+    fn start<K: TopKey>(&mut self, gpu: &Gpu, j: usize, k: usize) -> Result<()> {
+        let width = rank_bits::<K>();
+        let state = TopKState {
+            ranks: SelectState::start(j as u32, width),
+            chosen: SelectState::start(k as u32, width),
+            counts: FilterCounts::default(),
+        };
+        self.state.write(gpu, 0, &state)
+    }
+
+    /// The sample's `j`-th best rank, left in the rank select.
     fn sample_select<K: TopKey>(
         &mut self,
         gpu: &Gpu,
@@ -126,9 +135,6 @@ impl SelectTopK {
         plan: &SamplePlan,
     ) -> Result<()> {
         grow(gpu, &mut self.sample, plan.samples)?;
-        let width = rank_bits::<K>();
-        self.ranks
-            .write(gpu, 0, &SelectState::start(plan.j as u32, width))?;
         let (s, stride, smallest) = (
             plan.samples as u32,
             plan.stride as u32,
@@ -144,7 +150,7 @@ impl SelectTopK {
                 (keys, &s, &stride, &smallest, &mut self.sample),
             )
         }?;
-        for _ in 0..width / DIGIT_BITS {
+        for _ in 0..rank_bits::<K>() / DIGIT_BITS {
             let cfg = stride_grid(&kt::TOPK_HIST_RANKS, plan.samples);
             // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
             // rounds) are valid; any grid size works.
@@ -152,42 +158,39 @@ impl SelectTopK {
                 gpu.launch(
                     &kt::TOPK_HIST_RANKS,
                     cfg,
-                    (&self.sample, &s, &mut self.ranks, &mut self.hist, &32u32),
+                    (&self.sample, &s, &mut self.state, &mut self.hist, &32u32),
                 )
             }?;
         }
         Ok(())
     }
 
-    /// The exact `k`-th best rank of all keys, left in the rank select's state.
+    /// The exact `k`-th best rank of all keys, left in the rank select.
     fn exact_select<K: TopKey>(
         &mut self,
         gpu: &Gpu,
         keys: &DeviceColumn<K>,
-        k: usize,
         order: TopKOrder,
     ) -> Result<()> {
-        let width = rank_bits::<K>();
-        self.ranks
-            .write(gpu, 0, &SelectState::start(k as u32, width))?;
         let (n, smallest) = (keys.len() as u32, (order == TopKOrder::Smallest) as u32);
-        for _ in 0..width / DIGIT_BITS {
+        for _ in 0..rank_bits::<K>() / DIGIT_BITS {
             let cfg = stride_grid(&K::HIST, keys.len());
-            // SAFETY: `n` keys; the state and the histogram (zero between rounds) are valid; any
-            // grid size works.
+            // SAFETY: `n` keys; the state and the histogram (zero between rounds) are valid;
+            // any grid size works.
             unsafe {
                 gpu.launch(
                     &K::HIST,
                     cfg,
-                    (keys, &n, &smallest, &mut self.ranks, &mut self.hist, &32u32),
+                    (keys, &n, &smallest, &mut self.state, &mut self.hist, &32u32),
                 )
             }?;
         }
         Ok(())
     }
 
-    /// The filter pass at the rank select's threshold, then the finish: `None` when fewer
-    /// than `k` keys reached the threshold or more than `capacity` passed it.
+    /// The filter pass at the rank select's threshold, the candidates' select and the emit,
+    /// then one read of the state and the chosen: `None` when fewer than `k` keys reached the
+    /// threshold or more than `capacity` passed it.
     fn filter_and_finish<K: TopKey>(
         &mut self,
         gpu: &Gpu,
@@ -199,8 +202,8 @@ impl SelectTopK {
         let n = keys.len();
         let cap = capacity.max(k);
         grow_pod(gpu, &mut self.cands, cap)?;
+        grow_pod(gpu, &mut self.out, k)?;
         grow(gpu, &mut self.ties, k)?;
-        self.counts.write(gpu, 0, &FilterCounts::default())?;
         let cfg = tile_grid(&K::FILTER, n, 0)?;
         let tiles = cfg.grid_dim.0 as usize;
         let epoch = self
@@ -223,27 +226,54 @@ impl SelectTopK {
                     keys,
                     &n32,
                     &smallest,
-                    &self.ranks,
+                    &mut self.state,
                     &mut self.cands,
                     &cap32,
                     &mut self.ties,
                     &k32,
-                    &mut self.counts,
                     status,
                     &epoch,
                 ),
             )
         }?;
-        let counts = self.counts.read(gpu, 0)?;
-        let (passed, tied) = (counts.passed as usize, counts.tied as usize);
+        // The candidates' select runs whatever passed; the host checks the counts once, after.
+        let grid = stride_grid(&kt::TOPK_HIST_CANDS, cap);
+        for _ in 0..(rank_bits::<K>() + 32) / DIGIT_BITS {
+            // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most
+            // `cap`); the state and the histogram (zero between rounds) are valid.
+            unsafe {
+                gpu.launch(
+                    &kt::TOPK_HIST_CANDS,
+                    grid,
+                    (&self.cands, &cap32, &mut self.state, &mut self.hist, &0u32),
+                )
+            }?;
+        }
+        // SAFETY: as above; `out` holds `k`.
+        unsafe {
+            gpu.launch(
+                &kt::TOPK_EMIT,
+                stride_grid(&kt::TOPK_EMIT, cap),
+                (&self.cands, &cap32, &mut self.state, &mut self.out, &k32),
+            )
+        }?;
+        let state = self.state.read(gpu, 0)?;
+        let c = state.counts;
+        let (passed, tied) = (c.passed as usize, c.tied as usize);
         if passed > cap || passed + tied < k {
             return Ok(None);
         }
         let mut best = if passed >= k {
-            self.choose_candidates(gpu, passed, k, rank_bits::<K>())?
+            if c.emitted as usize != k || state.chosen.resolved != 1 {
+                return Err(Error::invalid(format!(
+                    "top_k: the candidates' select chose {} of {passed}, not {k}",
+                    c.emitted
+                )));
+            }
+            self.out.read_prefix(gpu, k)?
         } else {
             // Every passing key is in, then the first ties by row.
-            let tie = self.ranks.read(gpu, 0)?.threshold().tie;
+            let tie = state.ranks.threshold().tie;
             let mut best = self.cands.read_prefix(gpu, passed)?;
             let mut rows = vec![0u32; k - passed];
             gpu.stream()
@@ -262,59 +292,6 @@ impl SelectTopK {
             keys: best.iter().map(|c| key_of_rank(c.rank, order)).collect(),
             rows: best.iter().map(|c| c.row).collect(),
         }))
-    }
-
-    /// The `k` best of the `m >= k` candidates (a composite select, unique per row), on the
-    /// host, unordered.
-    fn choose_candidates(
-        &mut self,
-        gpu: &Gpu,
-        m: usize,
-        k: usize,
-        width: u32,
-    ) -> Result<Vec<Candidate>> {
-        if m == k {
-            return self.cands.read_prefix(gpu, m);
-        }
-        self.chosen
-            .write(gpu, 0, &SelectState::start(k as u32, width))?;
-        let m32 = m as u32;
-        for _ in 0..(width + 32) / DIGIT_BITS {
-            let cfg = stride_grid(&kt::TOPK_HIST_CANDS, m);
-            // SAFETY: `m` candidates; the state and the histogram (zero between rounds) are
-            // valid; any grid size works.
-            unsafe {
-                gpu.launch(
-                    &kt::TOPK_HIST_CANDS,
-                    cfg,
-                    (&self.cands, &m32, &mut self.chosen, &mut self.hist, &0u32),
-                )
-            }?;
-        }
-        grow_pod(gpu, &mut self.out, k)?;
-        let cfg = stride_grid(&kt::TOPK_EMIT, m);
-        // SAFETY: `m` candidates; the composite select resolved on exactly `k` of them (rows
-        // make composites unique) and `out` holds `k`.
-        unsafe {
-            gpu.launch(
-                &kt::TOPK_EMIT,
-                cfg,
-                (
-                    &self.cands,
-                    &m32,
-                    &self.chosen,
-                    &mut self.out,
-                    &mut self.counts,
-                ),
-            )
-        }?;
-        let emitted = self.counts.read(gpu, 0)?.emitted as usize;
-        if emitted != k {
-            return Err(Error::invalid(format!(
-                "top_k: the candidates' select chose {emitted} of {m}, not {k}"
-            )));
-        }
-        self.out.read_prefix(gpu, k)
     }
 }
 
