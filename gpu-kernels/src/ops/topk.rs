@@ -558,13 +558,10 @@ mod device {
         // SAFETY: a field of the valid state.
         let counts = unsafe { &raw mut (*state).counts };
         let t = thread_idx();
+        let live = |k: usize| Tile::<K, NT, IPT>::offset(t, k) < valid;
         let mut pass = 0u64;
-        let mut ties = [false; IPT];
-        for k in 0..IPT {
-            let live = Tile::<K, NT, IPT>::offset(t, k) < valid;
-            let r = rank_of(items[k], smallest);
-            pass |= ((live && th.passes(r)) as u64) << k;
-            ties[k] = live && th.ties(r);
+        for (k, &key) in items.iter().enumerate() {
+            pass |= ((live(k) && th.passes(rank_of(key, smallest))) as u64) << k;
         }
         let mine = pass.count_ones();
         if any(mine != 0) {
@@ -595,6 +592,8 @@ mod device {
         }
         if th.has_tie != 0 {
             // Uniform branch: every block reads the same threshold.
+            let ties: [bool; IPT] =
+                core::array::from_fn(|k| live(k) && th.ties(rank_of(items[k], smallest)));
             let cr = block_compact_ranks::<K, NT, IPT>(&ties, sh.scan);
             // SAFETY: look-back state by contract; tiles are block indices.
             let offset = unsafe { block_tile_prefix(status, tile, cr.count, epoch, sh.slot) };

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, EpochScratch, Gpu, PodBuffer, tile_grid};
 
 /// Ranks sampled for the threshold: about this many, at a fixed stride.
-pub const SAMPLE_TARGET: usize = 1 << 18;
+pub const SAMPLE_TARGET: usize = 1 << 16;
 
 /// Where the threshold filter samples and how far down the sample it sets the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
