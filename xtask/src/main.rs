@@ -1,4 +1,4 @@
-//! `cargo xtask build-ptx [--arch sm_80|sm_90] [--check]` and `cargo xtask bench ops`.
+//! `cargo xtask build-ptx [--arch sm_80|sm_90] [--check]` and `cargo xtask bench <suite>`.
 //!
 //! This program is also the PTX linker: rustc calls it back with `TESSERA_PTX_LINK` set.
 use std::path::{Path, PathBuf};
@@ -35,7 +35,7 @@ enum Cmd {
     },
     /// Run a benchmark suite in release mode (table on stdout, JSON under target/bench/).
     Bench {
-        /// Suite: ops.
+        /// Suite: ops, join, sort or topk.
         suite: String,
         /// Extra arguments for `tessera bench <suite>` (see `tessera bench --help`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
