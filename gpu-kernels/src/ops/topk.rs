@@ -16,9 +16,11 @@
 //! **Threshold filter**: a radix select over a strided sample of the ranks gives a threshold
 //! that, for the sample, `j` elements reach; [`FilterCounts`] then reports how many of the
 //! whole input pass it in one read of the input, which writes the passing elements
-//! ([`Candidate`], unordered, up to a capacity) and, where the sample ended on a tie, the rows
-//! equal to the threshold in row order (up to `k` of them). The host finishes on the
-//! candidates, or runs the exact select when too few or too many passed.
+//! ([`Candidate`], unordered, up to a capacity) and, where the select ended on a rank more
+//! elements share than are wanted (a tie), each tile's count of them. The host finishes on the
+//! candidates; where they are fewer than `k`, a prefix sum of the tie counts and a fill kernel
+//! over only the first tiles add the tied rows in row order; where too few reach the
+//! threshold or too many pass it, the host runs the exact select instead.
 use crate::radix::RadixKey;
 
 /// Bits per radix-select digit.
@@ -250,7 +252,7 @@ pub struct FilterCounts {
     /// Elements that passed (may exceed the candidates' capacity: then only that many were
     /// written, and the host must not use them).
     pub passed: u32,
-    /// Elements equal to the tie (written by the last tile).
+    /// Elements equal to the tie (0 without a tie).
     pub tied: u32,
     /// Elements an emit kernel wrote.
     pub emitted: u32,
@@ -319,7 +321,7 @@ mod device {
         Atomic, Shared, any, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
         warp_inclusive_sum,
     };
-    use crate::block::{Tile, block_compact_ranks, block_load, block_tile_prefix};
+    use crate::block::{Tile, block_compact_ranks, block_load};
 
     /// Reads the select state (every thread reads the same words; a kernel of the stream
     /// before this one wrote it).
@@ -514,20 +516,20 @@ mod device {
     /// Shared memory of the filter.
     #[derive(Clone, Copy)]
     pub struct FilterShared {
-        /// Scan partials of the tie compaction.
+        /// Scan partials of the tie compaction (the fill kernel).
         pub scan: Shared<u32>,
-        /// Broadcast slot of the look-back.
+        /// The tile's tie count.
         pub slot: Shared<u32>,
     }
 
     /// The filter pass over one tile: elements whose rank passes the threshold go to
-    /// `cands` (unordered, one atomic per warp that has any), ties to `tie_rows` in row order
-    /// (the first `tie_cap`), counted in `counts`.
+    /// `cands` (unordered, one atomic per warp that has any), counted in `counts.passed`;
+    /// where the threshold ties, the tile's count of tied elements goes to
+    /// `tie_counts[tile]` and to `counts.tied`.
     ///
     /// # Safety
     /// `keys` holds `n > 0` keys; one block per tile; `state.ranks` is a finished select;
-    /// `cands` holds `cap`, `tie_rows` `tie_cap`; `status` is look-back state for the tiles
-    /// in `epoch` (see [`crate::ops::select`]).
+    /// `cands` holds `cap`, `tie_counts` one count per tile.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<K: RadixKey + Default, const NT: usize, const IPT: usize>(
@@ -537,16 +539,12 @@ mod device {
         state: *mut TopKState,
         cands: *mut Candidate,
         cap: u32,
-        tie_rows: *mut u32,
-        tie_cap: u32,
-        status: *mut u64,
-        epoch: u32,
+        tie_counts: *mut u32,
         sh: FilterShared,
     ) where
         K::Bits: Into<u64>,
     {
         let tile = block_idx();
-        let tiles = n.div_ceil(NT * IPT);
         let start = tile * NT * IPT;
         let valid = (n - start).min(NT * IPT);
         let mut items = [K::default(); IPT];
@@ -592,30 +590,93 @@ mod device {
         }
         if th.has_tie != 0 {
             // Uniform branch: every block reads the same threshold.
-            let ties: [bool; IPT] =
-                core::array::from_fn(|k| live(k) && th.ties(rank_of(items[k], smallest)));
-            let cr = block_compact_ranks::<K, NT, IPT>(&ties, sh.scan);
-            // SAFETY: look-back state by contract; tiles are block indices.
-            let offset = unsafe { block_tile_prefix(status, tile, cr.count, epoch, sh.slot) };
-            if tile == tiles - 1 && t == 0 {
-                // SAFETY: `counts` is valid; only the last tile writes the total.
-                unsafe { (&raw mut (*counts).tied).write_volatile(offset + cr.count) };
+            let mine = (0..IPT)
+                .filter(|&k| live(k) && th.ties(rank_of(items[k], smallest)))
+                .count() as u32;
+            if t == 0 {
+                // SAFETY: one slot.
+                unsafe { sh.slot.write(0, 0) };
             }
+            sync_threads();
+            let warp = warp_inclusive_sum(mine);
+            if lane_id() == 31 && warp != 0 {
+                // SAFETY: one slot.
+                unsafe { sh.slot.atomic_add(0, warp) };
+            }
+            sync_threads();
+            if t == 0 {
+                // SAFETY: one count per tile; `counts` is a field of the valid state.
+                unsafe {
+                    let c = sh.slot.read(0);
+                    tie_counts.add(tile).write(c);
+                    if c != 0 {
+                        u32::atomic_add(&raw mut (*counts).tied, c);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the rows of the first `need` tied elements in row order, given each tile's
+    /// count of them and the exclusive prefix sum of those counts: blocks walk the tiles in
+    /// order and stop at the first whose prefix reaches `need`, so only the tiles that hold
+    /// the wanted ties are read again.
+    ///
+    /// # Safety
+    /// As for [`filter`], with `prefix` the exclusive prefix sum of the filter's tie counts
+    /// and `tie_rows` holding `need`; any grid size.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn fill_ties<K: RadixKey + Default, const NT: usize, const IPT: usize>(
+        keys: *const K,
+        n: usize,
+        smallest: bool,
+        state: *const TopKState,
+        prefix: *const u32,
+        tie_rows: *mut u32,
+        need: u32,
+        sh: FilterShared,
+    ) where
+        K::Bits: Into<u64>,
+    {
+        let tiles = n.div_ceil(NT * IPT);
+        // SAFETY: valid by contract.
+        let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
+        let t = thread_idx();
+        let mut tile = block_idx();
+        while tile < tiles {
+            // SAFETY: tile < tiles.
+            let before = unsafe { prefix.add(tile).read() };
+            if before >= need || th.has_tie == 0 {
+                break;
+            }
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut items = [K::default(); IPT];
+            // SAFETY: the tile's `valid` keys are in bounds.
+            unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+            let ties: [bool; IPT] = core::array::from_fn(|k| {
+                Tile::<K, NT, IPT>::offset(t, k) < valid && th.ties(rank_of(items[k], smallest))
+            });
+            let cr = block_compact_ranks::<K, NT, IPT>(&ties, sh.scan);
             let v = Tile::<K, NT, IPT>::V;
             for g in 0..IPT / v {
-                let mut r = offset + cr.starts[g * v];
+                let mut r = before + cr.starts[g * v];
                 for j in 0..v {
                     let k = g * v + j;
                     if (cr.mask >> k) & 1 != 0 {
-                        if r < tie_cap {
+                        if r < need {
                             let row = (start + Tile::<K, NT, IPT>::offset(t, k)) as u32;
-                            // SAFETY: r < tie_cap.
+                            // SAFETY: r < need, the room of `tie_rows`.
                             unsafe { tie_rows.add(r as usize).write(row) };
                         }
                         r += 1;
                     }
                 }
             }
+            // The scan's shared partials are reused by the next tile.
+            sync_threads();
+            tile += grid_dim();
         }
     }
 
@@ -677,7 +738,8 @@ macro_rules! hist_shared {
 pub type SampleArgs<K> = (*const K, u32, u32, u32, *mut u64);
 /// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist, stop)`.
 pub type HistKeysArgs<K> = (*const K, u32, u32, *mut TopKState, *mut u32, u32);
-/// Parameters of the filter kernels over keys `K`.
+/// Parameters of the filter kernels over keys `K`:
+/// `(keys, n, smallest, state, cands, cap, tie_counts)`.
 pub type FilterArgs<K> = (
     *const K,
     u32,
@@ -686,13 +748,21 @@ pub type FilterArgs<K> = (
     *mut Candidate,
     u32,
     *mut u32,
+);
+/// Parameters of the tie-fill kernels over keys `K`:
+/// `(keys, n, smallest, state, prefix, tie_rows, need)`.
+pub type FillArgs<K> = (
+    *const K,
     u32,
-    *mut u64,
+    u32,
+    *const TopKState,
+    *const u32,
+    *mut u32,
     u32,
 );
 
 macro_rules! topk_key_kernels {
-    ($($t:ty: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $ipt:literal;)*) => {$(
+    ($($t:ty: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $fill:ident = $flname:ident, $ipt:literal;)*) => {$(
         $crate::kernel! {
             /// Gathers a strided sample of the ranks.
             $sample = $sname[NT = 256, IPT = 1](keys: *const $t, s: u32, stride: u32, smallest: u32, out: *mut u64) {
@@ -716,18 +786,35 @@ macro_rules! topk_key_kernels {
             /// The threshold filter pass.
             $filter = $fname[NT = 256, IPT = $ipt, MIN_BLOCKS = 4](
                 keys: *const $t, n: u32, smallest: u32, state: *mut TopKState,
-                cands: *mut Candidate, cap: u32, tie_rows: *mut u32, tie_cap: u32,
-                status: *mut u64, epoch: u32
+                cands: *mut Candidate, cap: u32, tie_counts: *mut u32
             ) {
                 let sh = FilterShared {
-                    scan: $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]),
+                    scan: $crate::shared_array!(topk_scan: [u32; 1]),
                     slot: $crate::shared_array!(topk_slot: [u32; 1]),
                 };
                 // SAFETY: the host launches one block per tile with buffers as `filter`
                 // requires.
                 unsafe {
                     filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, cands, cap,
-                        tie_rows, tie_cap, status, epoch, sh)
+                        tie_counts, sh)
+                }
+            }
+        }
+        $crate::kernel! {
+            /// The tied rows, in row order, from the tiles that hold the first `need`.
+            $fill = $flname[NT = 256, IPT = $ipt](
+                keys: *const $t, n: u32, smallest: u32, state: *const TopKState,
+                prefix: *const u32, tie_rows: *mut u32, need: u32
+            ) {
+                let sh = FilterShared {
+                    scan: $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]),
+                    slot: $crate::shared_array!(topk_slot: [u32; 1]),
+                };
+                // SAFETY: the host passes the filter's tiles, their prefix sum and room for
+                // `need` rows.
+                unsafe {
+                    fill_ties::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, prefix,
+                        tie_rows, need, sh)
                 }
             }
         }
@@ -735,10 +822,10 @@ macro_rules! topk_key_kernels {
 }
 
 topk_key_kernels! {
-    f32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, 16;
-    f64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, 8;
-    i32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, 16;
-    u32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, 16;
+    f32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16;
+    f64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8;
+    i32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16;
+    u32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16;
 }
 
 crate::kernel! {

@@ -15,7 +15,7 @@ mod sort;
 pub use select::{SamplePlan, SelectTopK};
 pub use sort::SortTopK;
 
-use tessera_kernels::ops::topk::{self as kt, FilterArgs, HistKeysArgs, SampleArgs};
+use tessera_kernels::ops::topk::{self as kt, FillArgs, FilterArgs, HistKeysArgs, SampleArgs};
 use tessera_kernels::radix::RadixKey;
 use tessera_kernels::spec::KernelSpec;
 
@@ -49,10 +49,13 @@ pub trait TopKey: DeviceItem + RadixKey<Bits: Into<u64>> {
     /// The threshold filter.
     #[doc(hidden)]
     const FILTER: KernelSpec<FilterArgs<Self>>;
+    /// The tie fill.
+    #[doc(hidden)]
+    const FILL: KernelSpec<FillArgs<Self>>;
 }
 
 macro_rules! top_key {
-    ($($t:ty: $bits:ty, $s:ident, $h:ident, $f:ident;)*) => {$(
+    ($($t:ty: $bits:ty, $s:ident, $h:ident, $f:ident, $fl:ident;)*) => {$(
         impl TopKey for $t {
             fn rank(self) -> u64 {
                 self.to_bits_ordered()
@@ -63,14 +66,15 @@ macro_rules! top_key {
             const SAMPLE: KernelSpec<SampleArgs<$t>> = kt::$s;
             const HIST: KernelSpec<HistKeysArgs<$t>> = kt::$h;
             const FILTER: KernelSpec<FilterArgs<$t>> = kt::$f;
+            const FILL: KernelSpec<FillArgs<$t>> = kt::$fl;
         }
     )*};
 }
 top_key! {
-    u32: u32, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32;
-    i32: u32, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32;
-    f32: u32, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32;
-    f64: u64, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64;
+    u32: u32, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32, TOPK_FILL_U32;
+    i32: u32, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32, TOPK_FILL_I32;
+    f32: u32, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32, TOPK_FILL_F32;
+    f64: u64, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64, TOPK_FILL_F64;
 }
 
 /// The order-preserving bits of a radix key, widened.

@@ -7,7 +7,8 @@ use tessera_kernels::ops::topk::{
 
 use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k, key_of_rank};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, EpochScratch, Gpu, PodBuffer, tile_grid};
+use crate::ops::scan::exclusive_scan_into;
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, Scratch, tile_grid};
 
 /// Ranks sampled for the threshold: about this many, at a fixed stride.
 pub const SAMPLE_TARGET: usize = 1 << 16;
@@ -52,7 +53,10 @@ pub struct SelectTopK {
     cands: PodBuffer<Candidate>,
     out: PodBuffer<Candidate>,
     ties: CudaSlice<u32>,
-    lookback: EpochScratch,
+    /// Each filter tile's count of keys at a tied threshold, and their prefix sum.
+    tie_counts: DeviceColumn<u32>,
+    tie_prefix: DeviceColumn<u32>,
+    scan_state: Option<Scratch>,
     fell_back: bool,
 }
 
@@ -66,7 +70,9 @@ impl SelectTopK {
             cands: PodBuffer::zeroed(gpu, 1)?,
             out: PodBuffer::zeroed(gpu, 1)?,
             ties: alloc(gpu, 1)?,
-            lookback: EpochScratch::default(),
+            tie_counts: gpu.zeros(1)?,
+            tie_prefix: gpu.zeros(1)?,
+            scan_state: None,
             fell_back: false,
         })
     }
@@ -206,18 +212,20 @@ impl SelectTopK {
         grow(gpu, &mut self.ties, k)?;
         let cfg = tile_grid(&K::FILTER, n, 0)?;
         let tiles = cfg.grid_dim.0 as usize;
-        let epoch = self
-            .lookback
-            .next(gpu, tiles * tessera_kernels::layout::STATUS_STRIDE, 0)?;
+        if self.tie_counts.capacity() < tiles {
+            self.tie_counts = gpu.zeros(tiles)?;
+            self.tie_prefix = gpu.zeros(tiles)?;
+        }
+        self.tie_counts.set_len(tiles);
+        self.tie_prefix.set_len(tiles);
         let (n32, smallest, cap32, k32) = (
             n as u32,
             (order == TopKOrder::Smallest) as u32,
             cap as u32,
             k as u32,
         );
-        let status = self.lookback.words_mut()?;
-        // SAFETY: one block per tile of the `n` keys; the candidates hold `cap`, the tie rows
-        // `k`; the look-back words cover the tiles in this epoch; the rank select finished.
+        // SAFETY: one block per tile of the `n` keys; the candidates hold `cap`, the tie
+        // counts one per tile; the rank select finished.
         unsafe {
             gpu.launch(
                 &K::FILTER,
@@ -229,10 +237,7 @@ impl SelectTopK {
                     &mut self.state,
                     &mut self.cands,
                     &cap32,
-                    &mut self.ties,
-                    &k32,
-                    status,
-                    &epoch,
+                    &mut self.tie_counts,
                 ),
             )
         }?;
@@ -273,12 +278,39 @@ impl SelectTopK {
             self.out.read_prefix(gpu, k)?
         } else {
             // Every passing key is in, then the first ties by row.
+            let need = k - passed;
+            exclusive_scan_into(
+                gpu,
+                &self.tie_counts,
+                &mut self.tie_prefix,
+                self.scan_state.take(),
+            )
+            .map(|s| self.scan_state = Some(s))?;
+            let fill = crate::runtime::grid_per_sm(gpu, &K::FILL, n, 2)?;
+            let need32 = need as u32;
+            // SAFETY: the tiles of the filter, their prefix sum, and room for `need <= k` rows;
+            // any grid size works.
+            unsafe {
+                gpu.launch(
+                    &K::FILL,
+                    fill,
+                    (
+                        keys,
+                        &n32,
+                        &smallest,
+                        &self.state,
+                        &self.tie_prefix,
+                        &mut self.ties,
+                        &need32,
+                    ),
+                )
+            }?;
             let tie = state.ranks.threshold().tie;
             let mut best = self.cands.read_prefix(gpu, passed)?;
-            let mut rows = vec![0u32; k - passed];
+            let mut rows = vec![0u32; need];
             gpu.stream()
-                .memcpy_dtoh(&self.ties.slice(..k - passed), &mut rows[..])
-                .map_err(Error::driver("reading the tied rows", 4 * (k - passed)))?;
+                .memcpy_dtoh(&self.ties.slice(..need), &mut rows[..])
+                .map_err(Error::driver("reading the tied rows", 4 * need))?;
             gpu.synchronize()?;
             best.extend(rows.into_iter().map(|row| Candidate {
                 rank: tie,
