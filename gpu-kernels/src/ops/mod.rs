@@ -12,3 +12,4 @@ pub mod sort;
 pub mod sort_msd;
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod topk_bitonic;

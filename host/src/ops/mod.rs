@@ -43,6 +43,7 @@ pub use sort::{
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
+pub use topk::{BitonicConfig, BitonicKey, BitonicTopK};
 pub use topk::{TopKOrder, TopKRows, TopKey};
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).

@@ -12,6 +12,9 @@
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceItem, MAX_COLUMN_LEN};
 
+mod bitonic;
+pub use bitonic::{BitonicConfig, BitonicKey, BitonicTopK};
+
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TopKOrder {
