@@ -161,6 +161,43 @@ fn one_buffer_many_sizes_and_errors(gpu: &tessera::Gpu) {
     assert!(e.contains("buffers hold 10"), "{e}");
 }
 
+/// Inputs large enough for the prefixes' thresholds (`SAMPLES`: both levels at the largest
+/// size), where most tiles skip the network, on every distribution and on ties.
+fn sampled_thresholds(gpu: &tessera::Gpu) {
+    let big = (4usize << 24) + 5;
+    let mut top = BitonicTopK::<f32>::new(gpu, big).unwrap();
+    for n in capped(&[(4 << 20) + 3, big]) {
+        for dist in Distribution::ALL {
+            let data = dist.f32s(n, 5);
+            check(gpu, &mut top, &data, &[1, 32, 256, 1024], dist.name());
+        }
+    }
+    for n in capped(&[(5 << 20) + 1]) {
+        let mut rng = StdRng::seed_from_u64(9);
+        let few: Vec<i32> = (0..n).map(|_| rng.random_range(0..4)).collect();
+        let mut top = BitonicTopK::<i32>::new(gpu, n).unwrap();
+        check(gpu, &mut top, &few, &[33, 1000], "i32 0..4");
+        let wide: Vec<f64> = (0..n).map(|_| rng.random::<f64>()).collect();
+        let mut top = BitonicTopK::<f64>::new(gpu, n).unwrap();
+        check(gpu, &mut top, &wide, &[2, 512], "f64 U(0, 1)");
+    }
+}
+
+/// One top-k with both levels of thresholds off (for compute-sanitizer, which the larger tests
+/// keep too long).
+fn sampled_threshold_once(gpu: &tessera::Gpu) {
+    let n = (4 << 20) + 3;
+    let data = Distribution::Uniform.f32s(n, 8);
+    let mut top = BitonicTopK::<f32>::new(gpu, n).unwrap();
+    let d = gpu.upload(&data).unwrap();
+    let got = top.run(gpu, &d, 32, TopKOrder::Largest).unwrap();
+    same(
+        &got,
+        &cpu::top_k(&data, 32, TopKOrder::Largest).unwrap(),
+        "once",
+    );
+}
+
 /// Every configuration of the ablation finds the same list.
 fn ablation_configurations_agree(gpu: &tessera::Gpu) {
     let mut top = BitonicTopK::<f32>::new(gpu, 1 << 20).unwrap();
@@ -225,6 +262,8 @@ harness! {
         nan_and_signed_zero,
         one_buffer_many_sizes_and_errors,
         ablation_configurations_agree,
+        sampled_thresholds,
+        sampled_threshold_once,
     ],
     extra: [
         Test::gpu("topk_bitonic_benchmark", topk_bitonic_benchmark).ignored("a benchmark: run it with --ignored"),

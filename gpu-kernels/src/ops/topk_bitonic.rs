@@ -388,6 +388,12 @@ impl<I: Item, const OPT: u32> Regs<I, OPT> {
         self.v[j] = x;
     }
 
+    /// Register `j`.
+    #[inline(always)]
+    pub fn get(&self, j: usize) -> I {
+        self.v[j]
+    }
+
     /// Whether register `j` is part of round `r`.
     #[inline(always)]
     fn used(r: &Round, j: usize) -> bool {
@@ -609,7 +615,7 @@ pub use device::*;
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::arch::{Shared, block_idx, load_vector, sync_threads, thread_idx};
+    use crate::arch::{Shared, block_idx, load_if, sync_threads, thread_idx};
 
     /// Items in shared memory, through `ld.shared` / `st.shared` of their words.
     pub trait SharedItem: Item {
@@ -723,49 +729,26 @@ mod device {
         }
     }
 
-    /// The items of the 16 keys from `first` (rows `first ..`) into `regs`, padding past `n`:
-    /// vector loads of 16 bytes where all 16 are keys.
+    /// The items of the 16 keys from `first` (rows `first ..`) into `regs`, padding from
+    /// `limit` on. Predicated loads, no branch: LLVM duplicated the barriers that follow a
+    /// branch on the thread's keys into both of its arms.
     ///
     /// # Safety
-    /// `keys` holds `n` keys and is 16-byte aligned; `first` is a multiple of 16.
+    /// `keys` holds `limit` keys.
     #[inline(always)]
     unsafe fn load16<K: TopItemKey, const OPT: u32>(
         keys: *const K,
-        n: usize,
+        limit: usize,
         first: usize,
         smallest: bool,
         regs: &mut Regs<K::It, OPT>,
     ) {
-        let item = |j: usize, x: K| x.item((first + j) as u32, smallest);
-        if first + B <= n {
-            // SAFETY: all 16 keys are in bounds; `first` keeps the vectors aligned.
-            unsafe {
-                if core::mem::size_of::<K>() == 4 {
-                    for c in 0..B / 4 {
-                        let v = load_vector::<K, 4>(keys.add(first + 4 * c));
-                        for (i, &x) in v.iter().enumerate() {
-                            regs.set(4 * c + i, item(4 * c + i, x));
-                        }
-                    }
-                } else {
-                    for c in 0..B / 2 {
-                        let v = load_vector::<K, 2>(keys.add(first + 2 * c));
-                        for (i, &x) in v.iter().enumerate() {
-                            regs.set(2 * c + i, item(2 * c + i, x));
-                        }
-                    }
-                }
-            }
-        } else {
-            for j in 0..B {
-                let x = if first + j < n {
-                    // SAFETY: in bounds.
-                    item(j, unsafe { keys.add(first + j).read() })
-                } else {
-                    K::It::WORST
-                };
-                regs.set(j, x);
-            }
+        for j in 0..B {
+            let live = first + j < limit;
+            // SAFETY: read only when in bounds.
+            let x = unsafe { load_if(live, keys.wrapping_add(first + j)) };
+            let it = x.item((first + j) as u32, smallest);
+            regs.set(j, if live { it } else { K::It::WORST });
         }
     }
 
@@ -819,8 +802,10 @@ mod device {
         merges: u32,
         log_k: u32,
         smallest: bool,
+        threshold: *const K::It,
         out: *mut K::It,
         sh: Shared<K::It>,
+        flag: Shared<u32>,
     ) {
         let tile = block_idx();
         let start = tile << log_a;
@@ -843,16 +828,56 @@ mod device {
         } else {
             let t = thread_idx();
             let r = first_round(log_a);
-            if t < r.threads() {
-                // SAFETY: the thread's 16 keys lie within the tile.
-                unsafe { load16(keys, n, start + t * B, smallest, &mut regs) };
-                presort(&mut regs, &r, t, log_k, flip);
+            // Every thread loads (padding past the tile) and sorts, so that no branch on the
+            // thread precedes the barriers.
+            // SAFETY: `keys` holds `start + valid` keys.
+            unsafe { load16(keys, start + valid, start + t * B, smallest, &mut regs) };
+            if !threshold.is_null() {
+                // SAFETY: a non-null threshold points to one item.
+                let th = unsafe { threshold.read() };
+                let mut any = false;
+                for j in 0..B {
+                    any |= !th.better(regs.get(j));
+                }
+                // SAFETY: the flag is one word; barriers order its writes and reads.
+                let keep = unsafe { block_any(any, flag) };
+                if !keep {
+                    // No item of the tile reaches the threshold: none is in the top-k.
+                    let mut i = t;
+                    while i < 1 << log_out {
+                        // SAFETY: the tile's output fits `out` by contract.
+                        unsafe { out.add((tile << log_out) + i).write(K::It::WORST) };
+                        i += NT;
+                    }
+                    return;
+                }
             }
+            presort(&mut regs, &r, t, log_k, flip);
             plan.open(r);
             network::<_, NT, OPT>(sh, &mut plan, regs, false, B_LOG, log_k, merges, flip, key);
         }
         // SAFETY: the tile's output fits `out` by contract.
         unsafe { write_out::<_, NT, OPT>(sh, log_out, out.add(tile << log_out)) };
+    }
+
+    /// Whether `any` holds on some thread of the block (uniform).
+    ///
+    /// # Safety
+    /// `flag` holds one word that nothing else uses meanwhile.
+    #[inline(always)]
+    unsafe fn block_any(any: bool, flag: Shared<u32>) -> bool {
+        // SAFETY: by contract; the barriers separate the reset, the votes and the reads.
+        unsafe {
+            if thread_idx() == 0 {
+                flag.write(0, 0);
+            }
+            sync_threads();
+            if any {
+                flag.write(0, 1);
+            }
+            sync_threads();
+            flag.read(0) != 0
+        }
     }
 
     /// The BitonicReducer: `merges` merge-rebuilds of tile `block_idx()` of the `len` items of
@@ -897,8 +922,11 @@ mod device {
 }
 
 /// Parameters of a SortReducer over keys `K`: `(keys, n, log_a, merges, log_k, smallest,
-/// out)`, `out` as `u64` words (one per item of a 32-bit key, two for `f64`).
-pub type SortReducerArgs<K> = (*const K, u32, u32, u32, u32, u32, *mut u64);
+/// threshold, out)`, items as `u64` words (one per item of a 32-bit key, two for `f64`).
+/// With work before writing, a tile none of whose items reaches the item at `threshold`
+/// (null: none) skips the network and writes padding: no such item can be in the top-k
+/// when the threshold is the `k`-th best of a subset of the keys.
+pub type SortReducerArgs<K> = (*const K, u32, u32, u32, u32, u32, *const u64, *mut u64);
 /// Parameters of a BitonicReducer: `(input, len, log_a, merges, log_k, out)`, items as `u64`
 /// words.
 pub type BitonicReducerArgs = (*const u64, u32, u32, u32, u32, *mut u64);
@@ -910,15 +938,17 @@ macro_rules! bitonic_kernels {
             /// Bitonic top-k's first pass (the SortReducer), see the module documentation.
             $sort = $sname[NT = $nt, IPT = 16](
                 keys: *const $k, n: u32, log_a: u32, merges: u32, log_k: u32, smallest: u32,
-                out: *mut u64
+                threshold: *const u64, out: *mut u64
             ) {
                 type It = <$k as TopItemKey>::It;
                 let sh = $crate::shared_array!(bitonic_tile: [It; tile_slots($nt * B, $opt)]);
+                let flag = $crate::shared_array!(bitonic_flag: [u32; 1]);
                 // SAFETY: the host launches one block per tile of the pass it planned
-                // (`plan`), with buffers of the sizes it names.
+                // (`plan`), with buffers of the sizes it names and a null or one-item
+                // threshold.
                 unsafe {
                     sort_reducer::<$k, NT, { $opt }>(keys, n as usize, log_a, merges, log_k,
-                        smallest != 0, out.cast::<It>(), sh)
+                        smallest != 0, threshold.cast::<It>(), out.cast::<It>(), sh, flag)
                 }
             }
         }

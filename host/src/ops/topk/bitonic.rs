@@ -42,7 +42,15 @@ pub struct BitonicConfig<K> {
     pub reduce: KernelSpec<BitonicReducerArgs>,
     /// Merges per tile of a pass with several tiles (the thesis: 4, `B = 16`).
     pub max_merges: u32,
+    /// Whether top-ks of prefixes of the keys first give the SortReducer a threshold (see
+    /// [`SAMPLES`]); only kernels with work before writing use it.
+    pub sample: bool,
 }
+
+/// Prefixes whose top-k, each computed with the threshold of the one before, give the full
+/// pass its threshold (the `k`-th best of the largest): a tile whose items all fall below it
+/// skips the network. A prefix runs when the input holds at least four times its keys.
+pub const SAMPLES: [usize; 2] = [1 << 20, 1 << 24];
 
 /// Merges per tile of the product kernels: each tile reduces as far as its `K` allows, so
 /// there are as few passes (and trips through global memory) as possible.
@@ -56,6 +64,7 @@ macro_rules! narrow_key {
                 sort: kb::$sort,
                 reduce: kb::$red,
                 max_merges: PRODUCT_MERGES,
+                sample: true,
             };
             const WORDS: usize = 1;
             fn decode(words: &[u64], smallest: bool) -> ($t, u32) {
@@ -78,6 +87,7 @@ impl BitonicKey for f64 {
         sort: kb::TOPK_BITONIC_SORT_F64,
         reduce: kb::TOPK_BITONIC_REDUCE_F64,
         max_merges: PRODUCT_MERGES,
+        sample: true,
     };
     const WORDS: usize = 2;
     fn decode(words: &[u64], smallest: bool) -> (f64, u32) {
@@ -106,6 +116,7 @@ impl BitonicConfig<f32> {
             sort,
             reduce,
             max_merges,
+            sample: false,
         };
         vec![
             c("shared memory", s::BASE_SORT, s::BASE_REDUCE, 4),
@@ -131,6 +142,10 @@ impl BitonicConfig<f32> {
                 kb::TOPK_BITONIC_REDUCE_F32,
                 1,
             ),
+            BitonicConfig {
+                name: "+ sampled threshold (product)",
+                ..BitonicConfig::product()
+            },
         ]
     }
 }
@@ -139,6 +154,8 @@ impl BitonicConfig<f32> {
 /// their rows, best first, the exact list of [`crate::cpu::top_k`], for `k` up to 1024.
 pub struct BitonicTopK<K: BitonicKey> {
     bufs: [CudaSlice<u64>; 2],
+    /// The `k`-th item of a prefix's top-k.
+    threshold: CudaSlice<u64>,
     capacity: usize,
     config: BitonicConfig<K>,
 }
@@ -150,6 +167,7 @@ impl<K: BitonicKey> BitonicTopK<K> {
         let words = pass_words(capacity.max(1), &config);
         Ok(BitonicTopK {
             bufs: [alloc(gpu, words)?, alloc(gpu, words)?],
+            threshold: alloc(gpu, K::WORDS)?,
             capacity,
             config,
         })
@@ -215,6 +233,34 @@ impl<K: BitonicKey> BitonicTopK<K> {
         }
         let log_k = log_k(k);
         let smallest = u32::from(order == TopKOrder::Smallest);
+        let mut sampled = false;
+        for prefix in SAMPLES {
+            if !cfg.sample || n < 4 * prefix {
+                continue;
+            }
+            let last = self.passes(gpu, keys, prefix, log_k, smallest, sampled)?;
+            let item = (k - 1) * K::WORDS..k * K::WORDS;
+            gpu.stream()
+                .memcpy_dtod(&self.bufs[last].slice(item), &mut self.threshold)
+                .map_err(Error::driver("copying the top-k threshold", K::WORDS * 8))?;
+            sampled = true;
+        }
+        self.passes(gpu, keys, n, log_k, smallest, sampled)
+    }
+
+    /// Queues the passes over the first `n` keys, with the threshold when `sampled`; returns
+    /// the buffer that will hold the `K` items.
+    fn passes(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        n: usize,
+        log_k: u32,
+        smallest: u32,
+        sampled: bool,
+    ) -> Result<usize> {
+        let cfg = self.config;
+        let threshold = sampled.then_some(&self.threshold);
         let mut out = 0;
         for (i, p) in passes(n, log_k, &cfg).into_iter().enumerate() {
             let grid = LaunchConfig {
@@ -227,13 +273,16 @@ impl<K: BitonicKey> BitonicTopK<K> {
             let [b0, b1] = &mut self.bufs;
             let (src, dst) = if out == 0 { (&*b1, b0) } else { (&*b0, b1) };
             if i == 0 {
-                // SAFETY: one block per tile of the pass `plan` made for the `n` keys of
-                // `keys`; `dst` holds the pass's `out` items (`pass_words`).
+                // SAFETY: one block per tile of the pass `plan` made for the first `n` keys
+                // of `keys`; `dst` holds the pass's `out` items (`pass_words`); the threshold
+                // is one item.
                 unsafe {
                     gpu.launch(
                         &cfg.sort,
                         grid,
-                        (keys, &len, &log_a, &merges, &log_k, &smallest, dst),
+                        (
+                            keys, &len, &log_a, &merges, &log_k, &smallest, threshold, dst,
+                        ),
                     )
                 }?;
             } else {
