@@ -13,3 +13,4 @@ pub mod sort_msd;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod topk;
+pub mod topk_bitonic;

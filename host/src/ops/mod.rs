@@ -44,8 +44,8 @@ pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
 pub use topk::{
-    SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K, TopKAlgorithm, TopKOrder, TopKRows, TopKey,
-    choose, top_k,
+    BitonicConfig, BitonicKey, BitonicTopK, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
+    TopKAlgorithm, TopKOrder, TopKRows, TopKey, choose, top_k,
 };
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).

@@ -22,6 +22,9 @@ use tessera_kernels::spec::KernelSpec;
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN};
 
+mod bitonic;
+pub use bitonic::{BitonicConfig, BitonicKey, BitonicTopK};
+
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TopKOrder {

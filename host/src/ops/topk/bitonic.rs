@@ -1,0 +1,366 @@
+//! Bitonic top-k (thesis §4.3.2, §4.4.3): a SortReducer pass over the keys, then
+//! BitonicReducer passes over its runs until `K` items remain (`K`: `k` rounded up to a power
+//! of two, at least 16). The kernels and the network are described in
+//! [`tessera_kernels::ops::topk_bitonic`]; this side plans the passes, owns the pass buffers
+//! and turns the last pass's items back into keys and rows.
+use cudarc::driver::{CudaSlice, LaunchConfig};
+use tessera_kernels::ops::topk_bitonic::{
+    self as kb, BitonicReducerArgs, MAX_K, MIN_LOG_K, Pass, SortReducerArgs,
+};
+use tessera_kernels::radix::RadixKey;
+use tessera_kernels::spec::KernelSpec;
+
+use super::{TopKOrder, TopKRows, TopKey, check_top_k};
+use crate::error::{Error, Result};
+use crate::runtime::{DeviceColumn, Gpu};
+
+/// Key types of [`BitonicTopK`]: `f32`, `i32`, `u32`, `f64` (every [`TopKey`]). Sealed
+/// through [`TopKey`].
+pub trait BitonicKey: TopKey + RadixKey {
+    /// The product kernels.
+    #[doc(hidden)]
+    const KERNELS: BitonicConfig<Self>;
+    /// `u64` words per item in the pass buffers.
+    #[doc(hidden)]
+    const WORDS: usize;
+    /// The key and row of the item in `words`; `smallest` as the kernels were told.
+    #[doc(hidden)]
+    fn decode(words: &[u64], smallest: bool) -> (Self, u32);
+}
+
+/// The kernels of a bitonic top-k and the most merges per tile of a pass with several tiles
+/// (a single tile always reduces to `K` at once). Public for the benchmarks' ablation of
+/// §4.4.3 only.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct BitonicConfig<K> {
+    /// What the benchmark calls it.
+    pub name: &'static str,
+    /// The SortReducer.
+    pub sort: KernelSpec<SortReducerArgs<K>>,
+    /// The BitonicReducer (same tile as `sort`).
+    pub reduce: KernelSpec<BitonicReducerArgs>,
+    /// Merges per tile of a pass with several tiles (the thesis: 4, `B = 16`).
+    pub max_merges: u32,
+    /// Whether top-ks of prefixes of the keys first give the SortReducer a threshold (see
+    /// [`SAMPLES`]); only kernels with work before writing use it.
+    pub sample: bool,
+}
+
+/// Prefixes whose top-k, each computed with the threshold of the one before, give the full
+/// pass its threshold (the `k`-th best of the largest): a tile whose items all fall below it
+/// skips the network. A prefix runs when the input holds at least four times its keys.
+pub const SAMPLES: [usize; 2] = [1 << 20, 1 << 24];
+
+/// Merges per tile of the product kernels: each tile reduces as far as its `K` allows, so
+/// there are as few passes (and trips through global memory) as possible.
+const PRODUCT_MERGES: u32 = 12;
+
+macro_rules! narrow_key {
+    ($($t:ty: $sort:ident, $red:ident;)*) => {$(
+        impl BitonicKey for $t {
+            const KERNELS: BitonicConfig<$t> = BitonicConfig {
+                name: "product",
+                sort: kb::$sort,
+                reduce: kb::$red,
+                max_merges: PRODUCT_MERGES,
+                sample: true,
+            };
+            const WORDS: usize = 1;
+            fn decode(words: &[u64], smallest: bool) -> ($t, u32) {
+                let rank = (words[0] >> 32) as u32;
+                let raw = <$t as RadixKey>::unordered(rank, smallest);
+                (<$t as RadixKey>::from_raw(raw), !(words[0] as u32))
+            }
+        }
+    )*};
+}
+narrow_key! {
+    f32: TOPK_BITONIC_SORT_F32, TOPK_BITONIC_REDUCE_F32;
+    i32: TOPK_BITONIC_SORT_I32, TOPK_BITONIC_REDUCE_I32;
+    u32: TOPK_BITONIC_SORT_U32, TOPK_BITONIC_REDUCE_U32;
+}
+
+impl BitonicKey for f64 {
+    const KERNELS: BitonicConfig<f64> = BitonicConfig {
+        name: "product",
+        sort: kb::TOPK_BITONIC_SORT_F64,
+        reduce: kb::TOPK_BITONIC_REDUCE_F64,
+        max_merges: PRODUCT_MERGES,
+        sample: true,
+    };
+    const WORDS: usize = 2;
+    fn decode(words: &[u64], smallest: bool) -> (f64, u32) {
+        let raw = f64::unordered(words[0], smallest);
+        (f64::from_raw(raw), !(words[1] as u32))
+    }
+}
+
+impl<K: BitonicKey> BitonicConfig<K> {
+    /// The product configuration.
+    pub fn product() -> Self {
+        K::KERNELS
+    }
+}
+
+#[cfg(feature = "sweeps")]
+impl BitonicConfig<f32> {
+    /// The ablation of §4.4.3 on `f32`, from the unoptimized network (shared memory and
+    /// merged operators only) to the product, one optimization added per row; then the
+    /// product with padding instead of the permutation, and with the thesis' 4 merges per
+    /// kernel, and with one merge per kernel (operators not merged).
+    pub fn ablation() -> Vec<Self> {
+        use tessera_kernels::ops::topk_bitonic::sweep as s;
+        let c = |name, sort, reduce, max_merges| BitonicConfig {
+            name,
+            sort,
+            reduce,
+            max_merges,
+            sample: false,
+        };
+        vec![
+            c("shared memory", s::BASE_SORT, s::BASE_REDUCE, 4),
+            c("+ combined steps", s::COMBINE_SORT, s::COMBINE_REDUCE, 4),
+            c("+ work before writing", s::EARLY_SORT, s::EARLY_REDUCE, 4),
+            c("+ padding", s::PAD_SORT, s::PAD_REDUCE, 4),
+            c("+ reassigned partitions", s::PADR_SORT, s::PADR_REDUCE, 4),
+            c(
+                "permutation for padding",
+                kb::TOPK_BITONIC_SORT_F32,
+                kb::TOPK_BITONIC_REDUCE_F32,
+                4,
+            ),
+            c(
+                "+ merges to k per tile",
+                kb::TOPK_BITONIC_SORT_F32,
+                kb::TOPK_BITONIC_REDUCE_F32,
+                PRODUCT_MERGES,
+            ),
+            c(
+                "product, 1 merge per kernel",
+                kb::TOPK_BITONIC_SORT_F32,
+                kb::TOPK_BITONIC_REDUCE_F32,
+                1,
+            ),
+            BitonicConfig {
+                name: "+ sampled threshold (product)",
+                ..BitonicConfig::product()
+            },
+        ]
+    }
+}
+
+/// Bitonic top-k on the GPU with reusable pass buffers: the `k` best keys of a column and
+/// their rows, best first, the exact list of [`crate::cpu::top_k`], for `k` up to 1024.
+pub struct BitonicTopK<K: BitonicKey> {
+    bufs: [CudaSlice<u64>; 2],
+    /// The `k`-th item of a prefix's top-k.
+    threshold: CudaSlice<u64>,
+    capacity: usize,
+    config: BitonicConfig<K>,
+}
+
+impl<K: BitonicKey> BitonicTopK<K> {
+    /// Buffers for columns of up to `capacity` keys.
+    pub fn new(gpu: &Gpu, capacity: usize) -> Result<Self> {
+        let config = BitonicConfig::product();
+        let words = pass_words(capacity.max(1), &config);
+        Ok(BitonicTopK {
+            bufs: [alloc(gpu, words)?, alloc(gpu, words)?],
+            threshold: alloc(gpu, K::WORDS)?,
+            capacity,
+            config,
+        })
+    }
+
+    /// Runs later calls with `config` (the benchmarks' ablation).
+    #[doc(hidden)]
+    pub fn set_config(&mut self, config: BitonicConfig<K>) {
+        self.config = config;
+    }
+
+    /// The `k` best keys of `keys` by `order` with their rows, best first; ties keep the
+    /// smaller rows. `Err` unless `1 <= k <= min(n, 1024)` and `n` fits the buffers.
+    pub fn run(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        order: TopKOrder,
+    ) -> Result<TopKRows<K>> {
+        let last = self.launch(gpu, keys, k, order)?;
+        let mut words = vec![0u64; k * K::WORDS];
+        gpu.stream()
+            .memcpy_dtoh(&self.bufs[last].slice(..words.len()), &mut words[..])
+            .map_err(Error::driver("downloading the top-k", words.len() * 8))?;
+        gpu.synchronize()?;
+        let smallest = order == TopKOrder::Smallest;
+        let (keys, rows) = words
+            .chunks_exact(K::WORDS)
+            .map(|w| K::decode(w, smallest))
+            .unzip();
+        Ok(TopKRows { keys, rows })
+    }
+
+    /// Queues the passes of a top-k and returns the buffer that will hold its `K` items, best
+    /// first (the benchmarks time this).
+    #[doc(hidden)]
+    pub fn launch(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        order: TopKOrder,
+    ) -> Result<usize> {
+        let n = keys.len();
+        check_top_k(n, k)?;
+        if k > MAX_K {
+            return Err(Error::invalid(format!(
+                "bitonic top-k: k = {k} exceeds its limit of {MAX_K} (two sorted runs of k \
+                 must fit one tile); use another top-k for larger k"
+            )));
+        }
+        if n > self.capacity {
+            return Err(Error::invalid(format!(
+                "bitonic top-k: buffers hold {} keys, input has {n}",
+                self.capacity
+            )));
+        }
+        let cfg = self.config;
+        let need = pass_words(n, &cfg);
+        if self.bufs[0].len() < need {
+            self.bufs = [alloc(gpu, need)?, alloc(gpu, need)?];
+        }
+        let log_k = log_k(k);
+        let smallest = u32::from(order == TopKOrder::Smallest);
+        let mut sampled = false;
+        for prefix in SAMPLES {
+            if !cfg.sample || n < 4 * prefix {
+                continue;
+            }
+            let last = self.passes(gpu, keys, prefix, log_k, smallest, sampled)?;
+            let item = (k - 1) * K::WORDS..k * K::WORDS;
+            gpu.stream()
+                .memcpy_dtod(&self.bufs[last].slice(item), &mut self.threshold)
+                .map_err(Error::driver("copying the top-k threshold", K::WORDS * 8))?;
+            sampled = true;
+        }
+        self.passes(gpu, keys, n, log_k, smallest, sampled)
+    }
+
+    /// Queues the passes over the first `n` keys, with the threshold when `sampled`; returns
+    /// the buffer that will hold the `K` items.
+    fn passes(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        n: usize,
+        log_k: u32,
+        smallest: u32,
+        sampled: bool,
+    ) -> Result<usize> {
+        let cfg = self.config;
+        let threshold = sampled.then_some(&self.threshold);
+        let mut out = 0;
+        for (i, p) in passes(n, log_k, &cfg).into_iter().enumerate() {
+            let grid = LaunchConfig {
+                grid_dim: (p.tiles as u32, 1, 1),
+                block_dim: (cfg.sort.threads(), 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let (len, log_a, merges) = (p.len as u32, p.log_a, p.merges);
+            out = i % 2;
+            let [b0, b1] = &mut self.bufs;
+            let (src, dst) = if out == 0 { (&*b1, b0) } else { (&*b0, b1) };
+            if i == 0 {
+                // SAFETY: one block per tile of the pass `plan` made for the first `n` keys
+                // of `keys`; `dst` holds the pass's `out` items (`pass_words`); the threshold
+                // is one item.
+                unsafe {
+                    gpu.launch(
+                        &cfg.sort,
+                        grid,
+                        (
+                            keys, &len, &log_a, &merges, &log_k, &smallest, threshold, dst,
+                        ),
+                    )
+                }?;
+            } else {
+                // SAFETY: `src` holds the `len` items of the previous pass; one block per
+                // tile; `dst` holds this pass's `out` items.
+                unsafe {
+                    gpu.launch(&cfg.reduce, grid, (src, &len, &log_a, &merges, &log_k, dst))
+                }?;
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `log2(K)`: `k` rounded up to a power of two, at least `2^MIN_LOG_K`.
+fn log_k(k: usize) -> u32 {
+    k.next_power_of_two().trailing_zeros().max(MIN_LOG_K)
+}
+
+/// The passes over `n` keys for `K = 2^log_k`.
+fn passes<K>(n: usize, log_k: u32, cfg: &BitonicConfig<K>) -> Vec<Pass> {
+    let mut v = Vec::new();
+    let log_tile = cfg.sort.tile().trailing_zeros();
+    kb::plan(n, log_k, log_tile, cfg.max_merges, |p| v.push(p));
+    v
+}
+
+/// Words each pass buffer needs for `n` keys, whatever `k`.
+fn pass_words<K: BitonicKey>(n: usize, cfg: &BitonicConfig<K>) -> usize {
+    let most = (MIN_LOG_K..=MAX_K.trailing_zeros())
+        .flat_map(|lk| passes(n, lk, cfg))
+        .map(|p| p.out)
+        .max()
+        .unwrap_or(MAX_K);
+    most * K::WORDS
+}
+
+fn alloc(gpu: &Gpu, words: usize) -> Result<CudaSlice<u64>> {
+    gpu.stream()
+        .alloc_zeros::<u64>(words.max(1))
+        .map_err(Error::driver("allocating top-k pass buffers", words * 8))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn items_decode_to_their_keys() {
+        for smallest in [false, true] {
+            for (x, row) in [
+                (1.5f32, 3u32),
+                (-0.0, 0),
+                (f32::NAN, 7),
+                (f32::NEG_INFINITY, 9),
+            ] {
+                let rank = f32::ordered(x.into_raw(), smallest);
+                let item = ((rank as u64) << 32) | u64::from(!row);
+                let (y, r) = f32::decode(&[item], smallest);
+                assert_eq!((y.to_bits(), r), (x.to_bits(), row));
+            }
+            let (y, r) = f64::decode(
+                &[f64::ordered((-2.5f64).into_raw(), smallest), !5u64],
+                smallest,
+            );
+            assert_eq!((y, r), (-2.5, 5));
+            let (y, r) = i32::decode(
+                &[((i32::ordered((-7i32) as u32, smallest) as u64) << 32) | u64::from(!2u32)],
+                smallest,
+            );
+            assert_eq!((y, r), (-7, 2));
+        }
+    }
+
+    #[test]
+    fn k_rounds_up_to_a_run() {
+        assert_eq!(log_k(1), MIN_LOG_K);
+        assert_eq!(log_k(17), 5);
+        assert_eq!(log_k(1024), 10);
+    }
+}
