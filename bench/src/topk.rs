@@ -1,7 +1,9 @@
 //! `tessera bench topk`: the thesis' top-k figures (4-10 to 4-14, 4-16) on this GPU: the k
 //! sweep on 2^29 `U(0, 1)` floats, the four distributions, `u32` and `f64` keys, the size
 //! sweep, and the CPU, each algorithm against one read of its input (the bound every top-k
-//! meets), with PyTorch's `topk` on the same keys in the same run.
+//! meets), with PyTorch's `topk` on the same keys in the same run. Each experiment's
+//! "(cost model)" table puts the same times against the model `top_k` chooses by
+//! (`ops::model_ms`, `ops::bitonic_model_ms`), with this run's bandwidth.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -9,7 +11,10 @@ use serde::Serialize;
 
 use super::topk_data::Distribution;
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
-use tessera_host::ops::{SelectTopK, SortTopK, TopKAlgorithm, TopKOrder, TopKey, choose};
+use tessera_host::ops::{
+    BitonicConfig, BitonicKey, BitonicTopK, SelectTopK, SortTopK, TopKAlgorithm, TopKDevice,
+    TopKOrder, TopKey, bitonic_model_ms, choose, model_ms,
+};
 use tessera_host::runtime::{DeviceColumn, Gpu, median};
 use tessera_host::{Result, cpu, gpu_or_skip};
 
@@ -66,6 +71,37 @@ struct Bench<'a> {
 }
 
 impl Bench<'_> {
+    /// The cost model's device: this run's read and write bandwidth and launch latency, and
+    /// the H100's shared-memory bandwidth (not measured).
+    fn device(&self) -> TopKDevice {
+        TopKDevice {
+            read_gbps: self.bw.read_gbps,
+            write_gbps: self.bw.write_gbps,
+            launch_ms: self.bw.launch_ms,
+            ..TopKDevice::H100
+        }
+    }
+
+    /// Records `ms` against the cost model's `model` in `experiment`'s cost-model table.
+    fn record_model(
+        &mut self,
+        experiment: &str,
+        name: &str,
+        param: String,
+        n: usize,
+        ms: f64,
+        model: f64,
+    ) {
+        self.records.push(Record::new(
+            &format!("{experiment} (cost model)"),
+            name,
+            param,
+            n as u64,
+            ms,
+            model,
+        ));
+    }
+
     /// Times `algorithm` (`None`: the `top_k` call's choice) for `k` of `keys`.
     fn time<K: TopKey>(
         &mut self,
@@ -103,6 +139,63 @@ impl Bench<'_> {
             t.median_ms(),
             self.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
         ));
+        let model = model_ms(a, n, size_of::<K>(), k, &self.device());
+        self.record_model(
+            experiment,
+            &name,
+            format!("{label}k={k}"),
+            n,
+            t.median_ms(),
+            model,
+        );
+        Ok(())
+    }
+}
+
+impl Bench<'_> {
+    /// Times Bitonic Top-K (`config`, the product's by default) for `k` of `keys`.
+    fn time_bitonic<K: BitonicKey>(
+        &mut self,
+        experiment: &str,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        config: Option<BitonicConfig<K>>,
+        label: &str,
+    ) -> Result<()> {
+        let n = keys.len();
+        let mut b = BitonicTopK::<K>::new(self.gpu, n)?;
+        let name = match config {
+            Some(c) => {
+                let name = format!("bitonic: {}", c.name);
+                b.set_config(c);
+                name
+            }
+            None => "bitonic".to_string(),
+        };
+        let product = name == "bitonic";
+        let gpu = self.gpu;
+        let t = gpu.time(WARMUP, self.reps, || {
+            b.run(gpu, keys, k, TopKOrder::Largest).map(|_| ())
+        })?;
+        self.records.push(Record::new(
+            experiment,
+            &name,
+            format!("{label}k={k}"),
+            n as u64,
+            t.median_ms(),
+            self.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
+        ));
+        if product {
+            let model = bitonic_model_ms(n, size_of::<K>(), k, &self.device());
+            self.record_model(
+                experiment,
+                &name,
+                format!("{label}k={k}"),
+                n,
+                t.median_ms(),
+                model,
+            );
+        }
         Ok(())
     }
 }
@@ -208,6 +301,15 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         b.time("k_sweep_f32", &d, k, None, "")?;
         b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::Threshold), "")?;
         b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
+        b.time_bitonic("k_sweep_f32", &d, k, None, "")?;
+    }
+    if !args.quick {
+        // The ablation of §4.4.3 at k = 32 and 256, each row adding one optimization.
+        for k in [32, 256] {
+            for c in BitonicConfig::<f32>::ablation() {
+                b.time_bitonic("bitonic_ablation_f32", &d, k, Some(c), "")?;
+            }
+        }
     }
     for k in [1, 1024] {
         b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::Sort), "")?;

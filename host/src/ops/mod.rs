@@ -45,7 +45,8 @@ pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
 pub use topk::{
     BitonicConfig, BitonicKey, BitonicTopK, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
-    TopKAlgorithm, TopKOrder, TopKRows, TopKey, choose, top_k,
+    TopKAlgorithm, TopKDevice, TopKOrder, TopKRows, TopKey, bitonic_model_ms, choose, model_ms,
+    top_k,
 };
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).

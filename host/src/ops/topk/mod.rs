@@ -9,8 +9,11 @@
 //! (largest first for [`TopKOrder::Largest`]). **Ties**: among equal keys the smaller row id
 //! ranks first, so where equal keys straddle the `k`-th place the result keeps the smallest
 //! row ids. The result is therefore one exact list, the same for every implementation.
+mod cost;
 mod select;
 mod sort;
+
+pub use cost::{TopKDevice, bitonic_model_ms, model_ms};
 
 pub use select::{SamplePlan, SelectTopK};
 pub use sort::SortTopK;
@@ -149,18 +152,23 @@ pub fn top_k<K: TopKey>(
     }
 }
 
-/// The algorithm [`top_k`] runs for `k` of `n` keys of type `K`: the threshold filter while
-/// its candidates stay few (`k` up to [`THRESHOLD_MAX_K`]), sort and choose beyond that for
-/// the key types the radix sort takes, radix select otherwise.
+/// The algorithm [`top_k`] runs for `k` of `n` keys of type `K`: the cheapest by the cost
+/// model ([`model_ms`]) with [`TopKDevice::H100`]'s figures, among the threshold filter (`k` up
+/// to [`THRESHOLD_MAX_K`]), radix select and, for the 4-byte keys the radix sort takes, sort
+/// and choose. (Bitonic Top-K, [`BitonicTopK`], is never cheaper by the model nor in the
+/// measurements, so the call does not consider it.)
 pub fn choose<K: TopKey>(n: usize, k: usize) -> TopKAlgorithm {
-    let _ = n;
-    if k <= THRESHOLD_MAX_K {
-        TopKAlgorithm::Threshold
-    } else if SortTopK::supports::<K>() {
+    let dev = TopKDevice::H100;
+    let cost = |a| model_ms(a, n, size_of::<K>(), k, &dev);
+    let sort = if SortTopK::supports::<K>() {
         TopKAlgorithm::Sort
     } else {
         TopKAlgorithm::RadixSelect
-    }
+    };
+    [TopKAlgorithm::Threshold, TopKAlgorithm::RadixSelect, sort]
+        .into_iter()
+        .min_by(|&a, &b| cost(a).total_cmp(&cost(b)))
+        .unwrap_or(TopKAlgorithm::RadixSelect)
 }
 
 /// The largest `k` for which [`top_k`] takes the threshold filter.
