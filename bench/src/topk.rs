@@ -423,7 +423,7 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
     })
 }
 
-/// The CPU heap top-k (all cores) on `keys`, a few repetitions per k.
+/// The CPU heap and bitonic top-k (all cores) on `keys`, a few repetitions per k.
 fn cpu_records(b: &mut Bench<'_>, keys: &[f32], label: &str) {
     for k in FEW_KS {
         let samples: Vec<f64> = (0..b.reps.clamp(1, 3))
@@ -436,6 +436,21 @@ fn cpu_records(b: &mut Bench<'_>, keys: &[f32], label: &str) {
         b.records.push(Record::new(
             "cpu",
             &format!("cpu heap ({} threads)", rayon::current_num_threads()),
+            format!("{label}k={k}"),
+            keys.len() as u64,
+            median(&samples),
+            f64::NAN,
+        ));
+        let samples: Vec<f64> = (0..b.reps.clamp(1, 3))
+            .map(|_| {
+                let t = Instant::now();
+                std::hint::black_box(cpu::top_k_bitonic(keys, k, TopKOrder::Largest).ok());
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        b.records.push(Record::new(
+            "cpu",
+            &format!("cpu bitonic ({} threads)", rayon::current_num_threads()),
             format!("{label}k={k}"),
             keys.len() as u64,
             median(&samples),

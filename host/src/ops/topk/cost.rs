@@ -40,6 +40,10 @@ impl TopKDevice {
     }
 }
 
+/// The host's share of a sort-and-choose call (a read-back and the allocations), fitted to
+/// the measurements at 2^21 keys in `docs/perf-log.md`.
+const SORT_HOST_MS: f64 = 0.12;
+
 /// Modelled milliseconds of `algorithm` for `k` of `n` keys of `key_bytes` bytes;
 /// infinite where the algorithm does not take the input.
 pub fn model_ms(
@@ -66,10 +70,15 @@ pub fn model_ms(
         TopKAlgorithm::RadixSelect => {
             (digits + 1.0) * dev.read(d) + dev.launch_ms * (digits + composite + 3.0)
         }
-        // A histogram read, then per 8-bit digit a read and a write of keys and row ids.
+        // A histogram read, then per 8-bit digit a read and a write of keys and row ids, and
+        // the host's part: the sort reads its histogram back before the passes, and sort and
+        // choose allocates its buffers (rows, sorted keys, the sort's temporaries) per call.
         TopKAlgorithm::Sort if key_bytes == 4 => {
             let pass = d + 4.0 * nf;
-            dev.read(d) + digits * (dev.read(pass) + dev.write(pass)) + dev.launch_ms * digits
+            dev.read(d)
+                + digits * (dev.read(pass) + dev.write(pass))
+                + dev.launch_ms * digits
+                + SORT_HOST_MS
         }
         TopKAlgorithm::Sort => f64::INFINITY,
     }
