@@ -214,6 +214,26 @@ impl std::fmt::Display for Bandwidth {
     }
 }
 
+/// Prints a suite's report: the device and size, the bandwidth of the run, the table, and
+/// why PyTorch's figures are missing if they are.
+pub fn print_report(
+    suite: &str,
+    device: &str,
+    n: u64,
+    bandwidth: Option<&Bandwidth>,
+    records: &[Record],
+    torch_missing: Option<&str>,
+) {
+    println!("tessera bench {suite} on {device} ({n} keys)");
+    if let Some(bw) = bandwidth {
+        println!("bandwidth measured in this run: {bw}");
+    }
+    print_table(records);
+    if let Some(why) = torch_missing {
+        println!("\nPyTorch: not measured ({why})");
+    }
+}
+
 /// Prints records as an aligned table, one section per experiment.
 pub fn print_table(records: &[Record]) {
     // One section per experiment, in order of first appearance, even when a suite measures

@@ -8,7 +8,7 @@ use std::time::Instant;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, random_vec};
 use tessera_host::ops::{Order, RadixPartition, RadixSort, SortKey, SortStrategy};
 use tessera_host::runtime::{DeviceColumn, Gpu, median};
 use tessera_host::{Error, Result, cpu, gpu_or_skip};
@@ -468,16 +468,13 @@ pub fn run(args: &SortArgs) -> Result<()> {
             }
         }
     };
-    println!(
-        "tessera bench sort on {} ({} keys)",
-        report.device, report.n
+    super::print_report(
+        "sort",
+        &report.device,
+        report.n,
+        report.bandwidth.as_ref(),
+        &report.records,
+        report.torch_missing.as_deref(),
     );
-    if let Some(bw) = &report.bandwidth {
-        println!("bandwidth measured in this run: {bw}");
-    }
-    print_table(&report.records);
-    if let Some(why) = &report.torch_missing {
-        println!("\nPyTorch: not measured ({why})");
-    }
     super::write_json(&args.json, &report)
 }

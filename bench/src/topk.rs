@@ -10,7 +10,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::topk_data::Distribution;
-use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_table, random_vec};
+use super::{Bandwidth, Record, WARMUP, measure_bandwidth, random_vec};
 use tessera_host::ops::{
     BitonicConfig, BitonicKey, BitonicTopK, SelectTopK, SortTopK, TopKAlgorithm, TopKDevice,
     TopKOrder, TopKey, bitonic_model_ms, choose, model_ms,
@@ -82,24 +82,38 @@ impl Bench<'_> {
         }
     }
 
-    /// Records `ms` against the cost model's `model` in `experiment`'s cost-model table.
-    fn record_model(
+    /// Records `ms` for `k` of `n` keys of `key_bytes` against one read of them in
+    /// `experiment`, and against the cost model's `model` (if any) in its cost-model table.
+    #[allow(clippy::too_many_arguments)]
+    fn record(
         &mut self,
         experiment: &str,
         name: &str,
         param: String,
         n: usize,
+        key_bytes: usize,
         ms: f64,
-        model: f64,
+        model: Option<f64>,
     ) {
+        let read = self.bw.model_ms((n * key_bytes) as f64, 0.0);
         self.records.push(Record::new(
-            &format!("{experiment} (cost model)"),
+            experiment,
             name,
-            param,
+            param.clone(),
             n as u64,
             ms,
-            model,
+            read,
         ));
+        if let Some(model) = model {
+            self.records.push(Record::new(
+                &format!("{experiment} (cost model)"),
+                name,
+                param,
+                n as u64,
+                ms,
+                model,
+            ));
+        }
     }
 
     /// Times `algorithm` (`None`: the `top_k` call's choice) for `k` of `keys`.
@@ -131,22 +145,15 @@ impl Bench<'_> {
         } else {
             ""
         };
-        self.records.push(Record::new(
+        let model = model_ms(a, n, size_of::<K>(), k, &self.device());
+        self.record(
             experiment,
             &format!("{name}{fell}"),
             format!("{label}k={k}"),
-            n as u64,
-            t.median_ms(),
-            self.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
-        ));
-        let model = model_ms(a, n, size_of::<K>(), k, &self.device());
-        self.record_model(
-            experiment,
-            &name,
-            format!("{label}k={k}"),
             n,
+            size_of::<K>(),
             t.median_ms(),
-            model,
+            Some(model),
         );
         Ok(())
     }
@@ -177,25 +184,16 @@ impl Bench<'_> {
         let t = gpu.time(WARMUP, self.reps, || {
             b.run(gpu, keys, k, TopKOrder::Largest).map(|_| ())
         })?;
-        self.records.push(Record::new(
+        let model = product.then(|| bitonic_model_ms(n, size_of::<K>(), k, &self.device()));
+        self.record(
             experiment,
             &name,
             format!("{label}k={k}"),
-            n as u64,
+            n,
+            size_of::<K>(),
             t.median_ms(),
-            self.bw.model_ms((n * size_of::<K>()) as f64, 0.0),
-        ));
-        if product {
-            let model = bitonic_model_ms(n, size_of::<K>(), k, &self.device());
-            self.record_model(
-                experiment,
-                &name,
-                format!("{label}k={k}"),
-                n,
-                t.median_ms(),
-                model,
-            );
-        }
+            model,
+        );
         Ok(())
     }
 }
@@ -352,7 +350,8 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
             "",
         ));
         if !args.no_cpu {
-            cpu_records(&mut b, &uniform, "uniform ");
+            let mut cpu = cpu_records(b.reps, &uniform, "uniform ");
+            b.records.append(&mut cpu);
         }
     }
     drop(d);
@@ -374,44 +373,16 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
                 )?;
             }
             if *dist == Distribution::Increasing && !args.no_cpu {
-                cpu_records(&mut b, &keys, "increasing ");
+                let mut cpu = cpu_records(b.reps, &keys, "increasing ");
+                b.records.append(&mut cpu);
             }
         }
         // Figures 4-11 and 4-12: u32 keys below 2^31 and f64 keys (half as many).
         let u: Vec<u32> = random_vec::<u32>(n, 3).iter().map(|x| x >> 1).collect();
-        let d = gpu.upload(&u)?;
-        for k in FEW_KS {
-            b.time("k_sweep_u32", &d, k, None, "")?;
-            b.time("k_sweep_u32", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
-        }
-        torch_missing = torch_missing.or(torch_records(
-            &mut b,
-            args,
-            "k_sweep_u32",
-            &u,
-            "uint32",
-            &FEW_KS,
-            &[n],
-            "",
-        ));
-        drop(d);
+        torch_missing = torch_missing.or(key_type(&mut b, args, "k_sweep_u32", &u, "uint32")?);
         drop(u);
         let f: Vec<f64> = random_vec::<f64>(n / 2, 4);
-        let d = gpu.upload(&f)?;
-        for k in FEW_KS {
-            b.time("k_sweep_f64", &d, k, None, "")?;
-            b.time("k_sweep_f64", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
-        }
-        torch_missing = torch_missing.or(torch_records(
-            &mut b,
-            args,
-            "k_sweep_f64",
-            &f,
-            "float64",
-            &FEW_KS,
-            &[n / 2],
-            "",
-        ));
+        torch_missing = torch_missing.or(key_type(&mut b, args, "k_sweep_f64", &f, "float64")?);
     }
     records.append(&mut b.records);
     Ok(TopKReport {
@@ -423,40 +394,61 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
     })
 }
 
-/// The CPU heap and bitonic top-k (all cores) on `keys`, a few repetitions per k.
-fn cpu_records(b: &mut Bench<'_>, keys: &[f32], label: &str) {
+/// The `top_k` call, radix select and PyTorch on `keys` (`dtype` for the script) at the few
+/// k; returns why PyTorch's figures are missing, if they are.
+fn key_type<K: TopKey + bytemuck::Pod>(
+    b: &mut Bench<'_>,
+    args: &TopKArgs,
+    experiment: &str,
+    keys: &[K],
+    dtype: &str,
+) -> Result<Option<String>> {
+    let d = b.gpu.upload(keys)?;
     for k in FEW_KS {
-        let samples: Vec<f64> = (0..b.reps.clamp(1, 3))
-            .map(|_| {
-                let t = Instant::now();
-                std::hint::black_box(cpu::top_k(keys, k, TopKOrder::Largest).ok());
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        b.records.push(Record::new(
-            "cpu",
-            &format!("cpu heap ({} threads)", rayon::current_num_threads()),
-            format!("{label}k={k}"),
-            keys.len() as u64,
-            median(&samples),
-            f64::NAN,
-        ));
-        let samples: Vec<f64> = (0..b.reps.clamp(1, 3))
-            .map(|_| {
-                let t = Instant::now();
-                std::hint::black_box(cpu::top_k_bitonic(keys, k, TopKOrder::Largest).ok());
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        b.records.push(Record::new(
-            "cpu",
-            &format!("cpu bitonic ({} threads)", rayon::current_num_threads()),
-            format!("{label}k={k}"),
-            keys.len() as u64,
-            median(&samples),
-            f64::NAN,
-        ));
+        b.time(experiment, &d, k, None, "")?;
+        b.time(experiment, &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
     }
+    drop(d);
+    Ok(torch_records(
+        b,
+        args,
+        experiment,
+        keys,
+        dtype,
+        &FEW_KS,
+        &[keys.len()],
+        "",
+    ))
+}
+
+/// The CPU heap and bitonic top-k (all cores) on `keys`, a few repetitions per k.
+fn cpu_records(reps: usize, keys: &[f32], label: &str) -> Vec<Record> {
+    type CpuTopK = fn(&[f32], usize, TopKOrder) -> Result<tessera_host::ops::TopKRows<f32>>;
+    let threads = rayon::current_num_threads();
+    let mut records = Vec::new();
+    for k in FEW_KS {
+        for (name, f) in [
+            ("heap", cpu::top_k as CpuTopK),
+            ("bitonic", cpu::top_k_bitonic as CpuTopK),
+        ] {
+            let samples: Vec<f64> = (0..reps.clamp(1, 3))
+                .map(|_| {
+                    let t = Instant::now();
+                    std::hint::black_box(f(keys, k, TopKOrder::Largest).ok());
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            records.push(Record::new(
+                "cpu",
+                &format!("cpu {name} ({threads} threads)"),
+                format!("{label}k={k}"),
+                keys.len() as u64,
+                median(&samples),
+                f64::NAN,
+            ));
+        }
+    }
+    records
 }
 
 /// Runs the suite, prints its table and writes its JSON.
@@ -472,22 +464,10 @@ pub fn run(args: &TopKArgs) -> Result<()> {
     let report = match gpu_or_skip("tessera bench topk") {
         Some(gpu) => run_gpu(&gpu, args)?,
         None => {
-            println!("notice: no GPU found; timing the CPU heap top-k only");
+            println!("notice: no GPU found; timing the CPU top-k only");
             let n = 1usize << args.log2n;
             let keys = Distribution::Uniform.f32s(n, 1);
-            let mut records = Vec::new();
-            for k in FEW_KS {
-                let t = Instant::now();
-                std::hint::black_box(cpu::top_k(&keys, k, TopKOrder::Largest).ok());
-                records.push(Record::new(
-                    "cpu",
-                    "cpu heap",
-                    format!("k={k}"),
-                    n as u64,
-                    t.elapsed().as_secs_f64() * 1e3,
-                    f64::NAN,
-                ));
-            }
+            let records = cpu_records(1, &keys, "uniform ");
             TopKReport {
                 device: "cpu".into(),
                 n: n as u64,
@@ -497,16 +477,13 @@ pub fn run(args: &TopKArgs) -> Result<()> {
             }
         }
     };
-    println!(
-        "tessera bench topk on {} ({} keys)",
-        report.device, report.n
+    super::print_report(
+        "topk",
+        &report.device,
+        report.n,
+        report.bandwidth.as_ref(),
+        &report.records,
+        report.torch_missing.as_deref(),
     );
-    if let Some(bw) = &report.bandwidth {
-        println!("bandwidth measured in this run: {bw}");
-    }
-    print_table(&report.records);
-    if let Some(why) = &report.torch_missing {
-        println!("\nPyTorch: not measured ({why})");
-    }
     super::write_json(&args.json, &report)
 }

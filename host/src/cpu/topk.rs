@@ -19,10 +19,7 @@ type Entry = (u64, Reverse<u32>);
 /// `1 <= k <= keys.len()`.
 pub fn top_k<K: TopKey>(keys: &[K], k: usize, order: TopKOrder) -> Result<TopKRows<K>> {
     check_top_k(keys.len(), k)?;
-    let rank = |x: K| match order {
-        TopKOrder::Largest => x.rank(),
-        TopKOrder::Smallest => !x.rank(),
-    };
+    let rank = |x: K| order.oriented_rank(x);
     let best = keys
         .par_chunks(CHUNK)
         .enumerate()

@@ -43,10 +43,7 @@ pub fn top_k_bitonic<K: TopKey>(keys: &[K], k: usize, order: TopKOrder) -> Resul
         )));
     }
     let run = k.next_power_of_two();
-    let rank = |x: K| match order {
-        TopKOrder::Largest => x.rank(),
-        TopKOrder::Smallest => !x.rank(),
-    };
+    let rank = |x: K| order.oriented_rank(x);
     let best = keys
         .par_chunks(CHUNK)
         .enumerate()

@@ -174,6 +174,17 @@ pub fn choose<K: TopKey>(n: usize, k: usize) -> TopKAlgorithm {
 /// The largest `k` for which [`top_k`] takes the threshold filter.
 pub const THRESHOLD_MAX_K: usize = 1 << 16;
 
+impl TopKOrder {
+    /// `key`'s [`TopKey::rank`] oriented so that a larger value is always better
+    /// (complemented for [`TopKOrder::Smallest`]).
+    pub fn oriented_rank<K: TopKey>(self, key: K) -> u64 {
+        match self {
+            TopKOrder::Largest => key.rank(),
+            TopKOrder::Smallest => !key.rank(),
+        }
+    }
+}
+
 /// The result of a top-k on the host: keys best first and the row id of each.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TopKRows<K> {
