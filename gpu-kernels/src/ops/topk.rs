@@ -370,22 +370,78 @@ mod device {
         pub warps: Shared<u32>,
     }
 
-    /// One radix-select round over `n` elements that `load(i)` returns as composites, with a
-    /// grid-stride loop (any grid size): every block counts into `hist`, and the last block
-    /// to finish picks the digit, updates `state` and clears `hist` for the next round.
+    /// Counts, into the block's histogram, the digit of each of the `n` elements that
+    /// `load(i)` returns as composites and that lie in the current bucket: a grid-stride loop
+    /// of one element per thread (for the small sources: a sample, the candidates).
     ///
     /// # Safety
-    /// `state` and `hist` are valid, `hist` zero at the first round; `load` is valid for
-    /// `i < n`; `NT == DIGITS`.
+    /// `load` is valid for `i < n`.
     #[inline(always)]
-    pub unsafe fn hist_round<const NT: usize>(
+    pub unsafe fn count_elements<const NT: usize>(
+        st: &SelectState,
         n: usize,
         load: impl Fn(usize) -> (u64, u32),
+        local: Shared<u32>,
+    ) {
+        let stride = grid_dim() * NT;
+        let mut base = block_idx() * NT;
+        while base < n {
+            let i = base + thread_idx();
+            let live = i < n;
+            let (rank, low) = if live { load(i) } else { (0, 0) };
+            let hit = live && st.in_bucket(rank, low);
+            count_digit(local, SelectState::digit(rank, low, st.shift), hit);
+            base += stride;
+        }
+    }
+
+    /// [`count_elements`] over the ranks of `n` keys, tile by tile with vector loads (the
+    /// exact select reads the whole input every round).
+    ///
+    /// # Safety
+    /// `keys` holds `n` keys.
+    #[inline(always)]
+    pub unsafe fn count_keys<K: RadixKey + Default, const NT: usize, const IPT: usize>(
+        st: &SelectState,
+        keys: *const K,
+        n: usize,
+        smallest: bool,
+        local: Shared<u32>,
+    ) where
+        K::Bits: Into<u64>,
+    {
+        let t = thread_idx();
+        let mut tile = block_idx();
+        while tile * NT * IPT < n {
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut items = [K::default(); IPT];
+            // SAFETY: the tile's `valid` keys are in bounds.
+            unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+            for (k, &key) in items.iter().enumerate() {
+                let live = Tile::<K, NT, IPT>::offset(t, k) < valid;
+                let rank = rank_of(key, smallest);
+                let hit = live && st.in_bucket(rank, 0);
+                count_digit(local, SelectState::digit(rank, 0, st.shift), hit);
+            }
+            tile += grid_dim();
+        }
+    }
+
+    /// One radix-select round: every block counts (`count` fills its shared histogram) into
+    /// `hist`, and the last block to finish picks the digit, updates `state` and clears
+    /// `hist` for the next round. Any grid size.
+    ///
+    /// # Safety
+    /// `state` and `hist` are valid, `hist` zero at the first round; `NT == DIGITS`.
+    #[inline(always)]
+    pub unsafe fn hist_round<const NT: usize>(
         state: *mut TopKState,
         which: u32,
         hist: *mut u32,
         stop: u32,
         sh: HistShared,
+        count: impl FnOnce(&SelectState, Shared<u32>),
     ) {
         const { assert!(NT == DIGITS) };
         // SAFETY: forwarded.
@@ -397,16 +453,7 @@ mod device {
         }
         let t = thread_idx();
         zero_hist::<NT>(sh.hist);
-        let stride = grid_dim() * NT;
-        let mut base = block_idx() * NT;
-        while base < n {
-            let i = base + t;
-            let live = i < n;
-            let (rank, low) = if live { load(i) } else { (0, 0) };
-            let hit = live && st.in_bucket(rank, low);
-            count_digit(sh.hist, SelectState::digit(rank, low, st.shift), hit);
-            base += stride;
-        }
+        count(&st, sh.hist);
         sync_threads();
         // SAFETY: t < DIGITS; the counters are complete after the barrier.
         unsafe {
@@ -777,8 +824,9 @@ macro_rules! topk_key_kernels {
                 let smallest = smallest != 0;
                 // SAFETY: the host passes `n` keys, a valid state and histogram.
                 unsafe {
-                    hist_round::<NT>(n as usize,
-                        |i| (rank_of(keys.add(i).read(), smallest), 0), state, RANKS, hist, stop, sh)
+                    hist_round::<NT>(state, RANKS, hist, stop, sh, |st, local| {
+                        count_keys::<$t, NT, IPT>(st, keys, n as usize, smallest, local)
+                    })
                 }
             }
         }
@@ -833,7 +881,11 @@ crate::kernel! {
     TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
         let sh = hist_shared!();
         // SAFETY: the host passes `n` ranks, a valid state and histogram.
-        unsafe { hist_round::<NT>(n as usize, |i| (ranks.add(i).read(), 0), state, RANKS, hist, stop, sh) }
+        unsafe {
+            hist_round::<NT>(state, RANKS, hist, stop, sh, |st, local| {
+                count_elements::<NT>(st, n as usize, |i| (ranks.add(i).read(), 0), local)
+            })
+        }
     }
 }
 
@@ -845,10 +897,12 @@ crate::kernel! {
         // `min(passed, cap)`), a valid state and histogram.
         unsafe {
             let m = (*state).counts.passed.min(cap) as usize;
-            hist_round::<NT>(m, |i| {
-                let c = cands.add(i).read();
-                (c.rank, !c.row)
-            }, state, CHOSEN, hist, stop, sh)
+            hist_round::<NT>(state, CHOSEN, hist, stop, sh, |st, local| {
+                count_elements::<NT>(st, m, |i| {
+                    let c = cands.add(i).read();
+                    (c.rank, !c.row)
+                }, local)
+            })
         }
     }
 }
