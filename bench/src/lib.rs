@@ -10,6 +10,7 @@ pub mod sort;
 pub mod topk;
 pub mod topk_data;
 pub(crate) mod torch;
+pub mod tweets;
 
 /// One measured figure.
 #[derive(Clone, Debug, Serialize)]
