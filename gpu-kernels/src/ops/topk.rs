@@ -169,18 +169,18 @@ impl SelectState {
             let s = self.last_shift - 32;
             Threshold {
                 lo: high(self.prefix_rank, s) << s,
-                any_above: 1,
+                any_above: true,
                 tie: 0,
-                has_tie: 0,
+                has_tie: false,
             }
         } else {
             // Ended on one rank: strictly better ranks pass, equal ones queue.
             let p = self.prefix_rank;
             Threshold {
                 lo: p.wrapping_add(1),
-                any_above: (p != u64::MAX) as u32,
+                any_above: p != u64::MAX,
                 tie: p,
-                has_tie: 1,
+                has_tie: true,
             }
         }
     }
@@ -203,25 +203,25 @@ fn high32(x: u32, s: u32) -> u32 {
 pub struct Threshold {
     /// Ranks at least this pass (when `any_above`).
     pub lo: u64,
-    /// 0 when no rank can pass (the tie is the largest rank).
-    pub any_above: u32,
+    /// False when no rank can pass (the tie is the largest rank).
+    pub any_above: bool,
     /// The rank whose elements queue in row order (when `has_tie`).
     pub tie: u64,
     /// Whether equal ranks queue.
-    pub has_tie: u32,
+    pub has_tie: bool,
 }
 
 impl Threshold {
     /// Whether rank `r` passes.
     #[inline(always)]
     pub fn passes(&self, r: u64) -> bool {
-        self.any_above != 0 && r >= self.lo
+        self.any_above && r >= self.lo
     }
 
     /// Whether rank `r` queues as a tie.
     #[inline(always)]
     pub fn ties(&self, r: u64) -> bool {
-        self.has_tie != 0 && r == self.tie
+        self.has_tie && r == self.tie
     }
 }
 
@@ -560,15 +560,6 @@ mod device {
         }
     }
 
-    /// Shared memory of the filter.
-    #[derive(Clone, Copy)]
-    pub struct FilterShared {
-        /// Scan partials of the tie compaction (the fill kernel).
-        pub scan: Shared<u32>,
-        /// The tile's tie count.
-        pub slot: Shared<u32>,
-    }
-
     /// The filter pass over one tile: elements whose rank passes the threshold go to
     /// `cands` (unordered, one atomic per warp that has any), counted in `counts.passed`;
     /// where the threshold ties, the tile's count of tied elements goes to
@@ -587,7 +578,7 @@ mod device {
         cands: *mut Candidate,
         cap: u32,
         tie_counts: *mut u32,
-        sh: FilterShared,
+        slot: Shared<u32>,
     ) where
         K::Bits: Into<u64>,
     {
@@ -635,26 +626,26 @@ mod device {
                 }
             }
         }
-        if th.has_tie != 0 {
+        if th.has_tie {
             // Uniform branch: every block reads the same threshold.
             let mine = (0..IPT)
                 .filter(|&k| live(k) && th.ties(rank_of(items[k], smallest)))
                 .count() as u32;
             if t == 0 {
                 // SAFETY: one slot.
-                unsafe { sh.slot.write(0, 0) };
+                unsafe { slot.write(0, 0) };
             }
             sync_threads();
             let warp = warp_inclusive_sum(mine);
             if lane_id() == 31 && warp != 0 {
                 // SAFETY: one slot.
-                unsafe { sh.slot.atomic_add(0, warp) };
+                unsafe { slot.atomic_add(0, warp) };
             }
             sync_threads();
             if t == 0 {
                 // SAFETY: one count per tile; `counts` is a field of the valid state.
                 unsafe {
-                    let c = sh.slot.read(0);
+                    let c = slot.read(0);
                     tie_counts.add(tile).write(c);
                     if c != 0 {
                         u32::atomic_add(&raw mut (*counts).tied, c);
@@ -682,7 +673,7 @@ mod device {
         prefix: *const u32,
         tie_rows: *mut u32,
         need: u32,
-        sh: FilterShared,
+        scan: Shared<u32>,
     ) where
         K::Bits: Into<u64>,
     {
@@ -694,7 +685,7 @@ mod device {
         while tile < tiles {
             // SAFETY: tile < tiles.
             let before = unsafe { prefix.add(tile).read() };
-            if before >= need || th.has_tie == 0 {
+            if before >= need || !th.has_tie {
                 break;
             }
             let start = tile * NT * IPT;
@@ -705,7 +696,7 @@ mod device {
             let ties: [bool; IPT] = core::array::from_fn(|k| {
                 Tile::<K, NT, IPT>::offset(t, k) < valid && th.ties(rank_of(items[k], smallest))
             });
-            let cr = block_compact_ranks::<K, NT, IPT>(&ties, sh.scan);
+            let cr = block_compact_ranks::<K, NT, IPT>(&ties, scan);
             let v = Tile::<K, NT, IPT>::V;
             for g in 0..IPT / v {
                 let mut r = before + cr.starts[g * v];
@@ -836,15 +827,12 @@ macro_rules! topk_key_kernels {
                 keys: *const $t, n: u32, smallest: u32, state: *mut TopKState,
                 cands: *mut Candidate, cap: u32, tie_counts: *mut u32
             ) {
-                let sh = FilterShared {
-                    scan: $crate::shared_array!(topk_scan: [u32; 1]),
-                    slot: $crate::shared_array!(topk_slot: [u32; 1]),
-                };
+                let slot = $crate::shared_array!(topk_slot: [u32; 1]);
                 // SAFETY: the host launches one block per tile with buffers as `filter`
                 // requires.
                 unsafe {
                     filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, cands, cap,
-                        tie_counts, sh)
+                        tie_counts, slot)
                 }
             }
         }
@@ -854,15 +842,12 @@ macro_rules! topk_key_kernels {
                 keys: *const $t, n: u32, smallest: u32, state: *const TopKState,
                 prefix: *const u32, tie_rows: *mut u32, need: u32
             ) {
-                let sh = FilterShared {
-                    scan: $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]),
-                    slot: $crate::shared_array!(topk_slot: [u32; 1]),
-                };
+                let scan = $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]);
                 // SAFETY: the host passes the filter's tiles, their prefix sum and room for
                 // `need` rows.
                 unsafe {
                     fill_ties::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, prefix,
-                        tie_rows, need, sh)
+                        tie_rows, need, scan)
                 }
             }
         }
@@ -994,7 +979,7 @@ mod tests {
                 let pass = ranks.iter().filter(|&&r| th.passes(r)).count();
                 let ties = ranks.iter().filter(|&&r| th.ties(r)).count();
                 let kth = sorted[need as usize - 1];
-                if th.has_tie == 0 {
+                if !th.has_tie {
                     assert_eq!(pass, need as usize, "resolved: exactly the best pass");
                 } else {
                     assert_eq!(th.tie, kth);

@@ -42,10 +42,25 @@ pub enum TopKOrder {
 pub trait TopKey: DeviceItem + RadixKey<Bits: Into<u64>> {
     /// A `u64` that orders keys as top-k does (see the module documentation): `a` ranks
     /// above `b` exactly when `a.rank() > b.rank()`, and equal ranks are equal keys.
-    fn rank(self) -> u64;
-    /// The key whose order-preserving bits ([`RadixKey::to_bits`]) are `bits`.
+    fn rank(self) -> u64 {
+        self.to_bits().into()
+    }
+    /// The key of a device rank: [`RadixKey::ordered`] bits, complemented for the smallest
+    /// (see `tessera_kernels::ops::topk`), widened to `u64`.
     #[doc(hidden)]
-    fn from_ordered(bits: u64) -> Self;
+    fn from_rank(rank: u64, order: TopKOrder) -> Self;
+    /// Sort and choose for this key type, or `Err` where the radix sort does not take it.
+    #[doc(hidden)]
+    fn sort_top_k(
+        sort: &mut SortTopK,
+        gpu: &Gpu,
+        keys: &DeviceColumn<Self>,
+        k: usize,
+        order: TopKOrder,
+    ) -> Result<TopKRows<Self>>;
+    /// Whether [`TopKey::sort_top_k`] takes this key type.
+    #[doc(hidden)]
+    const SORTABLE: bool;
     /// The sample kernel.
     #[doc(hidden)]
     const SAMPLE: KernelSpec<SampleArgs<Self>>;
@@ -61,55 +76,46 @@ pub trait TopKey: DeviceItem + RadixKey<Bits: Into<u64>> {
 }
 
 macro_rules! top_key {
-    ($($t:ty: $bits:ty, $s:ident, $h:ident, $f:ident, $fl:ident;)*) => {$(
+    ($($t:ty: $bits:ty, sort = $sortable:tt, $s:ident, $h:ident, $f:ident, $fl:ident;)*) => {$(
         impl TopKey for $t {
-            fn rank(self) -> u64 {
-                self.to_bits_ordered()
+            fn from_rank(rank: u64, order: TopKOrder) -> Self {
+                // Device ranks of `$t` fit its bit width: the cast drops only zeros.
+                let raw = <$t as RadixKey>::unordered(rank as $bits, order == TopKOrder::Smallest);
+                <$t as RadixKey>::from_raw(raw)
             }
-            fn from_ordered(bits: u64) -> Self {
-                <$t as RadixKey>::from_bits(bits as $bits)
+            fn sort_top_k(
+                sort: &mut SortTopK,
+                gpu: &Gpu,
+                keys: &DeviceColumn<Self>,
+                k: usize,
+                order: TopKOrder,
+            ) -> Result<TopKRows<Self>> {
+                top_key!(@sort $sortable, sort, gpu, keys, k, order)
             }
+            const SORTABLE: bool = $sortable;
             const SAMPLE: KernelSpec<SampleArgs<$t>> = kt::$s;
             const HIST: KernelSpec<HistKeysArgs<$t>> = kt::$h;
             const FILTER: KernelSpec<FilterArgs<$t>> = kt::$f;
             const FILL: KernelSpec<FillArgs<$t>> = kt::$fl;
         }
     )*};
+    (@sort true, $sort:ident, $gpu:ident, $keys:ident, $k:ident, $order:ident) => {
+        $sort.sorted($gpu, $keys, $k, $order)
+    };
+    (@sort false, $sort:ident, $gpu:ident, $keys:ident, $k:ident, $order:ident) => {{
+        let _ = ($sort, $gpu, $keys, $k, $order);
+        Err(Error::invalid(format!(
+            "top_k by sort and choose takes f32, i32 and u32 keys, not {:?}; use the \
+             threshold filter or radix select",
+            <Self as DeviceItem>::TYPE
+        )))
+    }};
 }
 top_key! {
-    u32: u32, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32, TOPK_FILL_U32;
-    i32: u32, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32, TOPK_FILL_I32;
-    f32: u32, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32, TOPK_FILL_F32;
-    f64: u64, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64, TOPK_FILL_F64;
-}
-
-/// The order-preserving bits of a radix key, widened.
-trait OrderedBits {
-    fn to_bits_ordered(self) -> u64;
-}
-
-impl<K: RadixKey<Bits: Into<u64>>> OrderedBits for K {
-    fn to_bits_ordered(self) -> u64 {
-        self.to_bits().into()
-    }
-}
-
-/// The key of a device rank (order-preserving bits, complemented for the smallest; see
-/// `tessera_kernels::ops::topk`).
-pub(crate) fn key_of_rank<K: TopKey>(rank: u64, order: TopKOrder) -> K {
-    let bits = match order {
-        TopKOrder::Largest => rank,
-        TopKOrder::Smallest => !rank & width_mask::<K>(),
-    };
-    K::from_ordered(bits)
-}
-
-/// All ones in the key's bit width.
-fn width_mask<K: TopKey>() -> u64 {
-    match size_of::<K>() {
-        4 => u64::from(u32::MAX),
-        _ => u64::MAX,
-    }
+    u32: u32, sort = true, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32, TOPK_FILL_U32;
+    i32: u32, sort = true, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32, TOPK_FILL_I32;
+    f32: u32, sort = true, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32, TOPK_FILL_F32;
+    f64: u64, sort = false, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64, TOPK_FILL_F64;
 }
 
 /// The top-k algorithms on the GPU.
@@ -160,7 +166,7 @@ pub fn top_k<K: TopKey>(
 pub fn choose<K: TopKey>(n: usize, k: usize) -> TopKAlgorithm {
     let dev = TopKDevice::H100;
     let cost = |a| model_ms(a, n, size_of::<K>(), k, &dev);
-    let sort = if SortTopK::supports::<K>() {
+    let sort = if K::SORTABLE {
         TopKAlgorithm::Sort
     } else {
         TopKAlgorithm::RadixSelect

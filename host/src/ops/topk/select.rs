@@ -1,14 +1,16 @@
 //! Top-k by selection on the GPU: the threshold filter and the exact radix select (see
 //! `tessera_kernels::ops::topk` for the kernels and their state).
-use cudarc::driver::{CudaSlice, LaunchConfig};
 use tessera_kernels::ops::topk::{
     self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, TopKState,
 };
+use tessera_kernels::spec::KernelShape;
 
-use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k, key_of_rank};
+use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::scan::exclusive_scan_into;
-use crate::runtime::{DeviceColumn, Gpu, PodBuffer, Scratch, tile_grid};
+use crate::runtime::{
+    DeviceColumn, DeviceItem, Gpu, LaunchConfig, PodBuffer, Scratch, grid_per_sm, tile_grid,
+};
 
 /// Ranks sampled for the threshold: about this many, at a fixed stride.
 pub const SAMPLE_TARGET: usize = 1 << 16;
@@ -48,11 +50,11 @@ impl SamplePlan {
 pub struct SelectTopK {
     /// Both selects and the counts: written once per call, read once.
     state: PodBuffer<TopKState>,
-    hist: CudaSlice<u32>,
-    sample: CudaSlice<u64>,
+    hist: DeviceColumn<u32>,
+    sample: DeviceColumn<u64>,
     cands: PodBuffer<Candidate>,
     out: PodBuffer<Candidate>,
-    ties: CudaSlice<u32>,
+    ties: DeviceColumn<u32>,
     /// Each filter tile's count of keys at a tied threshold, and their prefix sum.
     tie_counts: DeviceColumn<u32>,
     tie_prefix: DeviceColumn<u32>,
@@ -65,11 +67,11 @@ impl SelectTopK {
     pub fn new(gpu: &Gpu) -> Result<SelectTopK> {
         Ok(SelectTopK {
             state: PodBuffer::zeroed(gpu, 1)?,
-            hist: alloc(gpu, DIGITS)?,
-            sample: alloc(gpu, 1)?,
+            hist: gpu.zeros(DIGITS)?,
+            sample: gpu.zeros(1)?,
             cands: PodBuffer::zeroed(gpu, 1)?,
             out: PodBuffer::zeroed(gpu, 1)?,
-            ties: alloc(gpu, 1)?,
+            ties: gpu.zeros(1)?,
             tie_counts: gpu.zeros(1)?,
             tie_prefix: gpu.zeros(1)?,
             scan_state: None,
@@ -146,7 +148,7 @@ impl SelectTopK {
             plan.stride as u32,
             (order == TopKOrder::Smallest) as u32,
         );
-        let cfg = stride_grid(&K::SAMPLE, plan.samples);
+        let cfg = stride_grid(gpu, &K::SAMPLE, plan.samples)?;
         // SAFETY: `s` samples at `stride` lie within the `n` keys (s * stride <= n); the
         // sample buffer holds `s`.
         unsafe {
@@ -157,7 +159,7 @@ impl SelectTopK {
             )
         }?;
         for _ in 0..rank_bits::<K>() / DIGIT_BITS {
-            let cfg = stride_grid(&kt::TOPK_HIST_RANKS, plan.samples);
+            let cfg = stride_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples)?;
             // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
             // rounds) are valid; any grid size works.
             unsafe {
@@ -180,7 +182,7 @@ impl SelectTopK {
     ) -> Result<()> {
         let (n, smallest) = (keys.len() as u32, (order == TopKOrder::Smallest) as u32);
         for _ in 0..rank_bits::<K>() / DIGIT_BITS {
-            let cfg = stride_grid(&K::HIST, keys.len());
+            let cfg = stride_grid(gpu, &K::HIST, keys.len())?;
             // SAFETY: `n` keys; the state and the histogram (zero between rounds) are valid;
             // any grid size works.
             unsafe {
@@ -212,12 +214,8 @@ impl SelectTopK {
         grow(gpu, &mut self.ties, k)?;
         let cfg = tile_grid(&K::FILTER, n, 0)?;
         let tiles = cfg.grid_dim.0 as usize;
-        if self.tie_counts.capacity() < tiles {
-            self.tie_counts = gpu.zeros(tiles)?;
-            self.tie_prefix = gpu.zeros(tiles)?;
-        }
-        self.tie_counts.set_len(tiles);
-        self.tie_prefix.set_len(tiles);
+        grow(gpu, &mut self.tie_counts, tiles)?;
+        grow(gpu, &mut self.tie_prefix, tiles)?;
         let (n32, smallest, cap32, k32) = (
             n as u32,
             (order == TopKOrder::Smallest) as u32,
@@ -242,7 +240,7 @@ impl SelectTopK {
             )
         }?;
         // The candidates' select runs whatever passed; the host checks the counts once, after.
-        let grid = stride_grid(&kt::TOPK_HIST_CANDS, cap);
+        let grid = stride_grid(gpu, &kt::TOPK_HIST_CANDS, cap)?;
         for _ in 0..(rank_bits::<K>() + 32) / DIGIT_BITS {
             // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most
             // `cap`); the state and the histogram (zero between rounds) are valid.
@@ -258,7 +256,7 @@ impl SelectTopK {
         unsafe {
             gpu.launch(
                 &kt::TOPK_EMIT,
-                stride_grid(&kt::TOPK_EMIT, cap),
+                stride_grid(gpu, &kt::TOPK_EMIT, cap)?,
                 (&self.cands, &cap32, &mut self.state, &mut self.out, &k32),
             )
         }?;
@@ -286,7 +284,7 @@ impl SelectTopK {
                 self.scan_state.take(),
             )
             .map(|s| self.scan_state = Some(s))?;
-            let fill = crate::runtime::grid_per_sm(gpu, &K::FILL, n, 2)?;
+            let fill = grid_per_sm(gpu, &K::FILL, n, 2)?;
             let need32 = need as u32;
             // SAFETY: the tiles of the filter, their prefix sum, and room for `need <= k` rows;
             // any grid size works.
@@ -307,12 +305,8 @@ impl SelectTopK {
             }?;
             let tie = state.ranks.threshold().tie;
             let mut best = self.cands.read_prefix(gpu, passed)?;
-            let mut rows = vec![0u32; need];
-            gpu.stream()
-                .memcpy_dtoh(&self.ties.slice(..need), &mut rows[..])
-                .map_err(Error::driver("reading the tied rows", 4 * need))?;
-            gpu.synchronize()?;
-            best.extend(rows.into_iter().map(|row| Candidate {
+            self.ties.set_len(need);
+            best.extend(self.ties.to_vec(gpu)?.into_iter().map(|row| Candidate {
                 rank: tie,
                 row,
                 pad: 0,
@@ -321,7 +315,7 @@ impl SelectTopK {
         };
         best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
         Ok(Some(TopKRows {
-            keys: best.iter().map(|c| key_of_rank(c.rank, order)).collect(),
+            keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
             rows: best.iter().map(|c| c.row).collect(),
         }))
     }
@@ -340,37 +334,17 @@ fn rank_bits<K: TopKey>() -> u32 {
     8 * size_of::<K>() as u32
 }
 
-/// A grid-stride launch over `n` items: enough blocks to fill the GPU, no more than needed.
-fn stride_grid(spec: &tessera_kernels::spec::KernelShape, n: usize) -> LaunchConfig {
-    let per_block = spec.threads() as usize * spec.items_per_thread().max(1) as usize;
-    let blocks = n.div_ceil(per_block).clamp(1, 1024);
-    LaunchConfig {
-        grid_dim: (blocks as u32, 1, 1),
-        block_dim: (spec.threads(), 1, 1),
-        shared_mem_bytes: 0,
-    }
+/// A grid-stride launch over `n` items: eight blocks per SM, no more than one per
+/// `threads * items_per_thread` items.
+fn stride_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
+    grid_per_sm(gpu, spec, n, 8)
 }
 
-fn alloc<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    gpu: &Gpu,
-    len: usize,
-) -> Result<CudaSlice<T>> {
-    gpu.stream()
-        .alloc_zeros::<T>(len.max(1))
-        .map_err(Error::driver(
-            "allocating top-k buffers",
-            len * size_of::<T>(),
-        ))
-}
-
-/// Grows `buf` to hold at least `len` items.
-fn grow<T: cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits>(
-    gpu: &Gpu,
-    buf: &mut CudaSlice<T>,
-    len: usize,
-) -> Result<()> {
-    if buf.len() < len {
-        *buf = alloc(gpu, len)?;
+/// Grows `col` to hold at least `len` items and sets its length to `len`.
+fn grow<T: DeviceItem>(gpu: &Gpu, col: &mut DeviceColumn<T>, len: usize) -> Result<()> {
+    if col.capacity() < len {
+        *col = gpu.zeros(len)?;
     }
+    col.set_len(len);
     Ok(())
 }

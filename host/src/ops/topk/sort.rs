@@ -1,13 +1,11 @@
 //! Sort and choose (thesis §4.3): the radix sort of the keys with their row ids, then the
 //! first `k`. The sort is stable, so equal keys keep the smaller row first, as top-k's ties
 //! do.
-use std::any::TypeId;
-
 use cudarc::driver::LaunchConfig;
 use tessera_kernels::ops::topk as kt;
 
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::ops::{Order, RadixSort, SortKey};
 use crate::runtime::{DeviceColumn, Gpu};
 
@@ -26,12 +24,7 @@ impl SortTopK {
 
     /// Whether sort and choose takes keys of type `K`.
     pub fn supports<K: TopKey>() -> bool {
-        [
-            TypeId::of::<f32>(),
-            TypeId::of::<i32>(),
-            TypeId::of::<u32>(),
-        ]
-        .contains(&TypeId::of::<K>())
+        K::SORTABLE
     }
 
     /// The `k` best of `keys` by `order`, best first.
@@ -43,23 +36,11 @@ impl SortTopK {
         order: TopKOrder,
     ) -> Result<TopKRows<K>> {
         check_top_k(keys.len(), k)?;
-        let any: &dyn std::any::Any = keys;
-        if let Some(keys) = any.downcast_ref::<DeviceColumn<f32>>() {
-            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
-        } else if let Some(keys) = any.downcast_ref::<DeviceColumn<i32>>() {
-            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
-        } else if let Some(keys) = any.downcast_ref::<DeviceColumn<u32>>() {
-            self.sorted(gpu, keys, k, order).map(|r| cast_rows(r))
-        } else {
-            Err(Error::invalid(format!(
-                "top_k by sort and choose takes f32, i32 and u32 keys, not {:?}; use the \
-                 threshold filter or radix select",
-                K::TYPE
-            )))
-        }
+        K::sort_top_k(self, gpu, keys, k, order)
     }
 
-    fn sorted<S: SortKey + TopKey>(
+    /// Sort and choose for a key type the radix sort takes.
+    pub(super) fn sorted<S: SortKey + TopKey>(
         &mut self,
         gpu: &Gpu,
         keys: &DeviceColumn<S>,
@@ -98,12 +79,4 @@ impl SortTopK {
         self.rows = Some((rows, first));
         Ok(result)
     }
-}
-
-/// Reinterprets a result of `S` as one of `K` (the same type, checked by the caller's
-/// downcast).
-fn cast_rows<S: 'static, K: 'static>(r: TopKRows<S>) -> TopKRows<K> {
-    let any: Box<dyn std::any::Any> = Box::new(r);
-    *any.downcast::<TopKRows<K>>()
-        .expect("the caller downcast the keys to this type")
 }
