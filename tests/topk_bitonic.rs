@@ -161,8 +161,8 @@ fn one_buffer_many_sizes_and_errors(gpu: &tessera::Gpu) {
     assert!(e.contains("buffers hold 10"), "{e}");
 }
 
-/// Inputs large enough for the prefixes' thresholds (`SAMPLES`: both levels at the largest
-/// size), where most tiles skip the network, on every distribution and on ties.
+/// Inputs large enough for levels (`FIRST_LEVEL`: two levels, and four at the largest size),
+/// where most tiles skip the network, on every distribution and on ties.
 fn sampled_thresholds(gpu: &tessera::Gpu) {
     let big = (4usize << 24) + 5;
     let mut top = BitonicTopK::<f32>::new(gpu, big).unwrap();
@@ -214,6 +214,8 @@ fn ablation_configurations_agree(gpu: &tessera::Gpu) {
 
 /// Times at 2^29 `f32` U(0, 1) (`--ignored topk_bitonic_benchmark --nocapture`): every
 /// configuration of the ablation at several `k`, against one read of the input.
+/// `TESSERA_BENCH_N` sets the size, `TESSERA_BENCH_ONLY` keeps the configurations whose name
+/// contains it, `TESSERA_BENCH_K` (a comma-separated list) sets the `k`s.
 fn topk_bitonic_benchmark(gpu: &tessera::Gpu) {
     let n = std::env::var("TESSERA_BENCH_N")
         .ok()
@@ -232,10 +234,18 @@ fn topk_bitonic_benchmark(gpu: &tessera::Gpu) {
         .median_ms();
     println!("device {}: n {n}: one read {read:.3} ms", gpu.name());
     drop(du);
+    let only = std::env::var("TESSERA_BENCH_ONLY").unwrap_or_default();
+    let ks: Vec<usize> = std::env::var("TESSERA_BENCH_K")
+        .ok()
+        .and_then(|v| v.split(',').map(|k| k.parse().ok()).collect())
+        .unwrap_or(vec![32, 256, 1, 1024]);
     let mut top = BitonicTopK::<f32>::new(gpu, n).unwrap();
     for cfg in BitonicConfig::<f32>::ablation() {
+        if !cfg.name.contains(only.as_str()) {
+            continue;
+        }
         top.set_config(cfg);
-        for k in [32, 256, 1, 1024] {
+        for k in ks.iter().copied() {
             let ms = gpu
                 .time(2, 10, || {
                     top.launch(gpu, &d, k, TopKOrder::Largest).map(|_| ())

@@ -36,3 +36,21 @@ pub fn fence_system() {
     // SAFETY: a fence has no operands.
     unsafe { asm!("fence.sc.sys;", options(nostack)) }
 }
+
+/// Block-wide barrier that also tells whether `p` holds on any thread of the block
+/// (`__syncthreads_or`): one barrier where a flag in shared memory takes two.
+#[inline(always)]
+pub fn sync_threads_or(p: bool) -> bool {
+    let r: u32;
+    // SAFETY: as for `sync_threads`: every thread of the block reaches the callers' barriers.
+    unsafe {
+        asm!(
+            "{{ .reg .pred %pi, %po; setp.ne.u32 %pi, {c}, 0; bar.red.or.pred %po, 0, %pi; \
+             selp.u32 {r}, 1, 0, %po; }}",
+            c = in(reg32) p as u32,
+            r = out(reg32) r,
+            options(nostack)
+        )
+    };
+    r != 0
+}

@@ -615,7 +615,9 @@ pub use device::*;
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::arch::{Shared, block_idx, load_if, sync_threads, thread_idx};
+    use crate::arch::{
+        Atomic, Shared, block_idx, load_if, load_vector, sync_threads, sync_threads_or, thread_idx,
+    };
 
     /// Items in shared memory, through `ld.shared` / `st.shared` of their words.
     pub trait SharedItem: Item {
@@ -787,28 +789,78 @@ mod device {
         sync_threads();
     }
 
+    /// Keys that can be checked against a threshold a vector at a time.
+    pub trait TileKey: TopItemKey {
+        /// Whether any of the `NT * B` keys at `keys` (rows from `row`, 16-byte aligned)
+        /// reaches `th`, read coalesced: vector `j` of thread `t` holds keys
+        /// `(j * NT + t) * V ..` for the `V` keys of 16 bytes.
+        ///
+        /// # Safety
+        /// `keys` holds `NT * B` keys and is 16-byte aligned.
+        unsafe fn tile_reaches<const NT: usize>(
+            keys: *const Self,
+            row: usize,
+            smallest: bool,
+            th: Self::It,
+        ) -> bool;
+    }
+
+    macro_rules! tile_key {
+        ($($t:ty: $v:literal;)*) => {$(
+            impl TileKey for $t {
+                #[inline(always)]
+                unsafe fn tile_reaches<const NT: usize>(
+                    keys: *const $t,
+                    row: usize,
+                    smallest: bool,
+                    th: Self::It,
+                ) -> bool {
+                    let t = thread_idx();
+                    let mut any = false;
+                    for j in 0..B / $v {
+                        let first = (j * NT + t) * $v;
+                        // SAFETY: `first + $v <= NT * B`, 16-byte aligned by contract.
+                        let v = unsafe { load_vector::<$t, $v>(keys.add(first)) };
+                        for (i, x) in v.into_iter().enumerate() {
+                            any |= !th.better(x.item((row + first + i) as u32, smallest));
+                        }
+                    }
+                    any
+                }
+            }
+        )*};
+    }
+    tile_key! { f32: 4; i32: 4; u32: 4; f64: 2; }
+
     /// The SortReducer: local sort and `merges` merge-rebuilds of tile `block_idx()` of the
-    /// `n` keys (tiles of `2^log_a`), `2^(log_a - merges)` items to `out` at the tile's place.
+    /// keys `base .. n` (tiles of `2^log_a`), `2^(log_a - merges)` items to `out` at the tile's
+    /// place. With a `threshold` (and `live`), a full tile none of whose keys reaches it writes
+    /// nothing, and a tile that does claims the next place after the first (`out`'s first run
+    /// is the earlier keys' top-k, left there by the host) by counting in `live`.
     ///
     /// # Safety
-    /// `keys` holds `n` keys; `out` holds `tiles << (log_a - merges)` items; `4 <= log_k`,
+    /// `keys` holds `n` keys, 16-byte aligned, and `base` is a multiple of the tile; `out` holds
+    /// `tiles << (log_a - merges)` items (one run more with a threshold); `4 <= log_k`,
     /// `log_k + merges <= log_a`, `2^log_a <= NT * B`, and `sh` holds
-    /// [`tile_slots`]`(NT * B, OPT)` items.
+    /// [`tile_slots`]`(NT * B, OPT)` items; a non-null `threshold` is one item, not inside
+    /// the places this pass writes, and comes with a `live` counter that starts at 0.
     #[inline(always)]
-    pub unsafe fn sort_reducer<K: TopItemKey<It: SharedItem>, const NT: usize, const OPT: u32>(
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn sort_reducer<K: TileKey<It: SharedItem>, const NT: usize, const OPT: u32>(
         keys: *const K,
+        base: usize,
         n: usize,
         log_a: u32,
         merges: u32,
         log_k: u32,
         smallest: bool,
         threshold: *const K::It,
+        live: *mut u32,
         out: *mut K::It,
         sh: Shared<K::It>,
         flag: Shared<u32>,
     ) {
-        let tile = block_idx();
-        let start = tile << log_a;
+        let start = base + (block_idx() << log_a);
         let valid = (n - start).min(1 << log_a);
         let key = |p: usize| {
             if p < valid {
@@ -819,7 +871,28 @@ mod device {
             }
         };
         let log_out = log_a - merges;
-        let flip = flip(tile, log_out, log_k);
+        let mut place = block_idx();
+        if !threshold.is_null() {
+            // SAFETY: a non-null threshold points to one item.
+            let th = unsafe { threshold.read() };
+            // A partial tile is kept unchecked; a full one is read coalesced first, and most
+            // tiles end there.
+            let any = valid < NT * B
+                // SAFETY: a full tile of the aligned keys, at an aligned multiple of the tile.
+                || unsafe { K::tile_reaches::<NT>(keys.add(start), start, smallest, th) };
+            if !sync_threads_or(any) {
+                return;
+            }
+            // SAFETY: `live` is this pass's counter; the barrier publishes the place.
+            unsafe {
+                if thread_idx() == 0 {
+                    flag.write(0, 1 + u32::atomic_add(live, 1));
+                }
+                sync_threads();
+                place = flag.read(0) as usize;
+            }
+        }
+        let flip = flip(place, log_out, log_k);
         let mut plan = Plan::<OPT>::new(NT.trailing_zeros(), log_a);
         let mut regs = Regs::<K::It, OPT>::new();
         if OPT & opt::EARLY == 0 {
@@ -832,71 +905,53 @@ mod device {
             // thread precedes the barriers.
             // SAFETY: `keys` holds `start + valid` keys.
             unsafe { load16(keys, start + valid, start + t * B, smallest, &mut regs) };
-            if !threshold.is_null() {
-                // SAFETY: a non-null threshold points to one item.
-                let th = unsafe { threshold.read() };
-                let mut any = false;
-                for j in 0..B {
-                    any |= !th.better(regs.get(j));
-                }
-                // SAFETY: the flag is one word; barriers order its writes and reads.
-                let keep = unsafe { block_any(any, flag) };
-                if !keep {
-                    // No item of the tile reaches the threshold: none is in the top-k.
-                    let mut i = t;
-                    while i < 1 << log_out {
-                        // SAFETY: the tile's output fits `out` by contract.
-                        unsafe { out.add((tile << log_out) + i).write(K::It::WORST) };
-                        i += NT;
-                    }
-                    return;
-                }
-            }
             presort(&mut regs, &r, t, log_k, flip);
             plan.open(r);
             network::<_, NT, OPT>(sh, &mut plan, regs, false, B_LOG, log_k, merges, flip, key);
         }
-        // SAFETY: the tile's output fits `out` by contract.
-        unsafe { write_out::<_, NT, OPT>(sh, log_out, out.add(tile << log_out)) };
-    }
-
-    /// Whether `any` holds on some thread of the block (uniform).
-    ///
-    /// # Safety
-    /// `flag` holds one word that nothing else uses meanwhile.
-    #[inline(always)]
-    unsafe fn block_any(any: bool, flag: Shared<u32>) -> bool {
-        // SAFETY: by contract; the barriers separate the reset, the votes and the reads.
-        unsafe {
-            if thread_idx() == 0 {
-                flag.write(0, 0);
-            }
-            sync_threads();
-            if any {
-                flag.write(0, 1);
-            }
-            sync_threads();
-            flag.read(0) != 0
-        }
+        // SAFETY: the place's output fits `out` by contract.
+        unsafe { write_out::<_, NT, OPT>(sh, log_out, out.add(place << log_out)) };
     }
 
     /// The BitonicReducer: `merges` merge-rebuilds of tile `block_idx()` of the `len` items of
     /// an earlier pass (sorted runs of `2^log_k`, alternating), `2^(log_a - merges)` to `out`.
+    /// With `live_in`, only the first `*live_in + extra` runs of the input are real: tiles
+    /// past them write nothing, and `live_out` (if any) gets the runs this pass writes.
     ///
     /// # Safety
     /// `input` holds `len` items (whole runs); `out`, `sh` and the sizes as for
-    /// [`sort_reducer`], with `merges >= 1`.
+    /// [`sort_reducer`], with `merges >= 1`; `live_in` and `live_out`, where not null, are
+    /// counters of the passes before and of this one.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn bitonic_reducer<I: SharedItem, const NT: usize, const OPT: u32>(
         input: *const I,
         len: usize,
         log_a: u32,
         merges: u32,
         log_k: u32,
+        live_in: *const u32,
+        extra: u32,
+        live_out: *mut u32,
         out: *mut I,
         sh: Shared<I>,
     ) {
         let tile = block_idx();
+        let log_out = log_a - merges;
+        let mut len = len;
+        if !live_in.is_null() {
+            // SAFETY: the counter of an earlier kernel, complete before this one started.
+            let runs = unsafe { live_in.read() } + extra;
+            len = len.min((runs as usize) << log_k);
+            let tiles = len.div_ceil(1 << log_a);
+            if tile == 0 && thread_idx() == 0 && !live_out.is_null() {
+                // SAFETY: this pass's counter, written by this thread alone.
+                unsafe { live_out.write((tiles << (log_out - log_k)) as u32) };
+            }
+            if tile >= tiles {
+                return;
+            }
+        }
         let start = tile << log_a;
         let valid = (len - start).min(1 << log_a);
         let item = |p: usize| {
@@ -907,7 +962,6 @@ mod device {
                 I::WORST
             }
         };
-        let log_out = log_a - merges;
         let flip = flip(tile, log_out, log_k);
         let mut plan = Plan::<OPT>::new(NT.trailing_zeros(), log_a);
         let early = OPT & opt::EARLY != 0;
@@ -921,15 +975,39 @@ mod device {
     }
 }
 
-/// Parameters of a SortReducer over keys `K`: `(keys, n, log_a, merges, log_k, smallest,
-/// threshold, out)`, items as `u64` words (one per item of a 32-bit key, two for `f64`).
-/// With work before writing, a tile none of whose items reaches the item at `threshold`
-/// (null: none) skips the network and writes padding: no such item can be in the top-k
-/// when the threshold is the `k`-th best of a subset of the keys.
-pub type SortReducerArgs<K> = (*const K, u32, u32, u32, u32, u32, *const u64, *mut u64);
-/// Parameters of a BitonicReducer: `(input, len, log_a, merges, log_k, out)`, items as `u64`
-/// words.
-pub type BitonicReducerArgs = (*const u64, u32, u32, u32, u32, *mut u64);
+/// Parameters of a SortReducer over keys `K`: `(keys, base, n, log_a, merges, log_k,
+/// smallest, threshold, live, out)`, items as `u64` words (one per item of a 32-bit key, two
+/// for `f64`). A full tile none of whose items reaches the item at `threshold` (null: none)
+/// skips the network and writes nothing: no such item can be in the top-k when the threshold
+/// is the `k`-th best of other keys, whose top-k the host leaves as `out`'s first run; the
+/// tiles that reach it write their runs after it, in the order they count themselves in
+/// `live`.
+pub type SortReducerArgs<K> = (
+    *const K,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    u32,
+    *const u64,
+    *mut u32,
+    *mut u64,
+);
+/// Parameters of a BitonicReducer: `(input, len, log_a, merges, log_k, live_in, extra,
+/// live_out, out)`, items as `u64` words; `live_in` (null: all `len`) counts the input's runs
+/// but `extra`, `live_out` (null: not counted) gets the runs written.
+pub type BitonicReducerArgs = (
+    *const u64,
+    u32,
+    u32,
+    u32,
+    u32,
+    *const u32,
+    u32,
+    *mut u32,
+    *mut u64,
+);
 
 /// The SortReducer and BitonicReducer of one key type and one `OPT`.
 macro_rules! bitonic_kernels {
@@ -937,8 +1015,8 @@ macro_rules! bitonic_kernels {
         $crate::kernel! {
             /// Bitonic top-k's first pass (the SortReducer), see the module documentation.
             $sort = $sname[NT = $nt, IPT = 16](
-                keys: *const $k, n: u32, log_a: u32, merges: u32, log_k: u32, smallest: u32,
-                threshold: *const u64, out: *mut u64
+                keys: *const $k, base: u32, n: u32, log_a: u32, merges: u32, log_k: u32,
+                smallest: u32, threshold: *const u64, live: *mut u32, out: *mut u64
             ) {
                 type It = <$k as TopItemKey>::It;
                 let sh = $crate::shared_array!(bitonic_tile: [It; tile_slots($nt * B, $opt)]);
@@ -947,22 +1025,24 @@ macro_rules! bitonic_kernels {
                 // (`plan`), with buffers of the sizes it names and a null or one-item
                 // threshold.
                 unsafe {
-                    sort_reducer::<$k, NT, { $opt }>(keys, n as usize, log_a, merges, log_k,
-                        smallest != 0, threshold.cast::<It>(), out.cast::<It>(), sh, flag)
+                    sort_reducer::<$k, NT, { $opt }>(keys, base as usize, n as usize, log_a,
+                        merges, log_k, smallest != 0, threshold.cast::<It>(), live,
+                        out.cast::<It>(), sh, flag)
                 }
             }
         }
         $crate::kernel! {
             /// Bitonic top-k's later passes (the BitonicReducer), see the module documentation.
             $red = $rname[NT = $nt, IPT = 16](
-                input: *const u64, len: u32, log_a: u32, merges: u32, log_k: u32, out: *mut u64
+                input: *const u64, len: u32, log_a: u32, merges: u32, log_k: u32,
+                live_in: *const u32, extra: u32, live_out: *mut u32, out: *mut u64
             ) {
                 type It = <$k as TopItemKey>::It;
                 let sh = $crate::shared_array!(bitonic_tile: [It; tile_slots($nt * B, $opt)]);
                 // SAFETY: as for the SortReducer.
                 unsafe {
                     bitonic_reducer::<It, NT, { $opt }>(input.cast::<It>(), len as usize, log_a,
-                        merges, log_k, out.cast::<It>(), sh)
+                        merges, log_k, live_in, extra, live_out, out.cast::<It>(), sh)
                 }
             }
         }

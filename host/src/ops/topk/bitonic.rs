@@ -42,15 +42,24 @@ pub struct BitonicConfig<K> {
     pub reduce: KernelSpec<BitonicReducerArgs>,
     /// Merges per tile of a pass with several tiles (the thesis: 4, `B = 16`).
     pub max_merges: u32,
-    /// Whether top-ks of prefixes of the keys first give the SortReducer a threshold (see
-    /// [`SAMPLES`]); only kernels with work before writing use it.
+    /// Whether the keys go in levels, each with the top-k of the levels before as its
+    /// threshold (see [`FIRST_LEVEL`]); only kernels with work before writing use it.
     pub sample: bool,
 }
 
-/// Prefixes whose top-k, each computed with the threshold of the one before, give the full
-/// pass its threshold (the `k`-th best of the largest): a tile whose items all fall below it
-/// skips the network. A prefix runs when the input holds at least four times its keys.
-pub const SAMPLES: [usize; 2] = [1 << 20, 1 << 24];
+/// Keys of the first level. The levels split the input at `FIRST_LEVEL * 8^i`: the first
+/// level's top-k is found by the full network; each later level gets the top-k of the keys
+/// before it as its first run and the `k`-th of those as its threshold, and its tiles none of
+/// whose keys reach the threshold skip the network and write nothing. Growing the levels by 8
+/// keeps about `7 k` keys of each level above its threshold (on keys in random order), so few
+/// tiles pay for the network. Inputs of fewer than four first levels go in one level.
+pub const FIRST_LEVEL: usize = 1 << 20;
+
+/// How much each level is larger than the keys before it.
+const LEVEL_GROWTH: usize = 8;
+
+/// Counters of one level's passes (in `BitonicTopK::live`).
+const LEVEL_COUNTERS: usize = 16;
 
 /// Merges per tile of the product kernels: each tile reduces as far as its `K` allows, so
 /// there are as few passes (and trips through global memory) as possible.
@@ -154,8 +163,10 @@ impl BitonicConfig<f32> {
 /// their rows, best first, the exact list of [`crate::cpu::top_k`], for `k` up to 1024.
 pub struct BitonicTopK<K: BitonicKey> {
     bufs: [CudaSlice<u64>; 2],
-    /// The `k`-th item of a prefix's top-k.
+    /// The `k`-th item of the earlier levels' top-k.
     threshold: CudaSlice<u64>,
+    /// Runs written by each pass of each level (zeroed per call).
+    live: CudaSlice<u32>,
     capacity: usize,
     config: BitonicConfig<K>,
 }
@@ -168,6 +179,13 @@ impl<K: BitonicKey> BitonicTopK<K> {
         Ok(BitonicTopK {
             bufs: [alloc(gpu, words)?, alloc(gpu, words)?],
             threshold: alloc(gpu, K::WORDS)?,
+            live: gpu
+                .stream()
+                .alloc_zeros::<u32>(LEVEL_COUNTERS * 64)
+                .map_err(Error::driver(
+                    "allocating top-k counters",
+                    LEVEL_COUNTERS * 256,
+                ))?,
             capacity,
             config,
         })
@@ -233,65 +251,129 @@ impl<K: BitonicKey> BitonicTopK<K> {
         }
         let log_k = log_k(k);
         let smallest = u32::from(order == TopKOrder::Smallest);
-        let mut sampled = false;
-        for prefix in SAMPLES {
-            if !cfg.sample || n < 4 * prefix {
-                continue;
-            }
-            let last = self.passes(gpu, keys, prefix, log_k, smallest, sampled)?;
-            let item = (k - 1) * K::WORDS..k * K::WORDS;
-            gpu.stream()
-                .memcpy_dtod(&self.bufs[last].slice(item), &mut self.threshold)
-                .map_err(Error::driver("copying the top-k threshold", K::WORDS * 8))?;
-            sampled = true;
+        let bounds = levels(n, cfg.sample);
+        if bounds.len() - 1 > self.live.len() / LEVEL_COUNTERS {
+            return Err(Error::invalid(format!(
+                "bitonic top-k: {} levels exceed the counters",
+                bounds.len() - 1
+            )));
         }
-        self.passes(gpu, keys, n, log_k, smallest, sampled)
+        gpu.stream()
+            .memset_zeros(&mut self.live)
+            .map_err(Error::driver(
+                "clearing top-k counters",
+                self.live.len() * 4,
+            ))?;
+        let mut last = None;
+        for (level, w) in bounds.windows(2).enumerate() {
+            if let Some(r) = last {
+                let item = (k - 1) * K::WORDS..k * K::WORDS;
+                let [b0, b1] = &self.bufs;
+                let top = if r == 0 { b0 } else { b1 };
+                gpu.stream()
+                    .memcpy_dtod(&top.slice(item), &mut self.threshold)
+                    .map_err(Error::driver("copying the top-k threshold", K::WORDS * 8))?;
+            }
+            let counters = level * LEVEL_COUNTERS;
+            last = Some(self.passes(gpu, keys, w[0], w[1], log_k, smallest, last, counters)?);
+        }
+        Ok(last.unwrap_or(0))
     }
 
-    /// Queues the passes over the first `n` keys, with the threshold when `sampled`; returns
-    /// the buffer that will hold the `K` items.
+    /// Queues the passes over keys `lo .. hi`; with `seed`, the buffer whose first run holds
+    /// the top-k of the keys before `lo` (the threshold holds its `k`-th item), which then
+    /// joins this level's runs. Returns the buffer that will hold the level's `K` items.
+    #[allow(clippy::too_many_arguments)]
     fn passes(
         &mut self,
         gpu: &Gpu,
         keys: &DeviceColumn<K>,
-        n: usize,
+        lo: usize,
+        hi: usize,
         log_k: u32,
         smallest: u32,
-        sampled: bool,
+        seed: Option<usize>,
+        counters: usize,
     ) -> Result<usize> {
         let cfg = self.config;
-        let threshold = sampled.then_some(&self.threshold);
-        let mut out = 0;
-        for (i, p) in passes(n, log_k, &cfg).into_iter().enumerate() {
-            let grid = LaunchConfig {
-                grid_dim: (p.tiles as u32, 1, 1),
-                block_dim: (cfg.sort.threads(), 1, 1),
-                shared_mem_bytes: 0,
-            };
+        let all = passes(hi - lo, log_k, &cfg);
+        let first = all[0];
+        if seed.is_some() && first.log_a - first.merges != log_k {
+            return Err(Error::invalid(format!(
+                "bitonic top-k: configuration {:?} leaves runs of {} items, not k; levels \
+                 need its tiles to merge down to k",
+                cfg.name,
+                1u32 << (first.log_a - first.merges)
+            )));
+        }
+        let rest = match seed {
+            // The tiles that reach the threshold follow the seed's run.
+            Some(_) => passes(first.out + (1 << log_k), log_k, &cfg),
+            None => all[1..].to_vec(),
+        };
+        let grid = |p: &Pass| LaunchConfig {
+            grid_dim: (p.tiles as u32, 1, 1),
+            block_dim: (cfg.sort.threads(), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut out = seed.unwrap_or(0);
+        let (base, end, log_a, merges) = (lo as u32, hi as u32, first.log_a, first.merges);
+        {
+            let threshold = seed.map(|_| &self.threshold);
+            let mut live = seed.map(|_| self.live.slice_mut(counters..counters + 1));
+            let dst = &mut self.bufs[out];
+            // SAFETY: one block per tile of the pass `plan` made for keys `lo .. hi` (`lo` a
+            // multiple of the tile, the keys 16-byte aligned as allocated); `dst` holds the
+            // pass's output and, with a seed, its run first (`pass_words`); the threshold is
+            // one item of another buffer; the level's counters were zeroed.
+            unsafe {
+                gpu.launch(
+                    &cfg.sort,
+                    grid(&first),
+                    (
+                        keys,
+                        &base,
+                        &end,
+                        &log_a,
+                        &merges,
+                        &log_k,
+                        &smallest,
+                        threshold,
+                        live.as_mut(),
+                        dst,
+                    ),
+                )
+            }?;
+        }
+        for (i, p) in rest.iter().enumerate() {
             let (len, log_a, merges) = (p.len as u32, p.log_a, p.merges);
-            out = i % 2;
+            let extra = u32::from(i == 0);
             let [b0, b1] = &mut self.bufs;
-            let (src, dst) = if out == 0 { (&*b1, b0) } else { (&*b0, b1) };
-            if i == 0 {
-                // SAFETY: one block per tile of the pass `plan` made for the first `n` keys
-                // of `keys`; `dst` holds the pass's `out` items (`pass_words`); the threshold
-                // is one item.
-                unsafe {
-                    gpu.launch(
-                        &cfg.sort,
-                        grid,
-                        (
-                            keys, &len, &log_a, &merges, &log_k, &smallest, threshold, dst,
-                        ),
-                    )
-                }?;
-            } else {
-                // SAFETY: `src` holds the `len` items of the previous pass; one block per
-                // tile; `dst` holds this pass's `out` items.
-                unsafe {
-                    gpu.launch(&cfg.reduce, grid, (src, &len, &log_a, &merges, &log_k, dst))
-                }?;
-            }
+            let (src, dst) = if out == 0 { (&*b0, b1) } else { (&*b1, b0) };
+            out = 1 - out;
+            let (before, mut after) = self.live.split_at_mut(counters + i + 1);
+            let live_in = seed.map(|_| before.slice(counters + i..));
+            let mut live_out = seed.map(|_| after.slice_mut(..1));
+            // SAFETY: `src` holds the `len` items of the previous pass (those past the
+            // counted runs are never read); one block per tile; `dst` holds this pass's
+            // output; the counters are the previous pass's and this one's.
+            unsafe {
+                gpu.launch(
+                    &cfg.reduce,
+                    grid(p),
+                    (
+                        src,
+                        &len,
+                        &log_a,
+                        &merges,
+                        &log_k,
+                        live_in.as_ref(),
+                        &extra,
+                        live_out.as_mut(),
+                        dst,
+                    ),
+                )
+            }?;
         }
         Ok(out)
     }
@@ -310,14 +392,30 @@ fn passes<K>(n: usize, log_k: u32, cfg: &BitonicConfig<K>) -> Vec<Pass> {
     v
 }
 
-/// Words each pass buffer needs for `n` keys, whatever `k`.
+/// Words each pass buffer needs for `n` keys, whatever `k`: the largest pass's output and
+/// the run of the earlier levels before it.
 fn pass_words<K: BitonicKey>(n: usize, cfg: &BitonicConfig<K>) -> usize {
     let most = (MIN_LOG_K..=MAX_K.trailing_zeros())
         .flat_map(|lk| passes(n, lk, cfg))
         .map(|p| p.out)
         .max()
         .unwrap_or(MAX_K);
-    most * K::WORDS
+    (most + MAX_K) * K::WORDS
+}
+
+/// The bounds of the levels of `n` keys: `0`, then [`FIRST_LEVEL`] growing by
+/// [`LEVEL_GROWTH`] while below `n`, then `n`; just `0, n` without `sample` or for small `n`.
+fn levels(n: usize, sample: bool) -> Vec<usize> {
+    let mut bounds = vec![0];
+    if sample && n >= 4 * FIRST_LEVEL {
+        let mut b = FIRST_LEVEL;
+        while b < n {
+            bounds.push(b);
+            b *= LEVEL_GROWTH;
+        }
+    }
+    bounds.push(n);
+    bounds
 }
 
 fn alloc(gpu: &Gpu, words: usize) -> Result<CudaSlice<u64>> {
@@ -355,6 +453,18 @@ mod tests {
             );
             assert_eq!((y, r), (-7, 2));
         }
+    }
+
+    #[test]
+    fn levels_split_the_keys() {
+        assert_eq!(levels(1 << 29, false), vec![0, 1 << 29]);
+        assert_eq!(levels((4 << 20) - 1, true), vec![0, (4 << 20) - 1]);
+        assert_eq!(levels((4 << 20) + 3, true), vec![0, 1 << 20, (4 << 20) + 3]);
+        assert_eq!(
+            levels(1 << 29, true),
+            vec![0, 1 << 20, 1 << 23, 1 << 26, 1 << 29]
+        );
+        assert_eq!(levels(1 << 23, true), vec![0, 1 << 20, 1 << 23]);
     }
 
     #[test]
