@@ -938,7 +938,8 @@ mod device {
     ) {
         let tile = block_idx();
         let log_out = log_a - merges;
-        let mut len = len;
+        let start = tile << log_a;
+        let (mut len, mut log_a, mut merges) = (len, log_a, merges);
         if !live_in.is_null() {
             // SAFETY: the counter of an earlier kernel, complete before this one started.
             let runs = unsafe { live_in.read() } + extra;
@@ -951,8 +952,15 @@ mod device {
             if tile >= tiles {
                 return;
             }
+            if log_out == log_k {
+                // A tile that reduces to one run needs only as many merges as its live runs
+                // take (at least one, which also turns the run the tile's way): the rest of
+                // the planned tile is padding, and the network's depth is its latency.
+                let live = (len - start).min(1 << log_a) >> log_k;
+                merges = live.next_power_of_two().trailing_zeros().max(1);
+                log_a = log_k + merges;
+            }
         }
-        let start = tile << log_a;
         let valid = (len - start).min(1 << log_a);
         let item = |p: usize| {
             if p < valid {
