@@ -47,16 +47,14 @@ pub struct BitonicConfig<K> {
     pub sample: bool,
 }
 
-/// Keys of the first level. The levels split the input at `FIRST_LEVEL * 8^i`: the first
+/// Keys of the first level. The levels split the input at `FIRST_LEVEL * g^i`: the first
 /// level's top-k is found by the full network; each later level gets the top-k of the keys
 /// before it as its first run and the `k`-th of those as its threshold, and its tiles none of
-/// whose keys reach the threshold skip the network and write nothing. Growing the levels by 8
-/// keeps about `7 k` keys of each level above its threshold (on keys in random order), so few
-/// tiles pay for the network. Inputs of fewer than four first levels go in one level.
+/// whose keys reach the threshold skip the network and write nothing. Growing the levels by
+/// `g` keeps about `(g - 1) k` keys of each level above its threshold (on keys in random
+/// order), so few tiles pay for the network, while each level adds the latency of its passes:
+/// `g` is 8, or 4 for `k > 256`. Inputs of fewer than four first levels go in one level.
 pub const FIRST_LEVEL: usize = 1 << 20;
-
-/// How much each level is larger than the keys before it.
-const LEVEL_GROWTH: usize = 8;
 
 /// Counters of one level's passes (in `BitonicTopK::live`).
 const LEVEL_COUNTERS: usize = 16;
@@ -251,7 +249,7 @@ impl<K: BitonicKey> BitonicTopK<K> {
         }
         let log_k = log_k(k);
         let smallest = u32::from(order == TopKOrder::Smallest);
-        let bounds = levels(n, cfg.sample);
+        let bounds = levels(n, k, cfg.sample);
         if bounds.len() - 1 > self.live.len() / LEVEL_COUNTERS {
             return Err(Error::invalid(format!(
                 "bitonic top-k: {} levels exceed the counters",
@@ -403,15 +401,17 @@ fn pass_words<K: BitonicKey>(n: usize, cfg: &BitonicConfig<K>) -> usize {
     (most + MAX_K) * K::WORDS
 }
 
-/// The bounds of the levels of `n` keys: `0`, then [`FIRST_LEVEL`] growing by
-/// [`LEVEL_GROWTH`] while below `n`, then `n`; just `0, n` without `sample` or for small `n`.
-fn levels(n: usize, sample: bool) -> Vec<usize> {
+/// The bounds of the levels of a top-`k` of `n` keys: `0`, then [`FIRST_LEVEL`] growing while
+/// below `n`, then `n`; just `0, n` without `sample` or for small `n`.
+fn levels(n: usize, k: usize, sample: bool) -> Vec<usize> {
     let mut bounds = vec![0];
     if sample && n >= 4 * FIRST_LEVEL {
+        // Each level keeps about `(growth - 1) k` tiles: larger `k` wants more, smaller levels.
+        let growth = if k > 256 { 4 } else { 8 };
         let mut b = FIRST_LEVEL;
         while b < n {
             bounds.push(b);
-            b *= LEVEL_GROWTH;
+            b *= growth;
         }
     }
     bounds.push(n);
@@ -457,14 +457,21 @@ mod tests {
 
     #[test]
     fn levels_split_the_keys() {
-        assert_eq!(levels(1 << 29, false), vec![0, 1 << 29]);
-        assert_eq!(levels((4 << 20) - 1, true), vec![0, (4 << 20) - 1]);
-        assert_eq!(levels((4 << 20) + 3, true), vec![0, 1 << 20, (4 << 20) + 3]);
+        assert_eq!(levels(1 << 29, 32, false), vec![0, 1 << 29]);
+        assert_eq!(levels((4 << 20) - 1, 32, true), vec![0, (4 << 20) - 1]);
         assert_eq!(
-            levels(1 << 29, true),
+            levels((4 << 20) + 3, 1, true),
+            vec![0, 1 << 20, (4 << 20) + 3]
+        );
+        assert_eq!(
+            levels(1 << 29, 256, true),
             vec![0, 1 << 20, 1 << 23, 1 << 26, 1 << 29]
         );
-        assert_eq!(levels(1 << 23, true), vec![0, 1 << 20, 1 << 23]);
+        assert_eq!(
+            levels(1 << 25, 1024, true),
+            vec![0, 1 << 20, 1 << 22, 1 << 24, 1 << 25]
+        );
+        assert_eq!(levels(1 << 23, 32, true), vec![0, 1 << 20, 1 << 23]);
     }
 
     #[test]
