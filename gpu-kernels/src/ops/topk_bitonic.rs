@@ -33,6 +33,12 @@
 //! against bank conflicts. Each of these is a bit of the kernels' `OPT` ([`opt`]) so the
 //! ablation of §4.4.3 can switch it off; the product kernels use [`opt::PRODUCT`].
 //!
+//! **Levels** (beyond the thesis). The host may split the keys into levels, each given the
+//! top-k of the keys before it: the SortReducer then reads each full tile coalesced and skips
+//! it, writing nothing, when no key reaches the `k`-th of that top-k; the tiles that reach it
+//! count themselves into consecutive places after it, and the BitonicReducers read the counts,
+//! leave dead tiles and merge only a tile's live runs. See `tessera_host::ops::BitonicTopK`.
+//!
 //! The bookkeeping of rounds ([`Plan`]) and the register work ([`Regs`]) are plain code, so
 //! the host's unit tests run the network thread by thread against a sort.
 use crate::radix::RadixKey;

@@ -150,7 +150,7 @@ impl BitonicConfig<f32> {
                 1,
             ),
             BitonicConfig {
-                name: "+ sampled threshold (product)",
+                name: "+ levels with thresholds (product)",
                 ..BitonicConfig::product()
             },
         ]
