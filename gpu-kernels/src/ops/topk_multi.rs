@@ -46,8 +46,9 @@ impl Composite {
             w: core::array::from_fn(|i| {
                 let i = i as u32;
                 if i < keys {
-                    let r = ranks[(i / per) as usize];
-                    if wide && i % 2 == 0 {
+                    // `get`: no bounds check (and no panic path) in the kernels.
+                    let r = ranks.get((i / per) as usize).copied().unwrap_or(0);
+                    if wide && i.is_multiple_of(2) {
                         (r >> 32) as u32
                     } else {
                         r as u32
@@ -215,7 +216,10 @@ where
         let ranks: [u64; MAX_KEYS] = core::array::from_fn(|j| {
             if (j as u32) < self.nkeys {
                 // SAFETY: row < n, and key column j is valid.
-                rank_of(unsafe { self.keys[j].add(row as usize).read() }, self.smallest)
+                rank_of(
+                    unsafe { self.keys[j].add(row as usize).read() },
+                    self.smallest,
+                )
             } else {
                 0
             }
@@ -274,7 +278,7 @@ mod device {
         // SAFETY: valid by contract.
         let lv = unsafe { read_levels(states) };
         // Uniform: every block reads the same states.
-        if (0..level).any(|l| lv.sel[l].resolved != 2) {
+        if lv.sel.iter().take(level).any(|s| s.resolved != 2) {
             return;
         }
         // SAFETY: forwarded.
@@ -354,6 +358,8 @@ mod device {
     /// `rows` holds `k` rows within `col`; `out` holds `k * words` words.
     #[inline(always)]
     pub unsafe fn gather(col: *const u32, rows: *const u32, k: usize, words: usize, out: *mut u32) {
+        // Never 0: no division-by-zero panic path in the kernel.
+        let words = words.max(1);
         let mut i = global_idx();
         while i < k * words {
             let (item, w) = (i / words, i % words);
@@ -401,7 +407,7 @@ pub type MultiEmitArgs<K> = (
 macro_rules! topk_multi_kernels {
     ($($t:ty: $hist:ident = $hname:ident, $emit:ident = $ename:ident;)*) => {$(
         $crate::kernel! {
-            /// One round of a level's select (see [`level_round`]).
+            /// One round of a level's select (see `level_round`).
             $hist = $hname[NT = 256, IPT = 1](
                 k1: *const $t, k2: *const $t, k3: *const $t, nkeys: u32, smallest: u32,
                 cands: *const Candidate, cap: u32, n: u32, states: *mut TopKState, level: u32,
@@ -418,7 +424,7 @@ macro_rules! topk_multi_kernels {
             }
         }
         $crate::kernel! {
-            /// The chosen rows (see [`emit_rows`]).
+            /// The chosen rows (see `emit_rows`).
             $emit = $ename[NT = 256, IPT = 1](
                 k1: *const $t, k2: *const $t, k3: *const $t, nkeys: u32, smallest: u32,
                 cands: *const Candidate, cap: u32, n: u32, states: *mut TopKState,
@@ -467,7 +473,7 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// The chosen rows' items of a column of `words`-word items (see [`gather`]).
+    /// The chosen rows' items of a column of `words`-word items (see `gather`).
     TOPK_GATHER = topk_gather[NT = 256, IPT = 1](col: *const u32, rows: *const u32, k: u32, words: u32, out: *mut u32) {
         // SAFETY: the host passes `k` rows within `col` and room for `k * words` words.
         unsafe { gather(col, rows, k as usize, words as usize, out) }
@@ -573,7 +579,10 @@ mod tests {
                 let mut want = order[..k as usize].to_vec();
                 got.sort_unstable();
                 want.sort_unstable();
-                assert_eq!(got, want, "nkeys {nkeys} wide {wide} distinct {distinct} k {k}");
+                assert_eq!(
+                    got, want,
+                    "nkeys {nkeys} wide {wide} distinct {distinct} k {k}"
+                );
             }
         }
     }

@@ -346,6 +346,12 @@ impl TopKMulti {
         let (smallest, n32, k32) = (smallest as u32, n as u32, k as u32);
         let listed = cap.unwrap_or(n);
         let (cands, cap32) = (cap.map(|_| &self.cands), listed as u32);
+        // The parameters both kernels share, then each one's own.
+        macro_rules! args {
+            ($($own:expr),*) => {
+                (k1, k2, k3, &nkeys, &smallest, cands, &cap32, &n32, &mut self.states, $($own),*)
+            };
+        }
         let grid = grid_per_sm(gpu, &K::MULTI_HIST, listed, 8)?;
         let one = grid_per_sm(gpu, &km::TOPK_MULTI_NEXT, 1, 1)?;
         for level in 0..km::levels(nkeys, wide) {
@@ -358,49 +364,13 @@ impl TopKMulti {
                 // SAFETY: `nkeys` columns of `n` keys (checked equal); the candidates hold
                 // `cap` (or every row is listed); the states and the histogram (zero between
                 // rounds) are valid; any grid size works.
-                unsafe {
-                    gpu.launch(
-                        &K::MULTI_HIST,
-                        grid,
-                        (
-                            k1,
-                            k2,
-                            k3,
-                            &nkeys,
-                            &smallest,
-                            cands,
-                            &cap32,
-                            &n32,
-                            &mut self.states,
-                            &l32,
-                            &mut self.hist,
-                        ),
-                    )
-                }?;
+                unsafe { gpu.launch(&K::MULTI_HIST, grid, args!(&l32, &mut self.hist)) }?;
             }
         }
+        let grid = grid_per_sm(gpu, &K::MULTI_EMIT, listed, 8)?;
         // SAFETY: as for the rounds; `chosen` holds `k` rows.
-        unsafe {
-            gpu.launch(
-                &K::MULTI_EMIT,
-                grid_per_sm(gpu, &K::MULTI_EMIT, listed, 8)?,
-                (
-                    k1,
-                    k2,
-                    k3,
-                    &nkeys,
-                    &smallest,
-                    cands,
-                    &cap32,
-                    &n32,
-                    &mut self.states,
-                    &mut self.chosen,
-                    &k32,
-                ),
-            )
-        }
+        unsafe { gpu.launch(&K::MULTI_EMIT, grid, args!(&mut self.chosen, &k32)) }
     }
-
 }
 
 /// The tuples of `rows` (keys `cols[c][i]`, values `vals[i]`) ordered best first: by the
@@ -414,10 +384,7 @@ pub(crate) fn order_tuples<K: TopKey, V: Copy>(
     let mut idx: Vec<usize> = (0..rows.len()).collect();
     idx.sort_unstable_by_key(|&i| {
         let rank = |c: usize| cols.get(c).map_or(0, |col| order.oriented_rank(col[i]));
-        (
-            std::cmp::Reverse([rank(0), rank(1), rank(2)]),
-            rows[i],
-        )
+        (std::cmp::Reverse([rank(0), rank(1), rank(2)]), rows[i])
     });
     TopKMultiRows {
         keys: cols
@@ -519,11 +486,11 @@ mod tests {
     #[test]
     fn tuples_order_by_keys_then_row() {
         let cols = vec![vec![1.0f32, 2.0, 1.0, 2.0], vec![0.0, -1.0, 5.0, -1.0]];
-        let t = order_tuples(&cols, &[10u32, 11, 12, 13], &[4, 1, 0, 3], TopKOrder::Largest);
+        let by = |order| order_tuples(&cols, &[10u32, 11, 12, 13], &[4, 1, 0, 3], order);
+        let t = by(TopKOrder::Largest);
         assert_eq!(t.rows, [1, 3, 0, 4]);
         assert_eq!(t.values, [11, 13, 12, 10]);
         assert_eq!(t.keys[1], [-1.0, -1.0, 5.0, 0.0]);
-        let s = order_tuples(&cols, &[10u32, 11, 12, 13], &[4, 1, 0, 3], TopKOrder::Smallest);
-        assert_eq!(s.rows, [4, 0, 1, 3]);
+        assert_eq!(by(TopKOrder::Smallest).rows, [4, 0, 1, 3]);
     }
 }
