@@ -9,6 +9,7 @@ pub mod pkjoin;
 pub mod sort;
 pub mod topk;
 pub mod topk_data;
+pub mod topk_multi;
 pub(crate) mod torch;
 pub mod tweets;
 

@@ -14,3 +14,4 @@ pub mod sort_msd;
 pub mod testing;
 pub mod topk;
 pub mod topk_bitonic;
+pub mod topk_multi;

@@ -8,6 +8,7 @@ mod pkjoin;
 mod sort;
 mod topk;
 mod topk_bitonic;
+mod topk_multi;
 
 pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
 pub use join::{CpuHashTable, join, join_sum, semi_join};
@@ -15,3 +16,4 @@ pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
 pub use topk::top_k;
 pub use topk_bitonic::top_k_bitonic;
+pub use topk_multi::top_k_multi;

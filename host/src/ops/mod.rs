@@ -43,11 +43,13 @@ pub use sort::{
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
+pub(crate) use topk::check_top_k_multi;
 pub use topk::{
     BitonicConfig, BitonicKey, BitonicTopK, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
     TopKAlgorithm, TopKDevice, TopKOrder, TopKRows, TopKey, bitonic_model_ms, choose, model_ms,
     top_k,
 };
+pub use topk::{MultiKey, MultiPath, TopKMulti, TopKMultiRows, top_k_multi};
 
 /// Items per tile of the default 4-byte selection kernels (the If variant).
 pub const SELECT_TILE: usize = tessera_kernels::ops::select::SELECT_F32.tile() as usize;

@@ -27,6 +27,9 @@ use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN};
 
 mod bitonic;
 pub use bitonic::{BitonicConfig, BitonicKey, BitonicTopK};
+mod multi;
+pub(crate) use multi::check_top_k_multi;
+pub use multi::{MultiKey, MultiPath, TopKMulti, TopKMultiRows, top_k_multi};
 
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
