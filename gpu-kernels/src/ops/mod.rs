@@ -14,3 +14,5 @@ pub mod sort_msd;
 pub mod testing;
 pub mod topk;
 pub mod topk_bitonic;
+pub mod topk_bucket;
+pub mod topk_perthread;
