@@ -24,7 +24,7 @@
 //! Either way a thread writes its `k` items (empty slots included) to `cands`, slot `j` of
 //! global thread `g` at `j * threads + g`, as [`Candidate`]s, for the host's exact select.
 use super::topk::Candidate;
-use super::topk_bitonic::{Item, TopItemKey, Wide};
+use super::topk_bitonic::{Item, Wide};
 
 /// Threads per block of the shared-heap kernels: one warp, so that the largest `k` fits one
 /// block's shared memory; the number of resident blocks sets the threads per SM.
@@ -160,6 +160,7 @@ mod device {
     use super::*;
     use crate::arch::{Shared, block_idx, dynamic_shared, global_idx, grid_dim, thread_idx};
     use crate::block::{Tile, block_load};
+    use crate::ops::topk_bitonic::TopItemKey;
 
     /// Calls `visit(item, live)` for the `IPT` keys this thread loads of every tile of
     /// `NT * IPT` keys that its block visits (tiles `block, block + grid, ...`, vector loads);

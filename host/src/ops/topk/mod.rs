@@ -27,6 +27,10 @@ use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN};
 
 mod bitonic;
 pub use bitonic::{BitonicConfig, BitonicKey, BitonicTopK};
+mod bucket;
+pub use bucket::{BUCKET_TILE, BucketKey, BucketSelectTopK};
+mod perthread;
+pub use perthread::{PerThreadKey, PerThreadTopK, PerThreadVariant};
 
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
