@@ -3,14 +3,14 @@
 //! bucket that holds the `k`-th best.
 //!
 //! **Elements** are the items of [`topk_perthread`](super::topk_perthread): a key's rank and
-//! its complemented row as one number ([`Composite`]), unique per row, larger is better. So
+//! its complemented row as one number ([`Composite`](super::topk_perthread::Composite)), unique per row, larger is better. So
 //! the `k`-th best element is one value, exactly `k` elements reach it, and no pass ever ends
 //! on a tie: all-equal keys split on their rows.
 //!
 //! **A pass** over the elements in the range `[lo, hi]` ([`BucketPass`]) counts them in
-//! [`BUCKETS`] buckets of width `2^shift` from `lo` ([`count`]); the host picks the bucket of
+//! [`BUCKETS`] buckets of width `2^shift` from `lo` (`count`); the host picks the bucket of
 //! the `k`-th best, and the range shrinks to it, by a factor of at least `BUCKETS / 2` (the
-//! host takes the smallest `shift` that spans the range), so passes end. A *split* ([`split`])
+//! host takes the smallest `shift` that spans the range), so passes end. A *split* (`split`)
 //! writes the elements above the range to the result and those in it to a smaller buffer that
 //! the next passes read instead of the keys (the host splits only when that buffer is small
 //! enough to pay for itself); once the bucket holds exactly the elements still wanted, the last

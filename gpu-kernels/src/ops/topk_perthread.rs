@@ -11,12 +11,12 @@
 //! real item, so the first `k` items a thread sees always enter.
 //!
 //! **Two variants.**
-//! * *Shared heaps* ([`heap_top_k`]): a min-heap of `k` items per thread in dynamic shared
+//! * *Shared heaps* (`heap_top_k`): a min-heap of `k` items per thread in dynamic shared
 //!   memory, striped (`slot i` of thread `t` at `i * NT + t`, so the lanes of a warp touch
 //!   consecutive words); an item better than the root (the worst kept, cached in a register)
 //!   replaces it and sifts down. The heaps' `NT * k` items limit `k` by the shared memory of a
 //!   block; the host picks how many blocks (threads) run per SM by that size.
-//! * *Registers* ([`register_top_k`]): `R` items sorted best first in a register array, `R` a
+//! * *Registers* (`register_top_k`): `R` items sorted best first in a register array, `R` a
 //!   const generic (8, 16, 32); an item better than the last is inserted by one unrolled pass
 //!   of compare-and-select ([`insert`]), so every index is static and the array stays in
 //!   registers (the appendix's point: a heap's dynamic indices would put it in local memory).
