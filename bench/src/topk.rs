@@ -1,9 +1,10 @@
 //! `tessera bench topk`: the thesis' top-k figures (4-10 to 4-14, 4-16) on this GPU: the k
 //! sweep on 2^29 `U(0, 1)` floats, the four distributions, `u32` and `f64` keys, the size
-//! sweep, and the CPU, each algorithm against one read of its input (the bound every top-k
-//! meets), with PyTorch's `topk` on the same keys in the same run. Each experiment's
-//! "(cost model)" table puts the same times against the model `top_k` chooses by
-//! (`ops::model_ms`, `ops::bitonic_model_ms`), with this run's bandwidth.
+//! sweep, and the CPU, each algorithm (per-thread top-k and bucket select in the k sweep too)
+//! against one read of its input (the bound every top-k meets), with PyTorch's `topk` on the
+//! same keys in the same run. Each experiment's "(cost model)" table puts the same times
+//! against the model `top_k` chooses by (`ops::model_ms`, `ops::bitonic_model_ms`), with this
+//! run's bandwidth.
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -12,8 +13,9 @@ use serde::Serialize;
 use super::topk_data::Distribution;
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, random_vec};
 use tessera_host::ops::{
-    BitonicConfig, BitonicKey, BitonicTopK, SelectTopK, SortTopK, TopKAlgorithm, TopKDevice,
-    TopKOrder, TopKey, bitonic_model_ms, choose, model_ms,
+    BitonicConfig, BitonicKey, BitonicTopK, BucketKey, BucketSelectTopK, PerThreadKey,
+    PerThreadTopK, PerThreadVariant, SelectTopK, SortTopK, TopKAlgorithm, TopKDevice, TopKOrder,
+    TopKey, bitonic_model_ms, choose, model_ms,
 };
 use tessera_host::runtime::{DeviceColumn, Gpu, median};
 use tessera_host::{Result, cpu, gpu_or_skip};
@@ -198,6 +200,54 @@ impl Bench<'_> {
     }
 }
 
+impl Bench<'_> {
+    /// Times per-thread top-k (each variant whose limit takes `k`) and bucket select for `k`
+    /// of `keys`, against one read of them (the cost model has no figure for either).
+    fn time_alternatives<K: PerThreadKey + BucketKey>(
+        &mut self,
+        experiment: &str,
+        keys: &DeviceColumn<K>,
+        k: usize,
+        label: &str,
+    ) -> Result<()> {
+        let (gpu, n) = (self.gpu, keys.len());
+        for v in PerThreadVariant::ALL {
+            if k > PerThreadTopK::max_k::<K>(gpu, v)? {
+                continue;
+            }
+            let mut p = PerThreadTopK::new(gpu, v)?;
+            let t = gpu.time(WARMUP, self.reps, || {
+                p.run(gpu, keys, k, TopKOrder::Largest).map(|_| ())
+            })?;
+            let param = format!("{label}k={k}");
+            self.record(
+                experiment,
+                v.name(),
+                param,
+                n,
+                size_of::<K>(),
+                t.median_ms(),
+                None,
+            );
+        }
+        let mut b = BucketSelectTopK::new(gpu)?;
+        let t = gpu.time(WARMUP, self.reps, || {
+            b.run(gpu, keys, k, TopKOrder::Largest).map(|_| ())
+        })?;
+        let param = format!("{label}k={k}");
+        self.record(
+            experiment,
+            "bucket select",
+            param,
+            n,
+            size_of::<K>(),
+            t.median_ms(),
+            None,
+        );
+        Ok(())
+    }
+}
+
 /// PyTorch's `topk` on `keys` (written to a temporary file) for each k and prefix length.
 fn torch_topk<K: bytemuck::Pod>(
     script: &Path,
@@ -300,6 +350,7 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::Threshold), "")?;
         b.time("k_sweep_f32", &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
         b.time_bitonic("k_sweep_f32", &d, k, None, "")?;
+        b.time_alternatives("k_sweep_f32", &d, k, "")?;
     }
     if !args.quick {
         // The ablation of §4.4.3 at k = 32 and 256, each row adding one optimization.

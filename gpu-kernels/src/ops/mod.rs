@@ -15,3 +15,5 @@ pub mod testing;
 pub mod topk;
 pub mod topk_bitonic;
 pub mod topk_multi;
+pub mod topk_bucket;
+pub mod topk_perthread;

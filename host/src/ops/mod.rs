@@ -45,7 +45,8 @@ pub use tessera_kernels::predicate::CmpOp;
 pub(crate) use topk::check_top_k;
 pub(crate) use topk::check_top_k_multi;
 pub use topk::{
-    BitonicConfig, BitonicKey, BitonicTopK, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
+    BUCKET_TILE, BitonicConfig, BitonicKey, BitonicTopK, BucketKey, BucketSelectTopK, PerThreadKey,
+    PerThreadTopK, PerThreadVariant, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
     TopKAlgorithm, TopKDevice, TopKOrder, TopKRows, TopKey, bitonic_model_ms, choose, model_ms,
     top_k,
 };

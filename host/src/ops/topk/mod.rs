@@ -30,6 +30,10 @@ pub use bitonic::{BitonicConfig, BitonicKey, BitonicTopK};
 mod multi;
 pub(crate) use multi::check_top_k_multi;
 pub use multi::{MultiKey, MultiPath, TopKMulti, TopKMultiRows, top_k_multi};
+mod bucket;
+pub use bucket::{BUCKET_TILE, BucketKey, BucketSelectTopK};
+mod perthread;
+pub use perthread::{PerThreadKey, PerThreadTopK, PerThreadVariant};
 
 /// Which end of the order a top-k keeps.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
