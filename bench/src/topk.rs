@@ -1,6 +1,6 @@
-//! `tessera bench topk`: the thesis' top-k figures (4-10 to 4-14, 4-16) on this GPU: the k
-//! sweep on 2^29 `U(0, 1)` floats, the four distributions, `u32` and `f64` keys, the size
-//! sweep, and the CPU, each algorithm (per-thread top-k and bucket select in the k sweep too)
+//! `tessera bench topk`: the thesis' top-k figures (4-10 to 4-16) on this GPU: the k sweep on
+//! 2^29 `U(0, 1)` floats, the bitonic ablation, the four distributions, `u32` and `f64` keys,
+//! the size sweep, the KV / KKV / KKKV tuples, and the CPU, each algorithm (per-thread top-k and bucket select in the k sweep too)
 //! against one read of its input (the bound every top-k meets), with PyTorch's `topk` on the
 //! same keys in the same run. Each experiment's "(cost model)" table puts the same times
 //! against the model `top_k` chooses by (`ops::model_ms`, `ops::bitonic_model_ms`), with this
@@ -434,6 +434,10 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         drop(u);
         let f: Vec<f64> = random_vec::<f64>(n / 2, 4);
         torch_missing = torch_missing.or(key_type(&mut b, args, "k_sweep_f64", &f, "float64")?);
+        drop(f);
+        // Figure 4-15: KV, KKV and KKKV tuples.
+        let mut multi = super::topk_multi::run_multi(gpu, &bw, args.log2n, args.reps)?;
+        b.records.append(&mut multi);
     }
     records.append(&mut b.records);
     Ok(TopKReport {
