@@ -38,6 +38,9 @@ pub struct TopKArgs {
     /// PyTorch script; "none" to skip.
     #[arg(long, default_value = "benches/torch_topk.py")]
     pub torch: String,
+    /// DuckDB script (the CPU anchor, where `duckdb` is importable); "none" to skip.
+    #[arg(long, default_value = "benches/duckdb_topk.py")]
+    pub duckdb: String,
     /// Where to write the JSON report.
     #[arg(long, default_value = "target/bench/topk.json")]
     pub json: PathBuf,
@@ -56,6 +59,8 @@ pub struct TopKReport {
     pub records: Vec<Record>,
     /// Why PyTorch figures are missing, if they are.
     pub torch_missing: Option<String>,
+    /// Why DuckDB figures are missing, if they are.
+    pub duckdb_missing: Option<String>,
 }
 
 /// The k of the sweeps (Figure 4-10: 1 to 1024 by powers of two).
@@ -248,8 +253,9 @@ impl Bench<'_> {
     }
 }
 
-/// PyTorch's `topk` on `keys` (written to a temporary file) for each k and prefix length.
-fn torch_topk<K: bytemuck::Pod>(
+/// A comparison script's timings of `keys` (written to a temporary file) for each k and
+/// prefix length: PyTorch's `topk` or DuckDB's `ORDER BY .. LIMIT`.
+fn script_topk<K: bytemuck::Pod>(
     script: &Path,
     keys: &[K],
     dtype: &str,
@@ -309,15 +315,43 @@ fn torch_records<K: bytemuck::Pod>(
     ns: &[usize],
     label: &str,
 ) -> Option<String> {
-    if args.torch == "none" {
-        return Some("--torch none".into());
+    let script = Script {
+        path: &args.torch,
+        option: "--torch",
+        row: "pytorch topk",
+    };
+    script_records(b, &script, experiment, keys, dtype, ks, ns, label)
+}
+
+/// A comparison script: its path (or "none"), the option that names it, its rows' name.
+struct Script<'a> {
+    path: &'a str,
+    option: &'a str,
+    row: &'a str,
+}
+
+/// Adds a comparison script's figures as records of `experiment`; returns why they are
+/// missing, if they are.
+#[allow(clippy::too_many_arguments)]
+fn script_records<K: bytemuck::Pod>(
+    b: &mut Bench<'_>,
+    script: &Script<'_>,
+    experiment: &str,
+    keys: &[K],
+    dtype: &str,
+    ks: &[usize],
+    ns: &[usize],
+    label: &str,
+) -> Option<String> {
+    if script.path == "none" {
+        return Some(format!("{} none", script.option));
     }
-    match torch_topk(Path::new(&args.torch), keys, dtype, ks, ns, b.reps) {
+    match script_topk(Path::new(script.path), keys, dtype, ks, ns, b.reps) {
         Ok(ts) => {
             for (n, k, ms) in ts {
                 b.records.push(Record::new(
                     experiment,
-                    "pytorch topk",
+                    script.row,
                     format!("{label}k={k}"),
                     n as u64,
                     ms,
@@ -341,6 +375,7 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         records: Vec::new(),
     };
     let mut torch_missing = None;
+    let mut duckdb_missing = Some("--quick or --no-cpu".to_string());
 
     // Figure 4-10: k from 1 to 1024 on U(0, 1) floats.
     let uniform = Distribution::Uniform.f32s(n, 1);
@@ -403,6 +438,21 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         if !args.no_cpu {
             let mut cpu = cpu_records(b.reps, &uniform, "uniform ");
             b.records.append(&mut cpu);
+            let duckdb = Script {
+                path: &args.duckdb,
+                option: "--duckdb",
+                row: "duckdb order by limit",
+            };
+            duckdb_missing = script_records(
+                &mut b,
+                &duckdb,
+                "cpu",
+                &uniform,
+                "float32",
+                &FEW_KS,
+                &[n],
+                "uniform ",
+            );
         }
     }
     drop(d);
@@ -446,6 +496,7 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         bandwidth: Some(bw),
         records,
         torch_missing,
+        duckdb_missing,
     })
 }
 
@@ -529,6 +580,7 @@ pub fn run(args: &TopKArgs) -> Result<()> {
                 bandwidth: None,
                 records,
                 torch_missing: Some("no GPU".into()),
+                duckdb_missing: Some("no GPU".into()),
             }
         }
     };
@@ -540,5 +592,8 @@ pub fn run(args: &TopKArgs) -> Result<()> {
         &report.records,
         report.torch_missing.as_deref(),
     );
+    if let Some(why) = &report.duckdb_missing {
+        println!("notice: no DuckDB figures: {why}");
+    }
     super::write_json(&args.json, &report)
 }
