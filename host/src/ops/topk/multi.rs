@@ -28,6 +28,7 @@ use tessera_kernels::ops::topk_multi::{
 };
 use tessera_kernels::spec::KernelSpec;
 
+use super::select::Feed;
 use super::{SamplePlan, TopKOrder, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::check_same_len;
@@ -267,14 +268,24 @@ impl TopKMulti {
     ) -> Result<()> {
         grow(gpu, &mut self.sample, plan.samples)?;
         let (s, stride, smallest) = (plan.samples as u32, plan.stride as u32, smallest as u32);
-        let cfg = grid_per_sm(gpu, &K::SAMPLE, plan.samples, 8)?;
+        let f = Feed::column(first);
+        let cfg = grid_per_sm(gpu, &f.kernels.sample, plan.samples, 8)?;
         // SAFETY: `s` samples at `stride` lie within the keys (s * stride <= n); the sample
         // buffer holds `s`.
         unsafe {
             gpu.launch(
-                &K::SAMPLE,
+                &f.kernels.sample,
                 cfg,
-                (first, &s, &stride, &smallest, &mut self.sample),
+                (
+                    f.c0,
+                    f.c1,
+                    f.fcol,
+                    f.params,
+                    &s,
+                    &stride,
+                    &smallest,
+                    &mut self.sample,
+                ),
             )
         }?;
         let cfg = grid_per_sm(gpu, &kt::TOPK_HIST_RANKS, plan.samples, 8)?;
@@ -307,17 +318,21 @@ impl TopKMulti {
         if self.cands.len() < cap {
             self.cands = PodBuffer::zeroed(gpu, cap)?;
         }
-        let cfg = tile_grid(&K::FILTER, n, 0)?;
+        let f = Feed::column(first);
+        let cfg = tile_grid(&f.kernels.filter, n, 0)?;
         grow(gpu, &mut self.tie_counts, cfg.grid_dim.0 as usize)?;
         let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
         // SAFETY: one block per tile of the `n` keys; the candidates hold `cap`, the tie
         // counts one per tile; the rank select is finished (inclusive).
         unsafe {
             gpu.launch(
-                &K::FILTER,
+                &f.kernels.filter,
                 cfg,
                 (
-                    first,
+                    f.c0,
+                    f.c1,
+                    f.fcol,
+                    f.params,
                     &n32,
                     &smallest,
                     &mut self.states,
