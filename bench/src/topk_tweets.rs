@@ -170,6 +170,15 @@ impl Bench<'_> {
         });
     }
 
+    /// The fused query's median time for the `k` largest, and its answer.
+    fn fused<K: TopKey>(&mut self, q: &TopKQuery<'_, K>, k: usize) -> Result<(f64, TopKRows<K>)> {
+        let (gpu, reps, f) = (self.gpu, self.reps, &mut self.fused);
+        let ms = b_time(gpu, reps, || {
+            f.run_query(gpu, q, k, TopKOrder::Largest).map(drop)
+        })?;
+        Ok((ms, f.run_query(gpu, q, k, TopKOrder::Largest)?))
+    }
+
     /// Notes a GPU answer that differs from the CPU twin's.
     fn check<K: PartialEq>(&mut self, what: &str, got: &TopKRows<K>, want: &TopKRows<K>) {
         if got.rows != want.rows || got.keys != want.keys {
@@ -254,13 +263,7 @@ fn q1(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
         let x = t.time.get(at).copied().unwrap_or(u32::MAX);
         let param = format!("s={:.1}", s as f64 / 10.0);
         let q = TopKQuery::column(&d.retweets).filter(RowFilter::lt(&d.time, x));
-        let gpu = b.gpu;
-        let fused = {
-            let f = &mut b.fused;
-            b_time(gpu, b.reps, || {
-                f.run_query(gpu, &q, LIMIT, TopKOrder::Largest).map(drop)
-            })?
-        };
+        let (fused, got) = b.fused(&q, LIMIT)?;
         // The selections compare as i32; every time is below 2^31, and u32::MAX (keep all)
         // becomes i32::MAX, above every time.
         let p = Predicate::lt(x.min(i32::MAX as u32) as i32);
@@ -282,7 +285,6 @@ fn q1(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
             LIMIT,
             TopKOrder::Largest,
         )?;
-        let got = b.fused.run_query(gpu, &q, LIMIT, TopKOrder::Largest)?;
         b.check(&format!("q1 {param} fused"), &got, &want);
         let piped = b.filter_then_top_k(d, &d.time_i, p, LIMIT)?;
         let piped = b.table_rows(piped)?;
@@ -299,12 +301,7 @@ fn q2(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
     for k in if quick { &KS[..1] } else { &KS[..] } {
         let k = *k;
         let gpu = b.gpu;
-        let fused = {
-            let f = &mut b.fused;
-            b_time(gpu, b.reps, || {
-                f.run_query(gpu, &q, k, TopKOrder::Largest).map(drop)
-            })?
-        };
+        let (fused, got) = b.fused(&q, k)?;
         let pipeline = {
             let sel = &mut b.sel;
             b_time(gpu, b.reps, || {
@@ -321,7 +318,6 @@ fn q2(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
             8.0 * n as f64,
         );
         let want = cpu::top_k_linear(&t.retweets, 1.0, &t.likes, 0.5, k, TopKOrder::Largest)?;
-        let got = b.fused.run_query(gpu, &q, k, TopKOrder::Largest)?;
         b.check(&format!("q2 {param} fused"), &got, &want);
         ops::project_linear_into(gpu, &d.retweets_f, &d.likes_f, 1.0, 0.5, &mut proj)?;
         let piped = top_k_reusing(gpu, &mut b.sel, &proj, k)?;
@@ -341,13 +337,7 @@ fn q3(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
     let bytes = 4.0 * n as f64 + sectors_read(|i| langs.contains(&t.lang[i]), n);
     for k in if quick { &KS[..1] } else { &KS[..] } {
         let k = *k;
-        let gpu = b.gpu;
-        let fused = {
-            let f = &mut b.fused;
-            b_time(gpu, b.reps, || {
-                f.run_query(gpu, &q, k, TopKOrder::Largest).map(drop)
-            })?
-        };
+        let (fused, got) = b.fused(&q, k)?;
         let pipeline = b.time_pipeline(|b| union_top_k(b, d, &langs, k, false).map(drop))?;
         let param = format!("k={k}");
         b.record_pair(
@@ -359,7 +349,6 @@ fn q3(b: &mut Bench<'_>, t: &Tweets, d: &Table, quick: bool) -> Result<()> {
         );
         let keep = Keep::In(langs.clone());
         let want = cpu::top_k_where(&t.retweets, &t.lang, &keep, k, TopKOrder::Largest)?;
-        let got = b.fused.run_query(gpu, &q, k, TopKOrder::Largest)?;
         b.check(&format!("q3 {param} fused"), &got, &want);
         let piped = union_top_k(b, d, &langs, k, true)?;
         b.check(&format!("q3 {param} pipeline"), &piped, &want);

@@ -1118,59 +1118,26 @@ macro_rules! hist_shared {
     };
 }
 
+/// A source kernel's parameter tuple: the four leading parameters every key source takes
+/// (its first column, of `$c`, the second column, the filter column and the [`SourceParams`];
+/// null where the source has no such column), then the kernel's own.
+macro_rules! source_args {
+    ($c:ty; $($t:ty),*) => {
+        (*const $c, *const u32, *const u32, *const SourceParams, $($t,)*)
+    };
+}
+
 /// Parameters of the sample kernels of a source whose first column holds `C`:
-/// `(c0, c1, fcol, params, s, stride, smallest, out)` (the first four as the `KeySource` reads
-/// them; null where the source has no such column).
-pub type SampleArgs<C> = (
-    *const C,
-    *const u32,
-    *const u32,
-    *const SourceParams,
-    u32,
-    u32,
-    u32,
-    *mut u64,
-);
+/// `(c0, c1, fcol, params, s, stride, smallest, out)`.
+pub type SampleArgs<C> = source_args!(C; u32, u32, u32, *mut u64);
 /// Parameters of the exact rounds: `(c0, c1, fcol, params, n, smallest, state, hist, stop)`.
-pub type HistKeysArgs<C> = (
-    *const C,
-    *const u32,
-    *const u32,
-    *const SourceParams,
-    u32,
-    u32,
-    *mut TopKState,
-    *mut u32,
-    u32,
-);
+pub type HistKeysArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut u32, u32);
 /// Parameters of the filter kernels:
 /// `(c0, c1, fcol, params, n, smallest, state, cands, cap, tie_counts)`.
-pub type FilterArgs<C> = (
-    *const C,
-    *const u32,
-    *const u32,
-    *const SourceParams,
-    u32,
-    u32,
-    *mut TopKState,
-    *mut Candidate,
-    u32,
-    *mut u32,
-);
+pub type FilterArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut Candidate, u32, *mut u32);
 /// Parameters of the tie-fill kernels:
 /// `(c0, c1, fcol, params, n, smallest, state, prefix, tie_rows, need)`.
-pub type FillArgs<C> = (
-    *const C,
-    *const u32,
-    *const u32,
-    *const SourceParams,
-    u32,
-    u32,
-    *const TopKState,
-    *const u32,
-    *mut u32,
-    u32,
-);
+pub type FillArgs<C> = source_args!(C; u32, u32, *const TopKState, *const u32, *mut u32, u32);
 
 /// The four kernels of each key source (`$src`, first column `$c`) and their
 /// [`SourceKernels`] group.

@@ -81,6 +81,67 @@ impl<C: DeviceItem> Feed<'_, C> {
         self.c0.len()
     }
 
+    /// Gathers `plan.samples` ranks at `plan.stride` into `out` (grown to hold them).
+    pub fn sample(
+        &self,
+        gpu: &Gpu,
+        plan: &SamplePlan,
+        smallest: bool,
+        out: &mut DeviceColumn<u64>,
+    ) -> Result<()> {
+        grow(gpu, out, plan.samples)?;
+        let (s, stride, smallest) = (plan.samples as u32, plan.stride as u32, smallest as u32);
+        let spec = &self.kernels.sample;
+        let cfg = stride_grid(gpu, spec, plan.samples)?;
+        let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
+        // SAFETY: the plan's `s` samples at `stride` lie within the `n` rows of the source's
+        // columns (s * stride <= n); `out` holds `s`.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (c0, c1, fcol, params, &s, &stride, &smallest, out),
+            )
+        }
+    }
+
+    /// The threshold filter pass over every tile at `state`'s finished rank select: passing
+    /// live rows into `cands` (up to `cap`), each tile's ties into `tie_counts` (grown to one
+    /// per tile).
+    pub fn filter(
+        &self,
+        gpu: &Gpu,
+        smallest: bool,
+        state: &mut PodBuffer<TopKState>,
+        cands: &mut PodBuffer<Candidate>,
+        cap: usize,
+        tie_counts: &mut DeviceColumn<u32>,
+    ) -> Result<()> {
+        if cands.len() < cap {
+            return Err(Error::invalid(format!(
+                "top_k: room for {} candidates, not {cap}",
+                cands.len()
+            )));
+        }
+        let n = self.len();
+        let spec = &self.kernels.filter;
+        let cfg = tile_grid(spec, n, 0)?;
+        grow(gpu, tie_counts, cfg.grid_dim.0 as usize)?;
+        let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
+        let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
+        // SAFETY: one block per tile of the source's `n` rows; the candidates hold `cap`, the
+        // tie counts one per tile; the caller finished the rank select of `state`.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (
+                    c0, c1, fcol, params, &n32, &smallest, state, cands, &cap32, tie_counts,
+                ),
+            )
+        }
+    }
+
     /// Whether rows can fail a predicate.
     fn filtered(&self) -> bool {
         self.fcol.is_some()
@@ -228,32 +289,8 @@ impl SelectTopK {
         order: TopKOrder,
         plan: &SamplePlan,
     ) -> Result<()> {
-        grow(gpu, &mut self.sample, plan.samples)?;
-        let (s, stride, smallest) = (
-            plan.samples as u32,
-            plan.stride as u32,
-            (order == TopKOrder::Smallest) as u32,
-        );
-        let spec = &f.kernels.sample;
-        let cfg = stride_grid(gpu, spec, plan.samples)?;
-        // SAFETY: `s` samples at `stride` lie within the `n` rows of the source's columns
-        // (s * stride <= n); the sample buffer holds `s`.
-        unsafe {
-            gpu.launch(
-                spec,
-                cfg,
-                (
-                    f.c0,
-                    f.c1,
-                    f.fcol,
-                    f.params,
-                    &s,
-                    &stride,
-                    &smallest,
-                    &mut self.sample,
-                ),
-            )
-        }?;
+        f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
+        let s = plan.samples as u32;
         for _ in 0..rank_bits::<K>() / DIGIT_BITS {
             let cfg = stride_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples)?;
             // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
@@ -320,36 +357,17 @@ impl SelectTopK {
         grow_pod(gpu, &mut self.cands, cap)?;
         grow_pod(gpu, &mut self.out, k)?;
         grow(gpu, &mut self.ties, k)?;
-        let cfg = tile_grid(&f.kernels.filter, n, 0)?;
-        let tiles = cfg.grid_dim.0 as usize;
-        grow(gpu, &mut self.tie_counts, tiles)?;
-        grow(gpu, &mut self.tie_prefix, tiles)?;
-        let (n32, smallest, cap32, k32) = (
-            n as u32,
-            (order == TopKOrder::Smallest) as u32,
-            cap as u32,
-            k as u32,
-        );
-        // SAFETY: one block per tile of the source's `n` rows; the candidates hold `cap`, the
-        // tie counts one per tile; the rank select finished.
-        unsafe {
-            gpu.launch(
-                &f.kernels.filter,
-                cfg,
-                (
-                    f.c0,
-                    f.c1,
-                    f.fcol,
-                    f.params,
-                    &n32,
-                    &smallest,
-                    &mut self.state,
-                    &mut self.cands,
-                    &cap32,
-                    &mut self.tie_counts,
-                ),
-            )
-        }?;
+        let smallest_order = order == TopKOrder::Smallest;
+        f.filter(
+            gpu,
+            smallest_order,
+            &mut self.state,
+            &mut self.cands,
+            cap,
+            &mut self.tie_counts,
+        )?;
+        grow(gpu, &mut self.tie_prefix, self.tie_counts.len())?;
+        let (n32, smallest, cap32, k32) = (n as u32, smallest_order as u32, cap as u32, k as u32);
         // The candidates' select runs whatever passed; the host checks the counts once, after.
         let grid = stride_grid(gpu, &kt::TOPK_HIST_CANDS, cap)?;
         for _ in 0..(rank_bits::<K>() + 32) / DIGIT_BITS {
