@@ -17,8 +17,10 @@
 //! The selections take `i32` columns: the same values (all below 2^31), uploaded as `i32`.
 //! Every row is a median of CUDA-event timings against the bytes the query must read once at
 //! the read bandwidth measured in the same run; fused rows also give their speedup over the
-//! pipeline. Every GPU answer is checked against the CPU twin on the full table.
+//! pipeline. Every GPU answer is checked against the CPU twin on the full table, and the
+//! CPU twins' own times close the table (alone where there is no GPU).
 use std::path::PathBuf;
+use std::time::Instant;
 
 use serde::Serialize;
 
@@ -67,12 +69,12 @@ pub struct Speedup {
 /// Everything one run measured.
 #[derive(Debug, Serialize)]
 pub struct TweetsReport {
-    /// Device name.
+    /// Device name, or "cpu".
     pub device: String,
     /// Tweets.
     pub rows: u64,
-    /// Bandwidth measured in this run.
-    pub bandwidth: Bandwidth,
+    /// Bandwidth measured in this run (GPU runs only).
+    pub bandwidth: Option<Bandwidth>,
     /// All figures; `model_ms` is the bytes the query must read once at this run's read
     /// bandwidth.
     pub records: Vec<Record>,
@@ -461,6 +463,69 @@ impl Bench<'_> {
     }
 }
 
+/// The CPU twins of the four queries on all cores (Q1 at selectivity 0.5, Q2 and Q3 at
+/// k = 32), a few repetitions each.
+fn cpu_records(t: &Tweets, reps: usize) -> Result<Vec<Record>> {
+    let threads = rayon::current_num_threads();
+    let n = t.len();
+    let x = t.time[n / 2];
+    let langs = Keep::In(
+        ["en", "es"]
+            .iter()
+            .filter_map(|l| Tweets::lang_code(l))
+            .collect(),
+    );
+    let order = TopKOrder::Largest;
+    let mut records = Vec::new();
+    let mut time = |what: &str, f: &mut dyn FnMut() -> Result<()>| -> Result<()> {
+        let mut samples = Vec::new();
+        for _ in 0..reps.clamp(1, 3) {
+            let start = Instant::now();
+            f()?;
+            samples.push(start.elapsed().as_secs_f64() * 1e3);
+        }
+        let name = format!("cpu twin ({threads} threads)");
+        let ms = tessera_host::runtime::median(&samples);
+        records.push(Record::new("cpu", &name, what, n as u64, ms, f64::NAN));
+        Ok(())
+    };
+    time("q1 s=0.5", &mut || {
+        cpu::top_k_where(&t.retweets, &t.time, &Keep::lt(x), LIMIT, order).map(drop)
+    })?;
+    time("q2 k=32", &mut || {
+        cpu::top_k_linear(&t.retweets, 1.0, &t.likes, 0.5, 32, order).map(drop)
+    })?;
+    time("q3 k=32", &mut || {
+        cpu::top_k_where(&t.retweets, &t.lang, &langs, 32, order).map(drop)
+    })?;
+    time("q4", &mut || {
+        use rayon::slice::ParallelSliceMut;
+        let mut users = t.user.clone();
+        users.par_sort_unstable();
+        let (_, counts) = cpu::count_runs(&users);
+        cpu::top_k(&counts, LIMIT.min(counts.len()), order).map(drop)
+    })?;
+    Ok(records)
+}
+
+/// Prints the fused queries' speedups over their pipelines (nothing without a GPU).
+fn print_speedups(speedups: &[Speedup]) {
+    if speedups.is_empty() {
+        return;
+    }
+    println!("\n## fused over pipeline");
+    println!(
+        "{:<44} {:<8} {:>10} {:>12} {:>8}",
+        "experiment", "param", "fused ms", "pipeline ms", "speedup"
+    );
+    for s in speedups {
+        println!(
+            "{:<44} {:<8} {:>10.3} {:>12.3} {:>7.2}x",
+            s.experiment, s.param, s.fused_ms, s.pipeline_ms, s.speedup
+        );
+    }
+}
+
 /// Runs the suite, prints its table and writes its JSON.
 pub fn run(args: &TweetsArgs) -> Result<()> {
     super::prepare_json(&args.json)?;
@@ -476,67 +541,73 @@ pub fn run(args: &TweetsArgs) -> Result<()> {
         &format!("bench tweets --rows {n}"),
         "pass a smaller --rows",
     )?;
-    let Some(gpu) = gpu_or_skip("tessera bench tweets") else {
-        println!("notice: no GPU found; the tweet queries time the GPU only");
-        return Ok(());
-    };
-    let (bw, mut records) = measure_bandwidth(&gpu, args.reps)?;
+    let gpu = gpu_or_skip("tessera bench tweets");
     let t = Tweets::generate(n, 1, true);
-    let d = Table::upload(&gpu, &t)?;
-    let mut b = Bench {
-        gpu: &gpu,
-        bw,
-        reps: args.reps,
-        n,
-        fused: SelectTopK::new(&gpu)?,
-        sel: SelectTopK::new(&gpu)?,
-        keys: Selection::new(&gpu, n)?,
-        rows: Selection::new(&gpu, n)?,
-        records: Vec::new(),
-        speedups: Vec::new(),
-        mismatches: Vec::new(),
-    };
-    q1(&mut b, &t, &d, args.quick)?;
-    q2(&mut b, &t, &d, args.quick)?;
-    q3(&mut b, &t, &d, args.quick)?;
-    q4(&mut b, &t, &d)?;
-    records.append(&mut b.records);
-    let report = TweetsReport {
-        device: gpu.name().to_string(),
-        rows: n as u64,
-        bandwidth: bw,
-        records,
-        speedups: b.speedups,
-        checked: "every GPU answer (fused and pipeline) against the CPU twin on the full table"
-            .into(),
+    let mut mismatches = Vec::new();
+    let report = match &gpu {
+        Some(gpu) => {
+            let (bw, mut records) = measure_bandwidth(gpu, args.reps)?;
+            let d = Table::upload(gpu, &t)?;
+            let mut b = Bench {
+                gpu,
+                bw,
+                reps: args.reps,
+                n,
+                fused: SelectTopK::new(gpu)?,
+                sel: SelectTopK::new(gpu)?,
+                keys: Selection::new(gpu, n)?,
+                rows: Selection::new(gpu, n)?,
+                records: Vec::new(),
+                speedups: Vec::new(),
+                mismatches: Vec::new(),
+            };
+            q1(&mut b, &t, &d, args.quick)?;
+            q2(&mut b, &t, &d, args.quick)?;
+            q3(&mut b, &t, &d, args.quick)?;
+            q4(&mut b, &t, &d)?;
+            records.append(&mut b.records);
+            records.append(&mut cpu_records(&t, args.reps)?);
+            mismatches = b.mismatches;
+            TweetsReport {
+                device: gpu.name().to_string(),
+                rows: n as u64,
+                bandwidth: Some(bw),
+                records,
+                speedups: b.speedups,
+                checked: "every GPU answer (fused and pipeline) against the CPU twin on the \
+                          full table"
+                    .into(),
+            }
+        }
+        None => {
+            println!("notice: no GPU found; timing the CPU twins only");
+            TweetsReport {
+                device: "cpu".into(),
+                rows: n as u64,
+                bandwidth: None,
+                records: cpu_records(&t, args.reps)?,
+                speedups: Vec::new(),
+                checked: "nothing (no GPU)".into(),
+            }
+        }
     };
     super::print_report(
         "tweets",
         &report.device,
         n as u64,
-        Some(&bw),
+        report.bandwidth.as_ref(),
         &report.records,
         None,
     );
-    println!("\n## fused over pipeline");
-    println!(
-        "{:<44} {:<8} {:>10} {:>12} {:>8}",
-        "experiment", "param", "fused ms", "pipeline ms", "speedup"
-    );
-    for s in &report.speedups {
-        println!(
-            "{:<44} {:<8} {:>10.3} {:>12.3} {:>7.2}x",
-            s.experiment, s.param, s.fused_ms, s.pipeline_ms, s.speedup
-        );
-    }
+    print_speedups(&report.speedups);
     super::write_json(&args.json, &report)?;
-    if b.mismatches.is_empty() {
+    if mismatches.is_empty() {
         println!("checked: {}", report.checked);
         Ok(())
     } else {
         Err(Error::invalid(format!(
             "GPU answers differ from the CPU's: {}",
-            b.mismatches.join(", ")
+            mismatches.join(", ")
         )))
     }
 }
