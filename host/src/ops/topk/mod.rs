@@ -9,6 +9,11 @@
 //! (largest first for [`TopKOrder::Largest`]). **Ties**: among equal keys the smaller row id
 //! ranks first, so where equal keys straddle the `k`-th place the result keeps the smallest
 //! row ids. The result is therefore one exact list, the same for every implementation.
+//!
+//! **Queries.** [`top_k_query`] ranks by a column or by `w0 * c0 + w1 * c1` of two `u32`
+//! columns and keeps only the rows a [`RowFilter`] keeps, in the threshold filter's one read
+//! of those columns; the same order and ties apply to the matching rows, and where fewer than
+//! `k` rows match the result holds all of them.
 mod cost;
 mod fused;
 mod select;
