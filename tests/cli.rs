@@ -215,6 +215,7 @@ fn bench_suites_check_ranges_and_outputs() {
     );
     fails(tessera("bench ops --reps 0"), 2, &["--reps"]);
     fails(tessera("bench sort --log2n 64"), 2, &["--log2n"]);
+    fails(tessera("bench tweets --rows 0"), 2, &["--rows"]);
     fails(
         tessera("bench ops --log2n 12 --json /dev/null/x.json"),
         1,
@@ -233,6 +234,7 @@ fn bench_suites_run_at_a_tiny_size() {
     for (suite, extra) in [
         ("ops", "--log2n 12 --quick --torch none"),
         ("sort", "--log2n 12 --quick --torch none"),
+        ("tweets", "--rows 5000 --quick"),
         (
             "join",
             "--log2-probe 12 --cpu-log2-probe 12 --max-table-mb 1 --no-pk",

@@ -4,34 +4,13 @@ mod common;
 use common::*;
 use tessera::bench::topk_data::Distribution;
 use tessera::cpu;
-use tessera::ops::{self, SelectTopK, SortTopK, TopKAlgorithm, TopKOrder, TopKRows, TopKey, top_k};
+use tessera::ops::{self, SelectTopK, SortTopK, TopKAlgorithm, TopKOrder, TopKey, top_k};
 use tessera::{DeviceColumn, Gpu};
 
 const ORDERS: [TopKOrder; 2] = [TopKOrder::Largest, TopKOrder::Smallest];
 
 /// Tile of the 4-byte filter kernel.
 const FILTER_TILE: usize = ops::TOPK_TILE;
-
-/// Keys bit for bit, then rows.
-fn same<K: TopKey + bytemuck::Pod + std::fmt::Debug>(
-    got: &TopKRows<K>,
-    want: &TopKRows<K>,
-    what: &str,
-) {
-    assert_eq!(got.rows.len(), want.rows.len(), "{what}: length");
-    let bits =
-        |v: &[K]| -> Vec<Vec<u8>> { v.iter().map(|x| bytemuck::bytes_of(x).to_vec()).collect() };
-    if bits(&got.keys) != bits(&want.keys) {
-        let i = (0..got.keys.len())
-            .find(|&i| bits(&got.keys[i..=i]) != bits(&want.keys[i..=i]))
-            .unwrap();
-        panic!(
-            "{what}: key {i} is {:?} (row {}), expected {:?} (row {})",
-            got.keys[i], got.rows[i], want.keys[i], want.rows[i]
-        );
-    }
-    assert_eq!(got.rows, want.rows, "{what}: rows");
-}
 
 /// Every algorithm that takes `K`, and the `top_k` call, against the CPU.
 fn check_all<K: TopKey + bytemuck::Pod + std::fmt::Debug>(

@@ -10,6 +10,7 @@ pub mod sort;
 pub mod topk;
 pub mod topk_data;
 pub mod topk_multi;
+pub mod topk_tweets;
 pub(crate) mod torch;
 pub mod tweets;
 

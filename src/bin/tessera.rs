@@ -3,7 +3,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
-use tessera::bench::{join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs};
+use tessera::bench::{
+    join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs, topk_tweets::TweetsArgs,
+};
 use tessera::ssb::cli::SsbCmd;
 
 #[derive(Parser)]
@@ -40,6 +42,10 @@ enum Suite {
     /// Top-k: the thesis' Figures 4-10 to 4-16 (k, distributions, types, sizes, CPU) with
     /// PyTorch's topk on the same keys.
     Topk(TopKArgs),
+    /// The four tweet queries (thesis §4.5.8): top-k fused with a filter and with a ranking
+    /// of two columns against filter-then-top-k and project-then-top-k, and GROUP BY user
+    /// by sort, count_runs and top-k.
+    Tweets(TweetsArgs),
 }
 
 fn main() -> ExitCode {
@@ -74,6 +80,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Join(args) => tessera::bench::join::run(&args)?,
             Suite::Sort(args) => tessera::bench::sort::run(&args)?,
             Suite::Topk(args) => tessera::bench::topk::run(&args)?,
+            Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
         },
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
     }

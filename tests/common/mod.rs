@@ -50,3 +50,24 @@ pub fn uniform_i32(n: usize, m: i32, seed: u64) -> Vec<i32> {
     let mut rng = StdRng::seed_from_u64(seed);
     (0..n).map(|_| rng.random_range(0..m)).collect()
 }
+
+/// Two top-k results agree: keys bit for bit, then rows.
+pub fn same<K: tessera::ops::TopKey + bytemuck::Pod + std::fmt::Debug>(
+    got: &tessera::ops::TopKRows<K>,
+    want: &tessera::ops::TopKRows<K>,
+    what: &str,
+) {
+    assert_eq!(got.rows.len(), want.rows.len(), "{what}: length");
+    let bits =
+        |v: &[K]| -> Vec<Vec<u8>> { v.iter().map(|x| bytemuck::bytes_of(x).to_vec()).collect() };
+    if bits(&got.keys) != bits(&want.keys) {
+        let i = (0..got.keys.len())
+            .find(|&i| bits(&got.keys[i..=i]) != bits(&want.keys[i..=i]))
+            .unwrap();
+        panic!(
+            "{what}: key {i} is {:?} (row {}), expected {:?} (row {})",
+            got.keys[i], got.rows[i], want.keys[i], want.rows[i]
+        );
+    }
+    assert_eq!(got.rows, want.rows, "{what}: rows");
+}

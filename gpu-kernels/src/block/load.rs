@@ -22,18 +22,23 @@ unsafe fn load_full<T: Copy, const NT: usize, const IPT: usize, const V: usize>(
     }
 }
 
+/// Loads in the layout of a tile of `L` (its vector width), which a caller loading several
+/// columns of different item sizes for one tile of rows uses to keep item `k` of every column
+/// on the same row.
 #[inline(always)]
-unsafe fn load_dispatch<T: Copy, const NT: usize, const IPT: usize>(
+unsafe fn load_dispatch<T: Copy, L, const NT: usize, const IPT: usize>(
     tile: *const T,
     n: usize,
     items: &mut [T; IPT],
     sel: Option<&[bool; IPT]>,
 ) {
-    if n >= Tile::<T, NT, IPT>::ITEMS {
+    // The vector access must stay within one 16-byte load.
+    const { assert!(Tile::<L, NT, IPT>::V * core::mem::size_of::<T>() <= 16) };
+    if n >= Tile::<L, NT, IPT>::ITEMS {
         // SAFETY: forwarded; the match picks the instance whose V equals Tile::V (folded at
         // compile time).
         unsafe {
-            match Tile::<T, NT, IPT>::V {
+            match Tile::<L, NT, IPT>::V {
                 16 => load_full::<T, NT, IPT, 16>(tile, items, sel),
                 8 => load_full::<T, NT, IPT, 8>(tile, items, sel),
                 4 => load_full::<T, NT, IPT, 4>(tile, items, sel),
@@ -44,7 +49,7 @@ unsafe fn load_dispatch<T: Copy, const NT: usize, const IPT: usize>(
     } else {
         let t = thread_idx();
         for k in 0..IPT {
-            let o = Tile::<T, NT, IPT>::offset(t, k);
+            let o = Tile::<L, NT, IPT>::offset(t, k);
             if o < n && sel.is_none_or(|f| f[k]) {
                 // SAFETY: o < n, the number of valid items at `tile`.
                 items[k] = unsafe { tile.add(o).read() };
@@ -66,7 +71,7 @@ pub unsafe fn block_load<T: Copy, const NT: usize, const IPT: usize>(
     items: &mut [T; IPT],
 ) {
     // SAFETY: forwarded.
-    unsafe { load_dispatch::<T, NT, IPT>(tile, n, items, None) }
+    unsafe { load_dispatch::<T, T, NT, IPT>(tile, n, items, None) }
 }
 
 /// Like [`block_load`], but only items whose flag is set are read (a vector is read when any
@@ -82,5 +87,23 @@ pub unsafe fn block_load_sel<T: Copy, const NT: usize, const IPT: usize>(
     items: &mut [T; IPT],
 ) {
     // SAFETY: forwarded.
-    unsafe { load_dispatch::<T, NT, IPT>(tile, n, items, Some(flags)) }
+    unsafe { load_dispatch::<T, T, NT, IPT>(tile, n, items, Some(flags)) }
+}
+
+/// [`block_load`] (or [`block_load_sel`] with `flags`) of items `T` placed as a tile of `L`
+/// places its items: item `k` of a thread lies on the same row as item `k` of a tile of `L`
+/// loaded with [`block_load`], so a kernel reading several columns of different widths for
+/// one tile of rows (a filter column next to `f64` keys) pairs them item by item.
+///
+/// # Safety
+/// As for [`block_load`].
+#[inline(always)]
+pub unsafe fn block_load_as<T: Copy, L, const NT: usize, const IPT: usize>(
+    tile: *const T,
+    n: usize,
+    flags: Option<&[bool; IPT]>,
+    items: &mut [T; IPT],
+) {
+    // SAFETY: forwarded.
+    unsafe { load_dispatch::<T, L, NT, IPT>(tile, n, items, flags) }
 }

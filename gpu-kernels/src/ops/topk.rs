@@ -21,7 +21,18 @@
 //! candidates; where they are fewer than `k`, a prefix sum of the tie counts and a fill kernel
 //! over only the first tiles add the tied rows in row order; where too few reach the
 //! threshold or too many pass it, the host runs the exact select instead.
+//!
+//! **Key sources.** The kernels that read the input (the sample, the exact round, the filter
+//! and the tie fill) read it through a `KeySource` (device only): a key column
+//! (`Column`), a key computed from two `u32` columns ([`linear_key`], `Linear`), or either
+//! behind a row predicate on a `u32` column ([`RowPredicate`], `Filtered`), whose rejected
+//! rows are simply not live: never counted, never candidates, never ties. So a top-k of a
+//! filtered or computed key costs one read of the columns it needs, with no intermediate
+//! column. Every kernel of a source takes the same four leading parameters (the key or first
+//! column, the second column, the filter column and the [`SourceParams`]); a source ignores
+//! those it does not use (the host passes null).
 use crate::radix::RadixKey;
+use crate::spec::KernelSpec;
 
 /// Bits per radix-select digit.
 pub const DIGIT_BITS: u32 = 8;
@@ -256,8 +267,9 @@ pub struct FilterCounts {
     pub tied: u32,
     /// Elements an emit kernel wrote.
     pub emitted: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Rows of a filtered source that its predicate keeps (0 for a source without a filter,
+    /// where every row is live).
+    pub live: u32,
 }
 
 /// All of a top-k's device state, uploaded once per call and read back once: the rank select
@@ -302,6 +314,120 @@ impl TopKState {
     }
 }
 
+/// A predicate on one `u32` per row: `lo <= x <= hi` ([`RowPredicate::RANGE`]) or `x` among
+/// up to [`RowPredicate::MAX_VALUES`] values ([`RowPredicate::SET`]). The CPU twins evaluate
+/// the same [`RowPredicate::keeps`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct RowPredicate {
+    /// [`RowPredicate::RANGE`] or [`RowPredicate::SET`].
+    pub kind: u32,
+    /// Smallest kept value (a range).
+    pub lo: u32,
+    /// Largest kept value (a range).
+    pub hi: u32,
+    /// The kept values (a set); unused slots repeat the first.
+    pub values: [u32; 4],
+}
+
+impl RowPredicate {
+    /// `lo <= x <= hi`.
+    pub const RANGE: u32 = 0;
+    /// `x` in `values`.
+    pub const SET: u32 = 1;
+    /// Most values of a set.
+    pub const MAX_VALUES: usize = 4;
+
+    /// `lo <= x <= hi` (keeps nothing when `lo > hi`).
+    pub const fn range(lo: u32, hi: u32) -> RowPredicate {
+        RowPredicate {
+            kind: Self::RANGE,
+            lo,
+            hi,
+            values: [0; 4],
+        }
+    }
+
+    /// `x` in `values`; `None` unless it holds 1 to [`RowPredicate::MAX_VALUES`] values.
+    pub fn set(values: &[u32]) -> Option<RowPredicate> {
+        let first = *values.first()?;
+        if values.len() > Self::MAX_VALUES {
+            return None;
+        }
+        let mut v = [first; 4];
+        v[..values.len()].copy_from_slice(values);
+        Some(RowPredicate {
+            kind: Self::SET,
+            lo: 0,
+            hi: 0,
+            values: v,
+        })
+    }
+
+    /// Whether a row whose value is `x` is kept (four compares, no branch per value).
+    #[inline(always)]
+    pub fn keeps(&self, x: u32) -> bool {
+        if self.kind == Self::SET {
+            let v = self.values;
+            (x == v[0]) | (x == v[1]) | (x == v[2]) | (x == v[3])
+        } else {
+            (self.lo <= x) & (x <= self.hi)
+        }
+    }
+}
+
+/// Constants of a key source: the weights of a linear key and the predicate of a filter
+/// (each read only by the sources that have one).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct SourceParams {
+    /// Weight of the first column of a linear key.
+    pub w0: f32,
+    /// Weight of the second column.
+    pub w1: f32,
+    /// The row predicate of a filtered source.
+    pub keep: RowPredicate,
+}
+
+const _: () = assert!(core::mem::size_of::<SourceParams>() == 36);
+
+/// The key of a linear source: `w0 * c0 + w1 * c1` in `f32`, each product and the sum rounded
+/// once (Rust never contracts them into an FMA), so the kernels and the CPU, both calling
+/// this, agree bit for bit.
+#[inline(always)]
+pub fn linear_key(w0: f32, c0: u32, w1: f32, c1: u32) -> f32 {
+    w0 * c0 as f32 + w1 * c1 as f32
+}
+
+/// The four kernels of a key source whose first column holds `C`: what the host's top-k
+/// launches for it.
+pub struct SourceKernels<C> {
+    /// The sample.
+    pub sample: KernelSpec<SampleArgs<C>>,
+    /// The exact radix-select round.
+    pub hist: KernelSpec<HistKeysArgs<C>>,
+    /// The threshold filter.
+    pub filter: KernelSpec<FilterArgs<C>>,
+    /// The tie fill.
+    pub fill: KernelSpec<FillArgs<C>>,
+}
+
+// Written out: derives would require `C: Clone`.
+impl<C> Clone for SourceKernels<C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C> Copy for SourceKernels<C> {}
+
 /// The rank of a key: its order-preserving bits, complemented for the smallest, widened.
 #[inline(always)]
 pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64
@@ -321,7 +447,224 @@ mod device {
         Atomic, Shared, any, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
         warp_inclusive_sum,
     };
-    use crate::block::{Tile, block_compact_ranks, block_load};
+    use crate::block::{Tile, block_compact_ranks, block_load_as};
+
+    /// Where the per-key kernels read their keys: a tile at a time (the exact round, the
+    /// filter, the tie fill) or one row (the sample). A row is *live* when the source has it
+    /// (in bounds) and its filter, if any, keeps it.
+    pub trait KeySource: Copy {
+        /// The key type (its tile layout is the one every column of the source loads in).
+        type Key: RadixKey<Bits: Into<u64>> + Default + Copy;
+        /// Element type of the first column.
+        type Col: Copy;
+        /// Whether rows can fail a predicate (then the filter counts the live ones).
+        const FILTERED: bool;
+
+        /// The source over the kernel's four leading parameters.
+        ///
+        /// # Safety
+        /// The pointers the source reads are valid for the kernel's rows; `params` is valid
+        /// where the source reads it.
+        unsafe fn new(
+            c0: *const Self::Col,
+            c1: *const u32,
+            fcol: *const u32,
+            params: *const SourceParams,
+        ) -> Self;
+
+        /// Row `i`'s key and whether it is live.
+        ///
+        /// # Safety
+        /// `i` is a row of the input.
+        unsafe fn at(&self, i: usize) -> (Self::Key, bool);
+
+        /// Loads the tile of rows from `start` (`valid` of them) into `items` in the layout of
+        /// `Tile<Self::Key, NT, IPT>` and returns the live mask (bit `k` for item `k`);
+        /// `sel`: only those items are needed (others may stay unread).
+        ///
+        /// # Safety
+        /// `start + valid` rows exist; `start` is a multiple of the tile.
+        unsafe fn load<const NT: usize, const IPT: usize>(
+            &self,
+            start: usize,
+            valid: usize,
+            sel: Option<&[bool; IPT]>,
+            items: &mut [Self::Key; IPT],
+        ) -> u64;
+    }
+
+    /// The mask of a tile's items that are in bounds.
+    #[inline(always)]
+    fn in_bounds<K, const NT: usize, const IPT: usize>(valid: usize) -> u64 {
+        let t = thread_idx();
+        (0..IPT).fold(0, |m, k| {
+            m | ((Tile::<K, NT, IPT>::offset(t, k) < valid) as u64) << k
+        })
+    }
+
+    /// A key column.
+    #[derive(Clone, Copy)]
+    pub struct Column<K> {
+        keys: *const K,
+    }
+
+    impl<K: RadixKey<Bits: Into<u64>> + Default + Copy> KeySource for Column<K> {
+        type Key = K;
+        type Col = K;
+        const FILTERED: bool = false;
+
+        #[inline(always)]
+        unsafe fn new(c0: *const K, _: *const u32, _: *const u32, _: *const SourceParams) -> Self {
+            Column { keys: c0 }
+        }
+
+        #[inline(always)]
+        unsafe fn at(&self, i: usize) -> (K, bool) {
+            // SAFETY: a row of the input.
+            (unsafe { self.keys.add(i).read() }, true)
+        }
+
+        #[inline(always)]
+        unsafe fn load<const NT: usize, const IPT: usize>(
+            &self,
+            start: usize,
+            valid: usize,
+            sel: Option<&[bool; IPT]>,
+            items: &mut [K; IPT],
+        ) -> u64 {
+            // SAFETY: the tile's `valid` keys are in bounds.
+            unsafe { block_load_as::<K, K, NT, IPT>(self.keys.add(start), valid, sel, items) };
+            in_bounds::<K, NT, IPT>(valid)
+        }
+    }
+
+    /// The `f32` key [`linear_key`] of two `u32` columns.
+    #[derive(Clone, Copy)]
+    pub struct Linear {
+        c0: *const u32,
+        c1: *const u32,
+        w0: f32,
+        w1: f32,
+    }
+
+    impl KeySource for Linear {
+        type Key = f32;
+        type Col = u32;
+        const FILTERED: bool = false;
+
+        #[inline(always)]
+        unsafe fn new(
+            c0: *const u32,
+            c1: *const u32,
+            _: *const u32,
+            params: *const SourceParams,
+        ) -> Self {
+            // SAFETY: valid for a linear source.
+            let p = unsafe { params.read() };
+            Linear {
+                c0,
+                c1,
+                w0: p.w0,
+                w1: p.w1,
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn at(&self, i: usize) -> (f32, bool) {
+            // SAFETY: a row of both columns.
+            let (a, b) = unsafe { (self.c0.add(i).read(), self.c1.add(i).read()) };
+            (linear_key(self.w0, a, self.w1, b), true)
+        }
+
+        #[inline(always)]
+        unsafe fn load<const NT: usize, const IPT: usize>(
+            &self,
+            start: usize,
+            valid: usize,
+            sel: Option<&[bool; IPT]>,
+            items: &mut [f32; IPT],
+        ) -> u64 {
+            let (mut a, mut b) = ([0u32; IPT], [0u32; IPT]);
+            // SAFETY: the tile's `valid` rows are in bounds of both columns.
+            unsafe {
+                block_load_as::<u32, f32, NT, IPT>(self.c0.add(start), valid, sel, &mut a);
+                block_load_as::<u32, f32, NT, IPT>(self.c1.add(start), valid, sel, &mut b);
+            }
+            for k in 0..IPT {
+                items[k] = linear_key(self.w0, a[k], self.w1, b[k]);
+            }
+            in_bounds::<f32, NT, IPT>(valid)
+        }
+    }
+
+    /// A source whose rows are live only where a [`RowPredicate`] keeps the filter column's
+    /// value. The filter column is read first and the source's columns only for the vectors
+    /// that hold a kept row, so a selective filter skips their sectors.
+    #[derive(Clone, Copy)]
+    pub struct Filtered<S> {
+        inner: S,
+        col: *const u32,
+        keep: RowPredicate,
+    }
+
+    impl<S: KeySource> KeySource for Filtered<S> {
+        type Key = S::Key;
+        type Col = S::Col;
+        const FILTERED: bool = true;
+
+        #[inline(always)]
+        unsafe fn new(
+            c0: *const S::Col,
+            c1: *const u32,
+            fcol: *const u32,
+            params: *const SourceParams,
+        ) -> Self {
+            // SAFETY: forwarded; `params` is valid for a filtered source.
+            unsafe {
+                Filtered {
+                    inner: S::new(c0, c1, fcol, params),
+                    col: fcol,
+                    keep: params.read().keep,
+                }
+            }
+        }
+
+        #[inline(always)]
+        unsafe fn at(&self, i: usize) -> (S::Key, bool) {
+            // SAFETY: a row of the input.
+            let (key, live) = unsafe { self.inner.at(i) };
+            // SAFETY: a row of the filter column.
+            (
+                key,
+                live && self.keep.keeps(unsafe { self.col.add(i).read() }),
+            )
+        }
+
+        #[inline(always)]
+        unsafe fn load<const NT: usize, const IPT: usize>(
+            &self,
+            start: usize,
+            valid: usize,
+            sel: Option<&[bool; IPT]>,
+            items: &mut [S::Key; IPT],
+        ) -> u64 {
+            let mut f = [0u32; IPT];
+            // SAFETY: the tile's `valid` rows are in bounds of the filter column.
+            unsafe {
+                block_load_as::<u32, S::Key, NT, IPT>(self.col.add(start), valid, sel, &mut f)
+            };
+            let bounds = in_bounds::<S::Key, NT, IPT>(valid);
+            let kept: [bool; IPT] = core::array::from_fn(|k| {
+                (bounds >> k) & 1 != 0 && self.keep.keeps(f[k]) && sel.is_none_or(|s| s[k])
+            });
+            // SAFETY: forwarded.
+            let live = unsafe { self.inner.load::<NT, IPT>(start, valid, Some(&kept), items) };
+            kept.iter()
+                .enumerate()
+                .fold(0, |m, (k, &x)| m | (x as u64) << k)
+                & live
+        }
+    }
 
     /// Reads the select state (every thread reads the same words; a kernel of the stream
     /// before this one wrote it).
@@ -395,33 +738,29 @@ mod device {
         }
     }
 
-    /// [`count_elements`] over the ranks of `n` keys, tile by tile with vector loads (the
-    /// exact select reads the whole input every round).
+    /// [`count_elements`] over the ranks of the `n` rows of `src` (live rows only), tile by
+    /// tile with vector loads (the exact select reads the whole input every round).
     ///
     /// # Safety
-    /// `keys` holds `n` keys.
+    /// `src` holds `n` rows.
     #[inline(always)]
-    pub unsafe fn count_keys<K: RadixKey + Default, const NT: usize, const IPT: usize>(
+    pub unsafe fn count_keys<S: KeySource, const NT: usize, const IPT: usize>(
         st: &SelectState,
-        keys: *const K,
+        src: S,
         n: usize,
         smallest: bool,
         local: Shared<u32>,
-    ) where
-        K::Bits: Into<u64>,
-    {
-        let t = thread_idx();
+    ) {
         let mut tile = block_idx();
         while tile * NT * IPT < n {
             let start = tile * NT * IPT;
             let valid = (n - start).min(NT * IPT);
-            let mut items = [K::default(); IPT];
-            // SAFETY: the tile's `valid` keys are in bounds.
-            unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+            let mut items = [S::Key::default(); IPT];
+            // SAFETY: the tile's `valid` rows are in bounds.
+            let live = unsafe { src.load::<NT, IPT>(start, valid, None, &mut items) };
             for (k, &key) in items.iter().enumerate() {
-                let live = Tile::<K, NT, IPT>::offset(t, k) < valid;
                 let rank = rank_of(key, smallest);
-                let hit = live && st.in_bucket(rank, 0);
+                let hit = (live >> k) & 1 != 0 && st.in_bucket(rank, 0);
                 count_digit(local, SelectState::digit(rank, 0, st.shift), hit);
             }
             tile += grid_dim();
@@ -535,43 +874,45 @@ mod device {
         }
     }
 
-    /// Gathers `s` ranks at stride `stride` of the `n` keys.
+    /// Gathers `s` ranks at stride `stride` of the rows of `src`; a row that is not live gets
+    /// rank 0, the worst: the sample's `j`-th best is then the `j`-th best live rank whenever
+    /// `j` live rows were sampled, and otherwise a threshold every live row reaches.
     ///
     /// # Safety
-    /// `keys` holds `(s - 1) * stride + 1` keys at least; `out` holds `s`.
+    /// `src` holds `(s - 1) * stride + 1` rows at least; `out` holds `s`.
     #[inline(always)]
-    pub unsafe fn sample<K: RadixKey>(
-        keys: *const K,
+    pub unsafe fn sample<S: KeySource>(
+        src: S,
         s: usize,
         stride: usize,
         smallest: bool,
         out: *mut u64,
-    ) where
-        K::Bits: Into<u64>,
-    {
+    ) {
         let mut i = crate::arch::global_idx();
         while i < s {
-            // SAFETY: i < s, so i * stride is within the keys and i within `out`.
+            // SAFETY: i < s, so i * stride is a row and i within `out`.
             unsafe {
+                let (key, live) = src.at(i * stride);
                 out.add(i)
-                    .write(rank_of(keys.add(i * stride).read(), smallest))
+                    .write(if live { rank_of(key, smallest) } else { 0 })
             };
             i += grid_dim() * crate::arch::block_dim();
         }
     }
 
-    /// The filter pass over one tile: elements whose rank passes the threshold go to
+    /// The filter pass over one tile: live elements whose rank passes the threshold go to
     /// `cands` (unordered, one atomic per warp that has any), counted in `counts.passed`;
-    /// where the threshold ties, the tile's count of tied elements goes to
-    /// `tie_counts[tile]` and to `counts.tied`.
+    /// where the threshold ties, the tile's count of tied live elements goes to
+    /// `tie_counts[tile]` and to `counts.tied`; a filtered source counts its live rows in
+    /// `counts.live`.
     ///
     /// # Safety
-    /// `keys` holds `n > 0` keys; one block per tile; `state.ranks` is a finished select;
+    /// `src` holds `n > 0` rows; one block per tile; `state.ranks` is a finished select;
     /// `cands` holds `cap`, `tie_counts` one count per tile.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn filter<K: RadixKey + Default, const NT: usize, const IPT: usize>(
-        keys: *const K,
+    pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
+        src: S,
         n: usize,
         smallest: bool,
         state: *mut TopKState,
@@ -579,22 +920,28 @@ mod device {
         cap: u32,
         tie_counts: *mut u32,
         slot: Shared<u32>,
-    ) where
-        K::Bits: Into<u64>,
-    {
+    ) {
         let tile = block_idx();
         let start = tile * NT * IPT;
         let valid = (n - start).min(NT * IPT);
-        let mut items = [K::default(); IPT];
-        // SAFETY: the tile's `valid` keys are in bounds.
-        unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+        let mut items = [S::Key::default(); IPT];
+        // SAFETY: the tile's `valid` rows are in bounds.
+        let live = unsafe { src.load::<NT, IPT>(start, valid, None, &mut items) };
         // After the loads are issued, so that the two round trips overlap.
         // SAFETY: valid by contract.
         let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
         // SAFETY: a field of the valid state.
         let counts = unsafe { &raw mut (*state).counts };
         let t = thread_idx();
-        let live = |k: usize| Tile::<K, NT, IPT>::offset(t, k) < valid;
+        let live = |k: usize| (live >> k) & 1 != 0;
+        if S::FILTERED {
+            // Every lane takes part (no barrier here): the host learns how many rows match.
+            let warp = warp_inclusive_sum((0..IPT).filter(|&k| live(k)).count() as u32);
+            if lane_id() == 31 && warp != 0 {
+                // SAFETY: `counts` is valid.
+                unsafe { u32::atomic_add(&raw mut (*counts).live, warp) };
+            }
+        }
         let mut pass = 0u64;
         for (k, &key) in items.iter().enumerate() {
             pass |= ((live(k) && th.passes(rank_of(key, smallest))) as u64) << k;
@@ -612,7 +959,7 @@ mod device {
                 if (pass >> k) & 1 != 0 {
                     if at < cap {
                         let r = rank_of(key, smallest);
-                        let row = (start + Tile::<K, NT, IPT>::offset(t, k)) as u32;
+                        let row = (start + Tile::<S::Key, NT, IPT>::offset(t, k)) as u32;
                         // SAFETY: at < cap.
                         unsafe {
                             cands.add(at as usize).write(Candidate {
@@ -655,7 +1002,7 @@ mod device {
         }
     }
 
-    /// Writes the rows of the first `need` tied elements in row order, given each tile's
+    /// Writes the rows of the first `need` tied live elements in row order, given each tile's
     /// count of them and the exclusive prefix sum of those counts: blocks walk the tiles in
     /// order and stop at the first whose prefix reaches `need`, so only the tiles that hold
     /// the wanted ties are read again.
@@ -665,8 +1012,8 @@ mod device {
     /// and `tie_rows` holding `need`; any grid size.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn fill_ties<K: RadixKey + Default, const NT: usize, const IPT: usize>(
-        keys: *const K,
+    pub unsafe fn fill_ties<S: KeySource, const NT: usize, const IPT: usize>(
+        src: S,
         n: usize,
         smallest: bool,
         state: *const TopKState,
@@ -674,9 +1021,8 @@ mod device {
         tie_rows: *mut u32,
         need: u32,
         scan: Shared<u32>,
-    ) where
-        K::Bits: Into<u64>,
-    {
+    ) {
+        type Key<X> = <X as KeySource>::Key;
         let tiles = n.div_ceil(NT * IPT);
         // SAFETY: valid by contract.
         let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
@@ -690,21 +1036,21 @@ mod device {
             }
             let start = tile * NT * IPT;
             let valid = (n - start).min(NT * IPT);
-            let mut items = [K::default(); IPT];
-            // SAFETY: the tile's `valid` keys are in bounds.
-            unsafe { block_load::<K, NT, IPT>(keys.add(start), valid, &mut items) };
+            let mut items = [Key::<S>::default(); IPT];
+            // SAFETY: the tile's `valid` rows are in bounds.
+            let live = unsafe { src.load::<NT, IPT>(start, valid, None, &mut items) };
             let ties: [bool; IPT] = core::array::from_fn(|k| {
-                Tile::<K, NT, IPT>::offset(t, k) < valid && th.ties(rank_of(items[k], smallest))
+                (live >> k) & 1 != 0 && th.ties(rank_of(items[k], smallest))
             });
-            let cr = block_compact_ranks::<K, NT, IPT>(&ties, scan);
-            let v = Tile::<K, NT, IPT>::V;
+            let cr = block_compact_ranks::<Key<S>, NT, IPT>(&ties, scan);
+            let v = Tile::<Key<S>, NT, IPT>::V;
             for g in 0..IPT / v {
                 let mut r = before + cr.starts[g * v];
                 for j in 0..v {
                     let k = g * v + j;
                     if (cr.mask >> k) & 1 != 0 {
                         if r < need {
-                            let row = (start + Tile::<K, NT, IPT>::offset(t, k)) as u32;
+                            let row = (start + Tile::<Key<S>, NT, IPT>::offset(t, k)) as u32;
                             // SAFETY: r < need, the room of `tie_rows`.
                             unsafe { tie_rows.add(r as usize).write(row) };
                         }
@@ -772,51 +1118,58 @@ macro_rules! hist_shared {
     };
 }
 
-/// Parameters of the sample kernels over keys `K`: `(keys, s, stride, smallest, out)`.
-pub type SampleArgs<K> = (*const K, u32, u32, u32, *mut u64);
-/// Parameters of the histogram rounds over keys `K`: `(keys, n, smallest, state, hist, stop)`.
-pub type HistKeysArgs<K> = (*const K, u32, u32, *mut TopKState, *mut u32, u32);
-/// Parameters of the filter kernels over keys `K`:
-/// `(keys, n, smallest, state, cands, cap, tie_counts)`.
-pub type FilterArgs<K> = (
-    *const K,
-    u32,
-    u32,
-    *mut TopKState,
-    *mut Candidate,
-    u32,
-    *mut u32,
-);
-/// Parameters of the tie-fill kernels over keys `K`:
-/// `(keys, n, smallest, state, prefix, tie_rows, need)`.
-pub type FillArgs<K> = (
-    *const K,
-    u32,
-    u32,
-    *const TopKState,
-    *const u32,
-    *mut u32,
-    u32,
-);
+/// A source kernel's parameter tuple: the four leading parameters every key source takes
+/// (its first column, of `$c`, the second column, the filter column and the [`SourceParams`];
+/// null where the source has no such column), then the kernel's own.
+macro_rules! source_args {
+    ($c:ty; $($t:ty),*) => {
+        (*const $c, *const u32, *const u32, *const SourceParams, $($t,)*)
+    };
+}
 
-macro_rules! topk_key_kernels {
-    ($($t:ty: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $fill:ident = $flname:ident, $ipt:literal;)*) => {$(
+/// Parameters of the sample kernels of a source whose first column holds `C`:
+/// `(c0, c1, fcol, params, s, stride, smallest, out)`.
+pub type SampleArgs<C> = source_args!(C; u32, u32, u32, *mut u64);
+/// Parameters of the exact rounds: `(c0, c1, fcol, params, n, smallest, state, hist, stop)`.
+pub type HistKeysArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut u32, u32);
+/// Parameters of the filter kernels:
+/// `(c0, c1, fcol, params, n, smallest, state, cands, cap, tie_counts)`.
+pub type FilterArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut Candidate, u32, *mut u32);
+/// Parameters of the tie-fill kernels:
+/// `(c0, c1, fcol, params, n, smallest, state, prefix, tie_rows, need)`.
+pub type FillArgs<C> = source_args!(C; u32, u32, *const TopKState, *const u32, *mut u32, u32);
+
+/// The four kernels of each key source (`$src`, first column `$c`) and their
+/// [`SourceKernels`] group.
+macro_rules! topk_source_kernels {
+    ($($src:ty, $c:ty: $group:ident: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $fill:ident = $flname:ident, $ipt:literal;)*) => {$(
         $crate::kernel! {
             /// Gathers a strided sample of the ranks.
-            $sample = $sname[NT = 256, IPT = 1](keys: *const $t, s: u32, stride: u32, smallest: u32, out: *mut u64) {
-                // SAFETY: the host sizes `s` and `stride` within the keys and `out`.
-                unsafe { sample::<$t>(keys, s as usize, stride as usize, smallest != 0, out) }
+            $sample = $sname[NT = 256, IPT = 1](
+                c0: *const $c, c1: *const u32, fcol: *const u32, params: *const SourceParams,
+                s: u32, stride: u32, smallest: u32, out: *mut u64
+            ) {
+                // SAFETY: the host passes the source's columns and parameters and sizes `s`
+                // and `stride` within its rows and `out`.
+                unsafe {
+                    let src = <$src as KeySource>::new(c0, c1, fcol, params);
+                    sample::<$src>(src, s as usize, stride as usize, smallest != 0, out)
+                }
             }
         }
         $crate::kernel! {
-            /// One exact radix-select round over the keys' ranks.
-            $hist = $hname[NT = 256, IPT = 16](keys: *const $t, n: u32, smallest: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
+            /// One exact radix-select round over the live rows' ranks.
+            $hist = $hname[NT = 256, IPT = 16](
+                c0: *const $c, c1: *const u32, fcol: *const u32, params: *const SourceParams,
+                n: u32, smallest: u32, state: *mut TopKState, hist: *mut u32, stop: u32
+            ) {
                 let sh = hist_shared!();
                 let smallest = smallest != 0;
-                // SAFETY: the host passes `n` keys, a valid state and histogram.
+                // SAFETY: the host passes a source of `n` rows, a valid state and histogram.
                 unsafe {
+                    let src = <$src as KeySource>::new(c0, c1, fcol, params);
                     hist_round::<NT>(state, RANKS, hist, stop, sh, |st, local| {
-                        count_keys::<$t, NT, IPT>(st, keys, n as usize, smallest, local)
+                        count_keys::<$src, NT, IPT>(st, src, n as usize, smallest, local)
                     })
                 }
             }
@@ -824,41 +1177,58 @@ macro_rules! topk_key_kernels {
         $crate::kernel! {
             /// The threshold filter pass.
             $filter = $fname[NT = 256, IPT = $ipt, MIN_BLOCKS = 4](
-                keys: *const $t, n: u32, smallest: u32, state: *mut TopKState,
+                c0: *const $c, c1: *const u32, fcol: *const u32, params: *const SourceParams,
+                n: u32, smallest: u32, state: *mut TopKState,
                 cands: *mut Candidate, cap: u32, tie_counts: *mut u32
             ) {
                 let slot = $crate::shared_array!(topk_slot: [u32; 1]);
-                // SAFETY: the host launches one block per tile with buffers as `filter`
-                // requires.
+                // SAFETY: the host launches one block per tile of a source of `n` rows with
+                // buffers as `filter` requires.
                 unsafe {
-                    filter::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, cands, cap,
+                    let src = <$src as KeySource>::new(c0, c1, fcol, params);
+                    filter::<$src, NT, IPT>(src, n as usize, smallest != 0, state, cands, cap,
                         tie_counts, slot)
                 }
             }
         }
         $crate::kernel! {
-            /// The tied rows, in row order, from the tiles that hold the first `need`.
+            /// The tied live rows, in row order, from the tiles that hold the first `need`.
             $fill = $flname[NT = 256, IPT = $ipt](
-                keys: *const $t, n: u32, smallest: u32, state: *const TopKState,
+                c0: *const $c, c1: *const u32, fcol: *const u32, params: *const SourceParams,
+                n: u32, smallest: u32, state: *const TopKState,
                 prefix: *const u32, tie_rows: *mut u32, need: u32
             ) {
-                let scan = $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<$t>(), IPT))]);
-                // SAFETY: the host passes the filter's tiles, their prefix sum and room for
-                // `need` rows.
+                let scan = $crate::shared_array!(topk_scan: [u32; $crate::layout::scan_temp_words(NT, IPT, $crate::layout::vec_width(core::mem::size_of::<<$src as KeySource>::Key>(), IPT))]);
+                // SAFETY: the host passes the filter's source, its tiles' prefix sum and room
+                // for `need` rows.
                 unsafe {
-                    fill_ties::<$t, NT, IPT>(keys, n as usize, smallest != 0, state, prefix,
+                    let src = <$src as KeySource>::new(c0, c1, fcol, params);
+                    fill_ties::<$src, NT, IPT>(src, n as usize, smallest != 0, state, prefix,
                         tie_rows, need, scan)
                 }
             }
         }
+        /// The kernels of this source, as the host's top-k launches them.
+        pub const $group: SourceKernels<$c> = SourceKernels {
+            sample: $sample,
+            hist: $hist,
+            filter: $filter,
+            fill: $fill,
+        };
     )*};
 }
 
-topk_key_kernels! {
-    f32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16;
-    f64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8;
-    i32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16;
-    u32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16;
+topk_source_kernels! {
+    Column<f32>, f32: TOPK_F32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16;
+    Column<f64>, f64: TOPK_F64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8;
+    Column<i32>, i32: TOPK_I32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16;
+    Column<u32>, u32: TOPK_U32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16;
+    Filtered<Column<f32>>, f32: TOPK_WHERE_F32: TOPK_WHERE_SAMPLE_F32 = topk_where_sample_f32, TOPK_WHERE_HIST_F32 = topk_where_hist_f32, TOPK_WHERE_FILTER_F32 = topk_where_filter_f32, TOPK_WHERE_FILL_F32 = topk_where_fill_f32, 16;
+    Filtered<Column<f64>>, f64: TOPK_WHERE_F64: TOPK_WHERE_SAMPLE_F64 = topk_where_sample_f64, TOPK_WHERE_HIST_F64 = topk_where_hist_f64, TOPK_WHERE_FILTER_F64 = topk_where_filter_f64, TOPK_WHERE_FILL_F64 = topk_where_fill_f64, 8;
+    Filtered<Column<i32>>, i32: TOPK_WHERE_I32: TOPK_WHERE_SAMPLE_I32 = topk_where_sample_i32, TOPK_WHERE_HIST_I32 = topk_where_hist_i32, TOPK_WHERE_FILTER_I32 = topk_where_filter_i32, TOPK_WHERE_FILL_I32 = topk_where_fill_i32, 16;
+    Filtered<Column<u32>>, u32: TOPK_WHERE_U32: TOPK_WHERE_SAMPLE_U32 = topk_where_sample_u32, TOPK_WHERE_HIST_U32 = topk_where_hist_u32, TOPK_WHERE_FILTER_U32 = topk_where_filter_u32, TOPK_WHERE_FILL_U32 = topk_where_fill_u32, 16;
+    Linear, u32: TOPK_LINEAR: TOPK_LINEAR_SAMPLE = topk_linear_sample, TOPK_LINEAR_HIST = topk_linear_hist, TOPK_LINEAR_FILTER = topk_linear_filter, TOPK_LINEAR_FILL = topk_linear_fill, 16;
+    Filtered<Linear>, u32: TOPK_LINEAR_WHERE: TOPK_LINEAR_WHERE_SAMPLE = topk_linear_where_sample, TOPK_LINEAR_WHERE_HIST = topk_linear_where_hist, TOPK_LINEAR_WHERE_FILTER = topk_linear_where_filter, TOPK_LINEAR_WHERE_FILL = topk_linear_where_fill, 16;
 }
 
 crate::kernel! {

@@ -8,6 +8,7 @@ mod pkjoin;
 mod sort;
 mod topk;
 mod topk_bitonic;
+mod topk_fused;
 mod topk_multi;
 
 pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
@@ -16,4 +17,5 @@ pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
 pub use topk::top_k;
 pub use topk_bitonic::top_k_bitonic;
+pub use topk_fused::{count_runs, top_k_linear, top_k_linear_where, top_k_where};
 pub use topk_multi::top_k_multi;

@@ -19,15 +19,25 @@ type Entry = (u64, Reverse<u32>);
 /// `1 <= k <= keys.len()`.
 pub fn top_k<K: TopKey>(keys: &[K], k: usize, order: TopKOrder) -> Result<TopKRows<K>> {
     check_top_k(keys.len(), k)?;
-    let rank = |x: K| order.oriented_rank(x);
-    let best = keys
-        .par_chunks(CHUNK)
-        .enumerate()
-        .map(|(c, chunk)| {
-            let first = (c * CHUNK) as u32;
+    Ok(top_k_live(keys.len(), k, order, |i| Some(keys[i])))
+}
+
+/// The `k` best of the rows `0..n` whose `key(row)` is `Some` (the live rows), by `order`,
+/// best first; all of them where fewer than `k` are live. The fused top-k's twins share it.
+pub(crate) fn top_k_live<K: TopKey>(
+    n: usize,
+    k: usize,
+    order: TopKOrder,
+    key: impl Fn(usize) -> Option<K> + Sync,
+) -> TopKRows<K> {
+    let best = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|c| {
             let mut heap = Heap::new(k);
-            for (i, &x) in chunk.iter().enumerate() {
-                heap.offer((rank(x), Reverse(first + i as u32)));
+            for i in c * CHUNK..n.min((c + 1) * CHUNK) {
+                if let Some(x) = key(i) {
+                    heap.offer((order.oriented_rank(x), Reverse(i as u32)));
+                }
             }
             heap
         })
@@ -43,10 +53,10 @@ pub fn top_k<K: TopKey>(keys: &[K], k: usize, order: TopKOrder) -> Result<TopKRo
     let mut entries: Vec<Entry> = best.0.into_iter().map(|Reverse(e)| e).collect();
     entries.sort_unstable_by(|a, b| b.cmp(a));
     let rows: Vec<u32> = entries.iter().map(|&(_, Reverse(r))| r).collect();
-    Ok(TopKRows {
-        keys: rows.iter().map(|&r| keys[r as usize]).collect(),
+    TopKRows {
+        keys: rows.iter().filter_map(|&r| key(r as usize)).collect(),
         rows,
-    })
+    }
 }
 
 /// The best `k` entries seen: a min-heap whose top is the worst kept.

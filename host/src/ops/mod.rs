@@ -6,6 +6,7 @@ mod baseline;
 mod join;
 mod pkjoin;
 mod project;
+mod runs;
 mod scan;
 mod select;
 mod sort;
@@ -30,6 +31,7 @@ pub use pkjoin::{
 };
 pub(crate) use pkjoin::{check_pk_inputs, pk_duplicate_error};
 pub use project::{project_linear, project_linear_into, project_sigmoid, project_sigmoid_into};
+pub use runs::{Runs, count_runs};
 pub use scan::exclusive_scan;
 pub use select::{
     Predicate, Select2Item, SelectItem, SelectVariant, Selection, select, select_where2,
@@ -42,13 +44,14 @@ pub use sort::{
 #[doc(hidden)]
 pub use sort_msd::MsdKernels;
 pub use tessera_kernels::predicate::CmpOp;
+pub(crate) use topk::check_query;
 pub(crate) use topk::check_top_k;
 pub(crate) use topk::check_top_k_multi;
 pub use topk::{
-    BUCKET_TILE, BitonicConfig, BitonicKey, BitonicTopK, BucketKey, BucketSelectTopK, PerThreadKey,
-    PerThreadTopK, PerThreadVariant, SamplePlan, SelectTopK, SortTopK, THRESHOLD_MAX_K,
-    TopKAlgorithm, TopKDevice, TopKOrder, TopKRows, TopKey, bitonic_model_ms, choose, model_ms,
-    top_k,
+    BUCKET_TILE, BitonicConfig, BitonicKey, BitonicTopK, BucketKey, BucketSelectTopK, Keep,
+    PerThreadKey, PerThreadTopK, PerThreadVariant, RowFilter, SamplePlan, SelectTopK, SortTopK,
+    THRESHOLD_MAX_K, TopKAlgorithm, TopKDevice, TopKOrder, TopKQuery, TopKRows, TopKey,
+    bitonic_model_ms, choose, model_ms, top_k, top_k_query,
 };
 pub use topk::{MultiKey, MultiPath, TopKMulti, TopKMultiRows, top_k_multi};
 

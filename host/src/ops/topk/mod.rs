@@ -9,18 +9,25 @@
 //! (largest first for [`TopKOrder::Largest`]). **Ties**: among equal keys the smaller row id
 //! ranks first, so where equal keys straddle the `k`-th place the result keeps the smallest
 //! row ids. The result is therefore one exact list, the same for every implementation.
+//!
+//! **Queries.** [`top_k_query`] ranks by a column or by `w0 * c0 + w1 * c1` of two `u32`
+//! columns and keeps only the rows a [`RowFilter`] keeps, in the threshold filter's one read
+//! of those columns; the same order and ties apply to the matching rows, and where fewer than
+//! `k` rows match the result holds all of them.
 mod cost;
+mod fused;
 mod select;
 mod sort;
 
 pub use cost::{TopKDevice, bitonic_model_ms, model_ms};
 
+pub(crate) use fused::check_query;
+pub use fused::{Keep, RowFilter, TopKQuery, top_k_query};
 pub use select::{SamplePlan, SelectTopK};
 pub use sort::SortTopK;
 
-use tessera_kernels::ops::topk::{self as kt, FillArgs, FilterArgs, HistKeysArgs, SampleArgs};
+use tessera_kernels::ops::topk::{self as kt, SourceKernels};
 use tessera_kernels::radix::RadixKey;
-use tessera_kernels::spec::KernelSpec;
 
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, DeviceItem, Gpu, MAX_COLUMN_LEN};
@@ -68,22 +75,16 @@ pub trait TopKey: DeviceItem + RadixKey<Bits: Into<u64>> {
     /// Whether [`TopKey::sort_top_k`] takes this key type.
     #[doc(hidden)]
     const SORTABLE: bool;
-    /// The sample kernel.
+    /// The selection kernels over a key column.
     #[doc(hidden)]
-    const SAMPLE: KernelSpec<SampleArgs<Self>>;
-    /// The exact radix-select round.
+    const SELECT: SourceKernels<Self>;
+    /// The selection kernels over a key column behind a row filter.
     #[doc(hidden)]
-    const HIST: KernelSpec<HistKeysArgs<Self>>;
-    /// The threshold filter.
-    #[doc(hidden)]
-    const FILTER: KernelSpec<FilterArgs<Self>>;
-    /// The tie fill.
-    #[doc(hidden)]
-    const FILL: KernelSpec<FillArgs<Self>>;
+    const SELECT_WHERE: SourceKernels<Self>;
 }
 
 macro_rules! top_key {
-    ($($t:ty: $bits:ty, sort = $sortable:tt, $s:ident, $h:ident, $f:ident, $fl:ident;)*) => {$(
+    ($($t:ty: $bits:ty, sort = $sortable:tt, $kernels:ident, $where:ident;)*) => {$(
         impl TopKey for $t {
             fn from_rank(rank: u64, order: TopKOrder) -> Self {
                 // Device ranks of `$t` fit its bit width: the cast drops only zeros.
@@ -100,10 +101,8 @@ macro_rules! top_key {
                 top_key!(@sort $sortable, sort, gpu, keys, k, order)
             }
             const SORTABLE: bool = $sortable;
-            const SAMPLE: KernelSpec<SampleArgs<$t>> = kt::$s;
-            const HIST: KernelSpec<HistKeysArgs<$t>> = kt::$h;
-            const FILTER: KernelSpec<FilterArgs<$t>> = kt::$f;
-            const FILL: KernelSpec<FillArgs<$t>> = kt::$fl;
+            const SELECT: SourceKernels<$t> = kt::$kernels;
+            const SELECT_WHERE: SourceKernels<$t> = kt::$where;
         }
     )*};
     (@sort true, $sort:ident, $gpu:ident, $keys:ident, $k:ident, $order:ident) => {
@@ -119,10 +118,10 @@ macro_rules! top_key {
     }};
 }
 top_key! {
-    u32: u32, sort = true, TOPK_SAMPLE_U32, TOPK_HIST_U32, TOPK_FILTER_U32, TOPK_FILL_U32;
-    i32: u32, sort = true, TOPK_SAMPLE_I32, TOPK_HIST_I32, TOPK_FILTER_I32, TOPK_FILL_I32;
-    f32: u32, sort = true, TOPK_SAMPLE_F32, TOPK_HIST_F32, TOPK_FILTER_F32, TOPK_FILL_F32;
-    f64: u64, sort = false, TOPK_SAMPLE_F64, TOPK_HIST_F64, TOPK_FILTER_F64, TOPK_FILL_F64;
+    u32: u32, sort = true, TOPK_U32, TOPK_WHERE_U32;
+    i32: u32, sort = true, TOPK_I32, TOPK_WHERE_I32;
+    f32: u32, sort = true, TOPK_F32, TOPK_WHERE_F32;
+    f64: u64, sort = false, TOPK_F64, TOPK_WHERE_F64;
 }
 
 /// The top-k algorithms on the GPU.

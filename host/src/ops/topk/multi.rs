@@ -28,10 +28,11 @@ use tessera_kernels::ops::topk_multi::{
 };
 use tessera_kernels::spec::KernelSpec;
 
+use super::select::Feed;
 use super::{SamplePlan, TopKOrder, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::check_same_len;
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, PodBuffer, bits_of, grid_per_sm, tile_grid};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, PodBuffer, bits_of, grid_per_sm};
 
 /// Key types of the multi-key top-k: `f32`, `f64`, `i32`, `u32` (every [`TopKey`]). Sealed
 /// through [`TopKey`].
@@ -265,18 +266,8 @@ impl TopKMulti {
         smallest: bool,
         plan: &SamplePlan,
     ) -> Result<()> {
-        grow(gpu, &mut self.sample, plan.samples)?;
-        let (s, stride, smallest) = (plan.samples as u32, plan.stride as u32, smallest as u32);
-        let cfg = grid_per_sm(gpu, &K::SAMPLE, plan.samples, 8)?;
-        // SAFETY: `s` samples at `stride` lie within the keys (s * stride <= n); the sample
-        // buffer holds `s`.
-        unsafe {
-            gpu.launch(
-                &K::SAMPLE,
-                cfg,
-                (first, &s, &stride, &smallest, &mut self.sample),
-            )
-        }?;
+        Feed::column(first).sample(gpu, plan, smallest, &mut self.sample)?;
+        let s = plan.samples as u32;
         let cfg = grid_per_sm(gpu, &kt::TOPK_HIST_RANKS, plan.samples, 8)?;
         for _ in 0..8 * size_of::<K>() as u32 / DIGIT_BITS {
             // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
@@ -303,30 +294,11 @@ impl TopKMulti {
         smallest: bool,
         cap: usize,
     ) -> Result<()> {
-        let n = first.len();
         if self.cands.len() < cap {
             self.cands = PodBuffer::zeroed(gpu, cap)?;
         }
-        let cfg = tile_grid(&K::FILTER, n, 0)?;
-        grow(gpu, &mut self.tie_counts, cfg.grid_dim.0 as usize)?;
-        let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
-        // SAFETY: one block per tile of the `n` keys; the candidates hold `cap`, the tie
-        // counts one per tile; the rank select is finished (inclusive).
-        unsafe {
-            gpu.launch(
-                &K::FILTER,
-                cfg,
-                (
-                    first,
-                    &n32,
-                    &smallest,
-                    &mut self.states,
-                    &mut self.cands,
-                    &cap32,
-                    &mut self.tie_counts,
-                ),
-            )
-        }
+        let (cands, counts) = (&mut self.cands, &mut self.tie_counts);
+        Feed::column(first).filter(gpu, smallest, &mut self.states, cands, cap, counts)
     }
 
     /// The levels' rounds over the candidates (`cap` of room; `None`: every row), then the

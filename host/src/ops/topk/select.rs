@@ -1,7 +1,8 @@
 //! Top-k by selection on the GPU: the threshold filter and the exact radix select (see
 //! `tessera_kernels::ops::topk` for the kernels and their state).
 use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, TopKState,
+    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, SourceKernels,
+    SourceParams, TopKState,
 };
 use tessera_kernels::spec::KernelShape;
 
@@ -46,6 +47,117 @@ impl SamplePlan {
     }
 }
 
+/// What the per-key kernels read: a key source's columns and constants (absent ones are
+/// passed as null) and its kernels. Keys of type `K`, first column of type `C`.
+pub(crate) struct Feed<'a, C: DeviceItem> {
+    /// The key column, or the first column of a computed key.
+    pub c0: &'a DeviceColumn<C>,
+    /// The second column of a computed key.
+    pub c1: Option<&'a DeviceColumn<u32>>,
+    /// The filter column.
+    pub fcol: Option<&'a DeviceColumn<u32>>,
+    /// Weights and predicate.
+    pub params: Option<&'a PodBuffer<SourceParams>>,
+    /// The source's kernels.
+    pub kernels: SourceKernels<C>,
+}
+
+impl<'a, K: TopKey> Feed<'a, K> {
+    /// A plain key column.
+    pub fn column(keys: &'a DeviceColumn<K>) -> Feed<'a, K> {
+        Feed {
+            c0: keys,
+            c1: None,
+            fcol: None,
+            params: None,
+            kernels: K::SELECT,
+        }
+    }
+}
+
+impl<C: DeviceItem> Feed<'_, C> {
+    /// Rows of the input.
+    fn len(&self) -> usize {
+        self.c0.len()
+    }
+
+    /// Gathers `plan.samples` ranks at `plan.stride` into `out` (grown to hold them).
+    pub fn sample(
+        &self,
+        gpu: &Gpu,
+        plan: &SamplePlan,
+        smallest: bool,
+        out: &mut DeviceColumn<u64>,
+    ) -> Result<()> {
+        grow(gpu, out, plan.samples)?;
+        let (s, stride, smallest) = (plan.samples as u32, plan.stride as u32, smallest as u32);
+        let spec = &self.kernels.sample;
+        let cfg = stride_grid(gpu, spec, plan.samples)?;
+        let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
+        // SAFETY: the plan's `s` samples at `stride` lie within the `n` rows of the source's
+        // columns (s * stride <= n); `out` holds `s`.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (c0, c1, fcol, params, &s, &stride, &smallest, out),
+            )
+        }
+    }
+
+    /// The threshold filter pass over every tile at `state`'s finished rank select: passing
+    /// live rows into `cands` (up to `cap`), each tile's ties into `tie_counts` (grown to one
+    /// per tile).
+    pub fn filter(
+        &self,
+        gpu: &Gpu,
+        smallest: bool,
+        state: &mut PodBuffer<TopKState>,
+        cands: &mut PodBuffer<Candidate>,
+        cap: usize,
+        tie_counts: &mut DeviceColumn<u32>,
+    ) -> Result<()> {
+        if cands.len() < cap {
+            return Err(Error::invalid(format!(
+                "top_k: room for {} candidates, not {cap}",
+                cands.len()
+            )));
+        }
+        let n = self.len();
+        let spec = &self.kernels.filter;
+        let cfg = tile_grid(spec, n, 0)?;
+        grow(gpu, tie_counts, cfg.grid_dim.0 as usize)?;
+        let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
+        let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
+        // SAFETY: one block per tile of the source's `n` rows; the candidates hold `cap`, the
+        // tie counts one per tile; the caller finished the rank select of `state`.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (
+                    c0, c1, fcol, params, &n32, &smallest, state, cands, &cap32, tie_counts,
+                ),
+            )
+        }
+    }
+
+    /// Whether rows can fail a predicate.
+    fn filtered(&self) -> bool {
+        self.fcol.is_some()
+    }
+}
+
+/// How a filter pass ended.
+enum Finish<K> {
+    /// The result.
+    Rows(TopKRows<K>),
+    /// The threshold kept too few or too many: run the exact select.
+    Retry,
+    /// Only this many rows are live (fewer than `k`).
+    Fewer(usize),
+}
+
 /// A reusable top-k by selection: device buffers grown to the largest call so far.
 pub struct SelectTopK {
     /// Both selects and the counts: written once per call, read once.
@@ -59,6 +171,8 @@ pub struct SelectTopK {
     tie_counts: DeviceColumn<u32>,
     tie_prefix: DeviceColumn<u32>,
     scan_state: Option<Scratch>,
+    /// A fused query's constants (see `run_query`).
+    pub(super) params: Option<PodBuffer<SourceParams>>,
     fell_back: bool,
 }
 
@@ -75,6 +189,7 @@ impl SelectTopK {
             tie_counts: gpu.zeros(1)?,
             tie_prefix: gpu.zeros(1)?,
             scan_state: None,
+            params: None,
             fell_back: false,
         })
     }
@@ -95,16 +210,32 @@ impl SelectTopK {
         order: TopKOrder,
         algorithm: TopKAlgorithm,
     ) -> Result<TopKRows<K>> {
-        let n = keys.len();
+        self.run_feed(gpu, &Feed::column(keys), k, order, algorithm)
+    }
+
+    /// The `k` best live rows of `feed` by `order`, best first, with keys `K`; all live rows
+    /// where fewer than `k` are live.
+    pub(crate) fn run_feed<K: TopKey, C: DeviceItem>(
+        &mut self,
+        gpu: &Gpu,
+        feed: &Feed<'_, C>,
+        k: usize,
+        order: TopKOrder,
+        algorithm: TopKAlgorithm,
+    ) -> Result<TopKRows<K>> {
+        let n = feed.len();
         check_top_k(n, k)?;
         self.fell_back = false;
+        let mut k = k;
         match algorithm {
             TopKAlgorithm::Threshold => {
                 let plan = SamplePlan::new(n, k);
                 self.start::<K>(gpu, plan.j, k)?;
-                self.sample_select(gpu, keys, order, &plan)?;
-                if let Some(rows) = self.filter_and_finish(gpu, keys, k, order, plan.capacity)? {
-                    return Ok(rows);
+                self.sample_select::<K, C>(gpu, feed, order, &plan)?;
+                match self.filter_and_finish(gpu, feed, k, order, plan.capacity)? {
+                    Finish::Rows(rows) => return Ok(rows),
+                    Finish::Fewer(live) => k = live,
+                    Finish::Retry => {}
                 }
                 self.fell_back = true;
             }
@@ -116,10 +247,26 @@ impl SelectTopK {
                 ));
             }
         }
-        self.start::<K>(gpu, k, k)?;
-        self.exact_select(gpu, keys, order)?;
-        self.filter_and_finish(gpu, keys, k, order, k)?
-            .ok_or_else(|| Error::invalid("top_k: the exact select kept a wrong number of keys"))
+        // At most twice: a select of more rows than are live learns their count and selects
+        // them all (which cannot fall short again).
+        for _ in 0..2 {
+            if k == 0 {
+                return Ok(TopKRows {
+                    keys: Vec::new(),
+                    rows: Vec::new(),
+                });
+            }
+            self.start::<K>(gpu, k, k)?;
+            self.exact_select::<K, C>(gpu, feed, order)?;
+            match self.filter_and_finish(gpu, feed, k, order, k)? {
+                Finish::Rows(rows) => return Ok(rows),
+                Finish::Fewer(live) => k = live,
+                Finish::Retry => break,
+            }
+        }
+        Err(Error::invalid(
+            "top_k: the exact select kept a wrong number of keys",
+        ))
     }
 
     /// Uploads the state: a rank select of the `j` best and a candidates' select of the `k`
@@ -135,29 +282,15 @@ impl SelectTopK {
     }
 
     /// The sample's `j`-th best rank, left in the rank select.
-    fn sample_select<K: TopKey>(
+    fn sample_select<K: TopKey, C: DeviceItem>(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<K>,
+        f: &Feed<'_, C>,
         order: TopKOrder,
         plan: &SamplePlan,
     ) -> Result<()> {
-        grow(gpu, &mut self.sample, plan.samples)?;
-        let (s, stride, smallest) = (
-            plan.samples as u32,
-            plan.stride as u32,
-            (order == TopKOrder::Smallest) as u32,
-        );
-        let cfg = stride_grid(gpu, &K::SAMPLE, plan.samples)?;
-        // SAFETY: `s` samples at `stride` lie within the `n` keys (s * stride <= n); the
-        // sample buffer holds `s`.
-        unsafe {
-            gpu.launch(
-                &K::SAMPLE,
-                cfg,
-                (keys, &s, &stride, &smallest, &mut self.sample),
-            )
-        }?;
+        f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
+        let s = plan.samples as u32;
         for _ in 0..rank_bits::<K>() / DIGIT_BITS {
             let cfg = stride_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples)?;
             // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
@@ -173,23 +306,34 @@ impl SelectTopK {
         Ok(())
     }
 
-    /// The exact `k`-th best rank of all keys, left in the rank select.
-    fn exact_select<K: TopKey>(
+    /// The exact `k`-th best rank of all live rows, left in the rank select.
+    fn exact_select<K: TopKey, C: DeviceItem>(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<K>,
+        f: &Feed<'_, C>,
         order: TopKOrder,
     ) -> Result<()> {
-        let (n, smallest) = (keys.len() as u32, (order == TopKOrder::Smallest) as u32);
+        let (n, smallest) = (f.len() as u32, (order == TopKOrder::Smallest) as u32);
+        let spec = &f.kernels.hist;
         for _ in 0..rank_bits::<K>() / DIGIT_BITS {
-            let cfg = stride_grid(gpu, &K::HIST, keys.len())?;
-            // SAFETY: `n` keys; the state and the histogram (zero between rounds) are valid;
-            // any grid size works.
+            let cfg = stride_grid(gpu, spec, f.len())?;
+            // SAFETY: a source of `n` rows; the state and the histogram (zero between rounds)
+            // are valid; any grid size works.
             unsafe {
                 gpu.launch(
-                    &K::HIST,
+                    spec,
                     cfg,
-                    (keys, &n, &smallest, &mut self.state, &mut self.hist, &32u32),
+                    (
+                        f.c0,
+                        f.c1,
+                        f.fcol,
+                        f.params,
+                        &n,
+                        &smallest,
+                        &mut self.state,
+                        &mut self.hist,
+                        &32u32,
+                    ),
                 )
             }?;
         }
@@ -197,48 +341,33 @@ impl SelectTopK {
     }
 
     /// The filter pass at the rank select's threshold, the candidates' select and the emit,
-    /// then one read of the state and the chosen: `None` when fewer than `k` keys reached the
-    /// threshold or more than `capacity` passed it.
-    fn filter_and_finish<K: TopKey>(
+    /// then one read of the state and the chosen: [`Finish::Retry`] when fewer than `k` live
+    /// rows reached the threshold or more than `capacity` passed it, [`Finish::Fewer`] when
+    /// fewer than `k` rows are live and not all of them are candidates.
+    fn filter_and_finish<K: TopKey, C: DeviceItem>(
         &mut self,
         gpu: &Gpu,
-        keys: &DeviceColumn<K>,
+        f: &Feed<'_, C>,
         k: usize,
         order: TopKOrder,
         capacity: usize,
-    ) -> Result<Option<TopKRows<K>>> {
-        let n = keys.len();
+    ) -> Result<Finish<K>> {
+        let n = f.len();
         let cap = capacity.max(k);
         grow_pod(gpu, &mut self.cands, cap)?;
         grow_pod(gpu, &mut self.out, k)?;
         grow(gpu, &mut self.ties, k)?;
-        let cfg = tile_grid(&K::FILTER, n, 0)?;
-        let tiles = cfg.grid_dim.0 as usize;
-        grow(gpu, &mut self.tie_counts, tiles)?;
-        grow(gpu, &mut self.tie_prefix, tiles)?;
-        let (n32, smallest, cap32, k32) = (
-            n as u32,
-            (order == TopKOrder::Smallest) as u32,
-            cap as u32,
-            k as u32,
-        );
-        // SAFETY: one block per tile of the `n` keys; the candidates hold `cap`, the tie
-        // counts one per tile; the rank select finished.
-        unsafe {
-            gpu.launch(
-                &K::FILTER,
-                cfg,
-                (
-                    keys,
-                    &n32,
-                    &smallest,
-                    &mut self.state,
-                    &mut self.cands,
-                    &cap32,
-                    &mut self.tie_counts,
-                ),
-            )
-        }?;
+        let smallest_order = order == TopKOrder::Smallest;
+        f.filter(
+            gpu,
+            smallest_order,
+            &mut self.state,
+            &mut self.cands,
+            cap,
+            &mut self.tie_counts,
+        )?;
+        grow(gpu, &mut self.tie_prefix, self.tie_counts.len())?;
+        let (n32, smallest, cap32, k32) = (n as u32, smallest_order as u32, cap as u32, k as u32);
         // The candidates' select runs whatever passed; the host checks the counts once, after.
         let grid = stride_grid(gpu, &kt::TOPK_HIST_CANDS, cap)?;
         for _ in 0..(rank_bits::<K>() + 32) / DIGIT_BITS {
@@ -263,10 +392,19 @@ impl SelectTopK {
         let state = self.state.read(gpu, 0)?;
         let c = state.counts;
         let (passed, tied) = (c.passed as usize, c.tied as usize);
-        if passed > cap || passed + tied < k {
-            return Ok(None);
+        let live = if f.filtered() { c.live as usize } else { n };
+        if live < k {
+            // Every live row is wanted: done if all of them are candidates.
+            return Ok(if passed == live && passed <= cap {
+                Finish::Rows(rows_of(self.cands.read_prefix(gpu, passed)?, order))
+            } else {
+                Finish::Fewer(live)
+            });
         }
-        let mut best = if passed >= k {
+        if passed > cap || passed + tied < k {
+            return Ok(Finish::Retry);
+        }
+        let best = if passed >= k {
             if c.emitted as usize != k || state.chosen.resolved != 1 {
                 return Err(Error::invalid(format!(
                     "top_k: the candidates' select chose {} of {passed}, not {k}",
@@ -284,16 +422,19 @@ impl SelectTopK {
                 self.scan_state.take(),
             )
             .map(|s| self.scan_state = Some(s))?;
-            let fill = grid_per_sm(gpu, &K::FILL, n, 2)?;
+            let fill = grid_per_sm(gpu, &f.kernels.fill, n, 2)?;
             let need32 = need as u32;
             // SAFETY: the tiles of the filter, their prefix sum, and room for `need <= k` rows;
             // any grid size works.
             unsafe {
                 gpu.launch(
-                    &K::FILL,
+                    &f.kernels.fill,
                     fill,
                     (
-                        keys,
+                        f.c0,
+                        f.c1,
+                        f.fcol,
+                        f.params,
                         &n32,
                         &smallest,
                         &self.state,
@@ -313,11 +454,16 @@ impl SelectTopK {
             }));
             best
         };
-        best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
-        Ok(Some(TopKRows {
-            keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
-            rows: best.iter().map(|c| c.row).collect(),
-        }))
+        Ok(Finish::Rows(rows_of(best, order)))
+    }
+}
+
+/// The result of the chosen candidates: best first (larger rank, then smaller row).
+fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K> {
+    best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
+    TopKRows {
+        keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
+        rows: best.iter().map(|c| c.row).collect(),
     }
 }
 
