@@ -303,31 +303,22 @@ fn script_topk<K: bytemuck::Pod>(
     Ok(out)
 }
 
-/// Adds PyTorch's figures as records of `experiment`.
-#[allow(clippy::too_many_arguments)]
-fn torch_records<K: bytemuck::Pod>(
-    b: &mut Bench<'_>,
-    args: &TopKArgs,
-    experiment: &str,
-    keys: &[K],
-    dtype: &str,
-    ks: &[usize],
-    ns: &[usize],
-    label: &str,
-) -> Option<String> {
-    let script = Script {
-        path: &args.torch,
-        option: "--torch",
-        row: "pytorch topk",
-    };
-    script_records(b, &script, experiment, keys, dtype, ks, ns, label)
-}
-
 /// A comparison script: its path (or "none"), the option that names it, its rows' name.
 struct Script<'a> {
     path: &'a str,
     option: &'a str,
     row: &'a str,
+}
+
+impl Script<'_> {
+    /// PyTorch's `topk`, as `--torch` names it.
+    fn torch(args: &TopKArgs) -> Script<'_> {
+        Script {
+            path: &args.torch,
+            option: "--torch",
+            row: "pytorch topk",
+        }
+    }
 }
 
 /// Adds a comparison script's figures as records of `experiment`; returns why they are
@@ -402,9 +393,9 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         .step_by(2)
         .map(|l| 1usize << l)
         .collect();
-    torch_missing = torch_missing.or(torch_records(
+    torch_missing = torch_missing.or(script_records(
         &mut b,
-        args,
+        &Script::torch(args),
         "k_sweep_f32",
         &uniform,
         "float32",
@@ -425,9 +416,9 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
                 "",
             )?;
         }
-        torch_missing = torch_missing.or(torch_records(
+        torch_missing = torch_missing.or(script_records(
             &mut b,
-            args,
+            &Script::torch(args),
             "size_sweep_k64",
             &uniform,
             "float32",
@@ -515,9 +506,9 @@ fn key_type<K: TopKey + bytemuck::Pod>(
         b.time(experiment, &d, k, Some(TopKAlgorithm::RadixSelect), "")?;
     }
     drop(d);
-    Ok(torch_records(
+    Ok(script_records(
         b,
-        args,
+        &Script::torch(args),
         experiment,
         keys,
         dtype,

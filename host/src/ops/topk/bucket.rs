@@ -12,10 +12,11 @@ use tessera_kernels::ops::topk_bucket::{
 };
 use tessera_kernels::spec::KernelSpec;
 
-use super::perthread::{grow_pod, rows_of};
+use super::buffers::{grow_pod, stride_grid};
+use super::select::rows_of;
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, Gpu, LaunchConfig, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer};
 
 /// Key types of [`BucketSelectTopK`]: every [`TopKey`]. Sealed through [`TopKey`].
 pub trait BucketKey: TopKey {
@@ -382,11 +383,6 @@ impl BucketSelectTopK {
         best.append(&mut rest);
         Ok(rows_of(best, order))
     }
-}
-
-/// A grid-stride launch: eight blocks per SM, no more than one per tile.
-fn stride_grid(gpu: &Gpu, spec: &KernelSpec<impl Sized>, n: usize) -> Result<LaunchConfig> {
-    grid_per_sm(gpu, spec, n, 8)
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! columns and keeps only the rows a [`RowFilter`] keeps, in the threshold filter's one read
 //! of those columns; the same order and ties apply to the matching rows, and where fewer than
 //! `k` rows match the result holds all of them.
+mod buffers;
 mod cost;
 mod fused;
 mod select;

@@ -28,6 +28,7 @@ use tessera_kernels::ops::topk_multi::{
 };
 use tessera_kernels::spec::KernelSpec;
 
+use super::buffers::grow;
 use super::select::Feed;
 use super::{SamplePlan, TopKOrder, TopKey, check_top_k};
 use crate::error::{Error, Result};
@@ -426,15 +427,6 @@ fn gather<T: DeviceItem>(
     let mut items = vec![T::default(); k];
     bytemuck::cast_slice_mut::<T, u8>(&mut items).copy_from_slice(bytemuck::cast_slice(&bits));
     Ok(items)
-}
-
-/// Grows `col` to hold at least `len` items and sets its length to `len`.
-fn grow<T: DeviceItem>(gpu: &Gpu, col: &mut DeviceColumn<T>, len: usize) -> Result<()> {
-    if col.capacity() < len {
-        *col = gpu.zeros(len)?;
-    }
-    col.set_len(len);
-    Ok(())
 }
 
 #[cfg(test)]

@@ -9,6 +9,8 @@ use tessera_kernels::ops::topk::{
 use tessera_kernels::ops::topk_perthread::{self as kp, HEAP_NT, MAX_REG_K, PerThreadArgs};
 use tessera_kernels::spec::KernelSpec;
 
+use super::buffers::grow_pod;
+use super::select::rows_of;
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, LaunchConfig, PodBuffer, grid_per_sm};
@@ -238,27 +240,6 @@ fn occupancy(gpu: &Gpu, spec: &KernelSpec<impl Sized>, smem: usize) -> Result<u6
         .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), smem, None)
         .map_err(Error::launch(spec.name()))?;
     Ok(u64::from(blocks.max(1)))
-}
-
-/// The result of the chosen candidates (any order): best first, ties by the smaller row.
-pub(super) fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K> {
-    best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
-    TopKRows {
-        keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
-        rows: best.iter().map(|c| c.row).collect(),
-    }
-}
-
-/// Grows `buf` to hold at least `len` values.
-pub(super) fn grow_pod<T: bytemuck::Pod>(
-    gpu: &Gpu,
-    buf: &mut PodBuffer<T>,
-    len: usize,
-) -> Result<()> {
-    if buf.len() < len {
-        *buf = PodBuffer::zeroed(gpu, len)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -4,14 +4,12 @@ use tessera_kernels::ops::topk::{
     self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, SourceKernels,
     SourceParams, TopKState,
 };
-use tessera_kernels::spec::KernelShape;
 
+use super::buffers::{grow, grow_pod, stride_grid};
 use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::scan::exclusive_scan_into;
-use crate::runtime::{
-    DeviceColumn, DeviceItem, Gpu, LaunchConfig, PodBuffer, Scratch, grid_per_sm, tile_grid,
-};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, PodBuffer, Scratch, grid_per_sm, tile_grid};
 
 /// Ranks sampled for the threshold: about this many, at a fixed stride.
 pub const SAMPLE_TARGET: usize = 1 << 16;
@@ -458,8 +456,8 @@ impl SelectTopK {
     }
 }
 
-/// The result of the chosen candidates: best first (larger rank, then smaller row).
-fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K> {
+/// The result of the chosen candidates (any order): best first, ties by the smaller row.
+pub(super) fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K> {
     best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
     TopKRows {
         keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
@@ -467,30 +465,7 @@ fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K>
     }
 }
 
-/// Grows `buf` to hold at least `len` values.
-fn grow_pod<T: bytemuck::Pod>(gpu: &Gpu, buf: &mut PodBuffer<T>, len: usize) -> Result<()> {
-    if buf.len() < len {
-        *buf = PodBuffer::zeroed(gpu, len)?;
-    }
-    Ok(())
-}
-
 /// Rank bits of `K` (32 or 64).
 fn rank_bits<K: TopKey>() -> u32 {
     8 * size_of::<K>() as u32
-}
-
-/// A grid-stride launch over `n` items: eight blocks per SM, no more than one per
-/// `threads * items_per_thread` items.
-fn stride_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
-    grid_per_sm(gpu, spec, n, 8)
-}
-
-/// Grows `col` to hold at least `len` items and sets its length to `len`.
-fn grow<T: DeviceItem>(gpu: &Gpu, col: &mut DeviceColumn<T>, len: usize) -> Result<()> {
-    if col.capacity() < len {
-        *col = gpu.zeros(len)?;
-    }
-    col.set_len(len);
-    Ok(())
 }
