@@ -908,7 +908,7 @@ mod device {
     ///
     /// # Safety
     /// `src` holds `n > 0` rows; one block per tile; `state.ranks` is a finished select;
-    /// `cands` holds `cap`, `tie_counts` one count per tile.
+    /// `cands` holds `cap`, `tie_counts` one count per tile; `slot` holds two words.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -935,11 +935,27 @@ mod device {
         let t = thread_idx();
         let live = |k: usize| (live >> k) & 1 != 0;
         if S::FILTERED {
-            // Every lane takes part (no barrier here): the host learns how many rows match.
+            // The host learns how many rows match: one atomic per block, as one per warp
+            // on this one address would serialize (a uniform branch: `FILTERED` is a const).
             let warp = warp_inclusive_sum((0..IPT).filter(|&k| live(k)).count() as u32);
+            if t == 0 {
+                // SAFETY: slot 1 is the block's live count.
+                unsafe { slot.write(1, 0) };
+            }
+            sync_threads();
             if lane_id() == 31 && warp != 0 {
-                // SAFETY: `counts` is valid.
-                unsafe { u32::atomic_add(&raw mut (*counts).live, warp) };
+                // SAFETY: slot 1 is the block's live count.
+                unsafe { slot.atomic_add(1, warp) };
+            }
+            sync_threads();
+            if t == 0 {
+                // SAFETY: slot 1 is complete after the barrier; `counts` is valid.
+                unsafe {
+                    let c = slot.read(1);
+                    if c != 0 {
+                        u32::atomic_add(&raw mut (*counts).live, c);
+                    }
+                }
             }
         }
         let mut pass = 0u64;
@@ -1181,7 +1197,7 @@ macro_rules! topk_source_kernels {
                 n: u32, smallest: u32, state: *mut TopKState,
                 cands: *mut Candidate, cap: u32, tie_counts: *mut u32
             ) {
-                let slot = $crate::shared_array!(topk_slot: [u32; 1]);
+                let slot = $crate::shared_array!(topk_slot: [u32; 2]);
                 // SAFETY: the host launches one block per tile of a source of `n` rows with
                 // buffers as `filter` requires.
                 unsafe {
