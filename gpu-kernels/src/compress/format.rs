@@ -38,8 +38,9 @@
 //! **Vertical (GPU-SIMDBP128, §5.3.3)**: blocks of [`VERTICAL_BLOCK`] = 4096 values, one lane
 //! per thread of a 128-thread block: value i of a block goes to lane `i % 128`, slot `i / 128`
 //! (0..32), as SIMD-BP128 stripes values over its 4 SSE lanes. Each lane packs its 32 slots with
-//! the block's one width b into b words, and word k of lane l is stored at `k * 128 + l`, so a
-//! warp reading its word k reads 32 consecutive words. A block is `[reference, width, 128 * b
+//! the block's one width b into b words (a value that crosses a word boundary continues in
+//! the lane's next word), and word k of lane l is stored at `k * 128 + l`, so a warp reading
+//! its word k reads 32 consecutive words. A block is `[reference, width, 128 * b
 //! words]`; the block starts are as GPU-FOR's.
 //!
 //! Signed columns are encoded as their bit patterns (an `i32` cast to `u32`): FOR and DFOR pick
@@ -255,7 +256,8 @@ pub const fn dfor_first_value_index(group_first_block_start: u32) -> usize {
 }
 
 /// Where slot `i` (0..4096) of a vertical block of `width` is: the word index among the
-/// block's packed words (after its two header words) and the bit.
+/// block's packed words (after its two header words) and the bit. A value that
+/// [`spans_next`] continues in its lane's next word, [`VERTICAL_LANES`] words further.
 #[inline(always)]
 pub const fn vertical_position(width: u32, i: usize) -> (usize, u32) {
     let lane = i % VERTICAL_LANES;
