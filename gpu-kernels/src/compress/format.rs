@@ -21,7 +21,8 @@
 //! **GPU-DFOR** (§5.4.1). The values are cut into groups of D blocks (D = [`DforHeader::
 //! group_blocks`], 1..=[`MAX_GROUP_BLOCKS`]). For a group of m values x0..x(m-1) the deltas
 //! `x(k+1) - x(k)` (wrapping `u32`) fill slots 0..m-2, slot m-1 and the padding up to whole
-//! blocks are 0, and the deltas are stored as GPU-FOR blocks. The group's first value x0 is
+//! blocks (the thesis pads with 0) repeat the last delta, which no decoder reads and which
+//! adds no bits to its block, and the deltas are stored as GPU-FOR blocks. The group's first value x0 is
 //! stored in the data array right before the group's first block; the block starts still point
 //! at the blocks. A decoder gets `x(i) = x0 + exclusive_prefix_sum(deltas)[i]`, wrapping, so
 //! every input round-trips exactly, unsorted or descending too: a block's reference may be the

@@ -30,12 +30,15 @@ impl DforColumn {
             let mut deltas = vec![0u32; group];
             for g in c.chunks(group) {
                 b.push_word(g[0]);
-                // Slot k holds x(k+1) - x(k); the group's last slot and the padding stay 0.
+                // Slot k holds x(k+1) - x(k). No decoder reads the group's last slot or the
+                // padding (an exclusive prefix sum), so they repeat the last delta, which adds
+                // no bits to its block where 0 would (sorted input: 0.81 bits, not 1.06).
                 let used = &mut deltas[..g.len().div_ceil(BLOCK) * BLOCK];
-                used.fill(0);
                 for (d, w) in used.iter_mut().zip(g.windows(2)) {
                     *d = w[1].wrapping_sub(w[0]);
                 }
+                let fill = g.len().checked_sub(2).map_or(0, |k| used[k]);
+                used[g.len() - 1..].fill(fill);
                 used.chunks(BLOCK).for_each(|blk| b.push_for(blk));
             }
         })?;
