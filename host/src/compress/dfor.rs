@@ -3,16 +3,22 @@
 use tessera_kernels::compress::format::{BLOCK, DforHeader, MAX_GROUP_BLOCKS, MINIBLOCKS};
 
 use super::block::encode_chunks;
-use super::{Scheme, blocked_column, validate};
+use super::{Scheme, column, validate};
 use crate::{Error, Result};
 
 /// Values per encoding task, at least: whole groups of about this many.
 const TASK_VALUES: usize = 64 * BLOCK;
 
-blocked_column! {
+column! {
     /// A GPU-DFOR column: header, block starts (one per delta block, then the data length) and
     /// data (each group's first value, the word before the group's first block, then its blocks).
-    DforColumn, DforHeader, Scheme::Dfor, validate::validate_dfor
+    DforColumn, DforHeader, Scheme::Dfor, validate::validate_dfor,
+    [
+        /// The block starts: each block's word offset in the data, then the data's length.
+        block_starts,
+        /// The data array.
+        data,
+    ]
 }
 
 impl DforColumn {

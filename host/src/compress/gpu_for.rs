@@ -2,15 +2,21 @@
 use tessera_kernels::compress::format::{BLOCK, ForHeader, MINIBLOCKS};
 
 use super::block::encode_chunks;
-use super::{Scheme, blocked_column, validate};
+use super::{Scheme, column, validate};
 use crate::Result;
 
 /// Blocks per encoding task: large enough to amortize a task, small enough to balance.
 const TASK_BLOCKS: usize = 64;
 
-blocked_column! {
+column! {
     /// A GPU-FOR column: header, block starts (one per block, then the data length) and data.
-    ForColumn, ForHeader, Scheme::For, validate::validate_for
+    ForColumn, ForHeader, Scheme::For, validate::validate_for,
+    [
+        /// The block starts: each block's word offset in the data, then the data's length.
+        block_starts,
+        /// The data array.
+        data,
+    ]
 }
 
 impl ForColumn {

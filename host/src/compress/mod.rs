@@ -338,17 +338,19 @@ impl Scheme {
     }
 }
 
-/// Defines a column of bit-packed blocks (GPU-FOR, GPU-DFOR, vertical): its struct of header,
-/// block starts and data, their accessors, and its [`Compressed`] impl, which validates with
-/// `$validate`.
-macro_rules! blocked_column {
-    ($(#[$m:meta])* $name:ident, $header:ty, $scheme:expr, $validate:path) => {
+/// Defines a column type: its struct of a `#[repr(C)]` header and word arrays, their
+/// accessors, and its [`Compressed`] impl, whose `from_parts` checks the parts with
+/// `$validate(&header, &array, ...)` before it builds the column.
+macro_rules! column {
+    (
+        $(#[$m:meta])* $name:ident, $header:ty, $scheme:expr, $validate:path,
+        [$($(#[$fm:meta])* $field:ident),+ $(,)?]
+    ) => {
         $(#[$m])*
         #[derive(Clone, Debug, PartialEq, Eq)]
         pub struct $name {
             header: $header,
-            block_starts: Vec<u32>,
-            data: Vec<u32>,
+            $($field: Vec<u32>,)+
         }
 
         impl $name {
@@ -356,14 +358,12 @@ macro_rules! blocked_column {
             pub fn header(&self) -> &$header {
                 &self.header
             }
-            /// The block starts: each block's word offset in the data, then the data's length.
-            pub fn block_starts(&self) -> &[u32] {
-                &self.block_starts
-            }
-            /// The data array.
-            pub fn data(&self) -> &[u32] {
-                &self.data
-            }
+            $(
+                $(#[$fm])*
+                pub fn $field(&self) -> &[u32] {
+                    &self.$field
+                }
+            )+
         }
 
         impl $crate::compress::Compressed for $name {
@@ -375,22 +375,18 @@ macro_rules! blocked_column {
                 bytemuck::cast_slice(&[self.header]).to_vec()
             }
             fn arrays(&self) -> Vec<&[u32]> {
-                vec![&self.block_starts, &self.data]
+                vec![$(&self.$field),+]
             }
             fn from_parts(header: &[u32], arrays: Vec<Vec<u32>>) -> $crate::Result<Self> {
                 let header: $header = $crate::compress::header_from(Self::SCHEME, header)?;
-                let [block_starts, data] = $crate::compress::arrays_of(Self::SCHEME, arrays)?;
-                $validate(&header, &block_starts, &data)?;
-                Ok($name {
-                    header,
-                    block_starts,
-                    data,
-                })
+                let [$($field),+] = $crate::compress::arrays_of(Self::SCHEME, arrays)?;
+                $validate(&header, $(&$field),+)?;
+                Ok($name { header, $($field),+ })
             }
         }
     };
 }
-pub(crate) use blocked_column;
+pub(crate) use column;
 
 #[cfg(test)]
 mod tests {

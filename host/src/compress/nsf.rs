@@ -3,14 +3,16 @@
 use rayon::prelude::*;
 use tessera_kernels::compress::format::NsfHeader;
 
-use super::{Compressed, Scheme, arrays_of, header_from, validate};
+use super::{Scheme, column, validate};
 use crate::Result;
 
-/// An NSF column: header and the values' bytes, little-endian, padded to whole words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NsfColumn {
-    header: NsfHeader,
-    data: Vec<u32>,
+column! {
+    /// An NSF column: header and the values' bytes, little-endian, padded to whole words.
+    NsfColumn, NsfHeader, Scheme::Nsf, validate::validate_nsf,
+    [
+        /// The byte stream, as words.
+        data,
+    ]
 }
 
 impl NsfColumn {
@@ -40,33 +42,5 @@ impl NsfColumn {
             },
             data,
         })
-    }
-
-    /// The header.
-    pub fn header(&self) -> &NsfHeader {
-        &self.header
-    }
-    /// The byte stream, as words.
-    pub fn data(&self) -> &[u32] {
-        &self.data
-    }
-}
-
-impl Compressed for NsfColumn {
-    const SCHEME: Scheme = Scheme::Nsf;
-    fn len(&self) -> usize {
-        self.header.total_count as usize
-    }
-    fn header_words(&self) -> Vec<u32> {
-        bytemuck::cast_slice(&[self.header]).to_vec()
-    }
-    fn arrays(&self) -> Vec<&[u32]> {
-        vec![&self.data]
-    }
-    fn from_parts(header: &[u32], arrays: Vec<Vec<u32>>) -> Result<Self> {
-        let header: NsfHeader = header_from(Self::SCHEME, header)?;
-        let [data] = arrays_of(Self::SCHEME, arrays)?;
-        validate::validate_nsf(&header, &data)?;
-        Ok(NsfColumn { header, data })
     }
 }

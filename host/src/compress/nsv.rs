@@ -3,19 +3,22 @@
 use rayon::prelude::*;
 use tessera_kernels::compress::format::{NSV_CODES_PER_WORD, NsvHeader, nsv_bytes};
 
-use super::{Compressed, Scheme, arrays_of, header_from, validate};
+use super::{Scheme, column, validate};
 use crate::{Error, Result};
 
 /// Values per encoding task.
 const TASK_VALUES: usize = 1 << 14;
 
-/// An NSV column: header, the length codes (16 per word) and the value bytes, back to back,
-/// padded to whole words.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NsvColumn {
-    header: NsvHeader,
-    lengths: Vec<u32>,
-    data: Vec<u32>,
+column! {
+    /// An NSV column: header, the length codes (16 per word) and the value bytes, back to back,
+    /// padded to whole words.
+    NsvColumn, NsvHeader, Scheme::Nsv, validate::validate_nsv,
+    [
+        /// The 2-bit length codes (bytes - 1), 16 per word.
+        lengths,
+        /// The value bytes, as words.
+        data,
+    ]
 }
 
 impl NsvColumn {
@@ -53,19 +56,6 @@ impl NsvColumn {
             data: words_of(&bytes),
         })
     }
-
-    /// The header.
-    pub fn header(&self) -> &NsvHeader {
-        &self.header
-    }
-    /// The 2-bit length codes (bytes - 1), 16 per word.
-    pub fn lengths(&self) -> &[u32] {
-        &self.lengths
-    }
-    /// The value bytes, as words.
-    pub fn data(&self) -> &[u32] {
-        &self.data
-    }
 }
 
 /// `bytes` as little-endian words, the last padded with zeros.
@@ -78,27 +68,4 @@ fn words_of(bytes: &[u8]) -> Vec<u32> {
             u32::from_le_bytes(w)
         })
         .collect()
-}
-
-impl Compressed for NsvColumn {
-    const SCHEME: Scheme = Scheme::Nsv;
-    fn len(&self) -> usize {
-        self.header.total_count as usize
-    }
-    fn header_words(&self) -> Vec<u32> {
-        bytemuck::cast_slice(&[self.header]).to_vec()
-    }
-    fn arrays(&self) -> Vec<&[u32]> {
-        vec![&self.lengths, &self.data]
-    }
-    fn from_parts(header: &[u32], arrays: Vec<Vec<u32>>) -> Result<Self> {
-        let header: NsvHeader = header_from(Self::SCHEME, header)?;
-        let [lengths, data] = arrays_of(Self::SCHEME, arrays)?;
-        validate::validate_nsv(&header, &lengths, &data)?;
-        Ok(NsvColumn {
-            header,
-            lengths,
-            data,
-        })
-    }
 }

@@ -2,18 +2,21 @@
 use rayon::prelude::*;
 use tessera_kernels::compress::format::RunHeader;
 
-use super::{Compressed, Scheme, arrays_of, header_from, validate};
+use super::{Scheme, column, validate};
 use crate::Result;
 
 /// Values per encoding task.
 const TASK_VALUES: usize = 1 << 16;
 
-/// An RLE column: header, run values and run lengths (each at least 1).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct RleColumn {
-    header: RunHeader,
-    values: Vec<u32>,
-    lengths: Vec<u32>,
+column! {
+    /// An RLE column: header, run values and run lengths (each at least 1).
+    RleColumn, RunHeader, Scheme::Rle, validate::validate_rle,
+    [
+        /// The run values.
+        values,
+        /// The run lengths.
+        lengths,
+    ]
 }
 
 /// The runs of `values`: their values and lengths. Tasks find the runs of their chunks in
@@ -58,42 +61,6 @@ impl RleColumn {
                 run_count: vals.len() as u32,
             },
             values: vals,
-            lengths,
-        })
-    }
-
-    /// The header.
-    pub fn header(&self) -> &RunHeader {
-        &self.header
-    }
-    /// The run values.
-    pub fn values(&self) -> &[u32] {
-        &self.values
-    }
-    /// The run lengths.
-    pub fn lengths(&self) -> &[u32] {
-        &self.lengths
-    }
-}
-
-impl Compressed for RleColumn {
-    const SCHEME: Scheme = Scheme::Rle;
-    fn len(&self) -> usize {
-        self.header.total_count as usize
-    }
-    fn header_words(&self) -> Vec<u32> {
-        bytemuck::cast_slice(&[self.header]).to_vec()
-    }
-    fn arrays(&self) -> Vec<&[u32]> {
-        vec![&self.values, &self.lengths]
-    }
-    fn from_parts(header: &[u32], arrays: Vec<Vec<u32>>) -> Result<Self> {
-        let header: RunHeader = header_from(Self::SCHEME, header)?;
-        let [values, lengths] = arrays_of(Self::SCHEME, arrays)?;
-        validate::validate_rle(&header, &values, &lengths)?;
-        Ok(RleColumn {
-            header,
-            values,
             lengths,
         })
     }

@@ -276,35 +276,26 @@ fn check_runs(scheme: &str, total: u32, lengths: impl Iterator<Item = u32>) -> R
 /// 1, the lengths summing to the total.
 pub fn validate_rle(header: &RunHeader, values: &[u32], lengths: &[u32]) -> Result<()> {
     const S: &str = "RLE";
-    let runs = header.run_count as usize;
-    if values.len() != runs || lengths.len() != runs {
-        return Err(bad(
-            S,
-            format!(
-                "{} values and {} lengths, expected {runs} runs of each",
-                values.len(),
-                lengths.len()
-            ),
-        ));
-    }
+    check_run_counts(S, header, values.len(), lengths.len())?;
     check_runs(S, header.total_count, lengths.iter().copied())
+}
+
+/// `Err` unless there are as many run values and run lengths as the header's runs.
+fn check_run_counts(scheme: &str, header: &RunHeader, values: usize, lengths: usize) -> Result<()> {
+    let runs = header.run_count as usize;
+    if values != runs || lengths != runs {
+        let msg = format!("{values} values and {lengths} lengths, expected {runs} runs of each");
+        return Err(bad(scheme, msg));
+    }
+    Ok(())
 }
 
 /// Checks an RFOR column whose two GPU-FOR columns are valid: both hold the header's run
 /// count, and the run lengths (decoded) are each at least 1 and sum to the total.
 pub fn validate_rfor(header: &RunHeader, values: &ForColumn, lengths: &ForColumn) -> Result<()> {
     const S: &str = "RFOR";
+    check_run_counts(S, header, values.len(), lengths.len())?;
     let runs = header.run_count as usize;
-    if values.len() != runs || lengths.len() != runs {
-        return Err(bad(
-            S,
-            format!(
-                "{} values and {} lengths, expected {runs} runs of each",
-                values.len(),
-                lengths.len()
-            ),
-        ));
-    }
     let mut decoded = Vec::with_capacity(runs);
     let mut block = [0u32; BLOCK];
     for k in 0..blocks_for(runs, BLOCK) {

@@ -4,13 +4,19 @@
 use tessera_kernels::compress::format::{VERTICAL_BLOCK, VERTICAL_LANES, VerticalHeader};
 
 use super::block::encode_chunks;
-use super::{Scheme, blocked_column, validate};
+use super::{Scheme, column, validate};
 use crate::Result;
 
-blocked_column! {
+column! {
     /// A vertical column: header, block starts (one per block, then the data length) and data
     /// (per block: reference, width, then 128 lanes of `width` words, interleaved).
-    VerticalColumn, VerticalHeader, Scheme::Vertical, validate::validate_vertical
+    VerticalColumn, VerticalHeader, Scheme::Vertical, validate::validate_vertical,
+    [
+        /// The block starts: each block's word offset in the data, then the data's length.
+        block_starts,
+        /// The data array.
+        data,
+    ]
 }
 
 impl VerticalColumn {
