@@ -12,13 +12,7 @@ const TASK_VALUES: usize = 64 * BLOCK;
 column! {
     /// A GPU-DFOR column: header, block starts (one per delta block, then the data length) and
     /// data (each group's first value, the word before the group's first block, then its blocks).
-    DforColumn, DforHeader, Scheme::Dfor, validate::validate_dfor,
-    [
-        /// The block starts: each block's word offset in the data, then the data's length.
-        block_starts,
-        /// The data array.
-        data,
-    ]
+    DforColumn, DforHeader, Scheme::Dfor, validate::validate_dfor, blocks
 }
 
 impl DforColumn {

@@ -10,13 +10,7 @@ const TASK_BLOCKS: usize = 64;
 
 column! {
     /// A GPU-FOR column: header, block starts (one per block, then the data length) and data.
-    ForColumn, ForHeader, Scheme::For, validate::validate_for,
-    [
-        /// The block starts: each block's word offset in the data, then the data's length.
-        block_starts,
-        /// The data array.
-        data,
-    ]
+    ForColumn, ForHeader, Scheme::For, validate::validate_for, blocks
 }
 
 impl ForColumn {

@@ -193,7 +193,6 @@ macro_rules! each_column {
         }
     };
 }
-pub(crate) use each_column;
 
 impl Encoded {
     /// The column's scheme.
@@ -342,6 +341,19 @@ impl Scheme {
 /// accessors, and its [`Compressed`] impl, whose `from_parts` checks the parts with
 /// `$validate(&header, &array, ...)` before it builds the column.
 macro_rules! column {
+    // A column of bit-packed blocks (GPU-FOR, GPU-DFOR, vertical): block starts and data.
+    ($(#[$m:meta])* $name:ident, $header:ty, $scheme:expr, $validate:path, blocks) => {
+        $crate::compress::column! {
+            $(#[$m])* $name, $header, $scheme, $validate,
+            [
+                /// The block starts: each block's word offset in the data, then the data's
+                /// length.
+                block_starts,
+                /// The data array.
+                data,
+            ]
+        }
+    };
     (
         $(#[$m:meta])* $name:ident, $header:ty, $scheme:expr, $validate:path,
         [$($(#[$fm:meta])* $field:ident),+ $(,)?]

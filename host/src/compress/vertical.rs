@@ -10,13 +10,7 @@ use crate::Result;
 column! {
     /// A vertical column: header, block starts (one per block, then the data length) and data
     /// (per block: reference, width, then 128 lanes of `width` words, interleaved).
-    VerticalColumn, VerticalHeader, Scheme::Vertical, validate::validate_vertical,
-    [
-        /// The block starts: each block's word offset in the data, then the data's length.
-        block_starts,
-        /// The data array.
-        data,
-    ]
+    VerticalColumn, VerticalHeader, Scheme::Vertical, validate::validate_vertical, blocks
 }
 
 impl VerticalColumn {
