@@ -277,7 +277,7 @@ impl Scheme {
         }
     }
 
-    /// The scheme's id in the on-disk form ([`file`]).
+    /// The scheme's id in the on-disk form ([`mod@file`]).
     pub fn id(self) -> u32 {
         match self {
             Scheme::Plain => 0,
