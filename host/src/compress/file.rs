@@ -90,6 +90,12 @@ pub fn from_bytes(bytes: &[u8], at: &str) -> Result<Encoded> {
              truncated or corrupt"
         )));
     }
+    parse(body).map_err(|e| bad(e.to_string()))
+}
+
+/// The column in `body`, the file's bytes before its checksum (which matched).
+fn parse(body: &[u8]) -> Result<Encoded> {
+    let bad = |msg: String| Error::Data(msg);
     let mut r = Reader { bytes: body, at: 8 };
     let version = r.u32()?;
     if version != VERSION {
@@ -117,7 +123,7 @@ pub fn from_bytes(bytes: &[u8], at: &str) -> Result<Encoded> {
             body.len() - r.at
         )));
     }
-    Encoded::from_parts(scheme, &header, arrays).map_err(|e| bad(e.to_string()))
+    Encoded::from_parts(scheme, &header, arrays)
 }
 
 /// A bounds-checked little-endian reader.
@@ -171,4 +177,44 @@ pub fn write_column(path: impl AsRef<Path>, col: &Encoded) -> Result<()> {
 pub fn read_column(path: impl AsRef<Path>) -> Result<Encoded> {
     let bytes = std::fs::read(&path).map_err(Error::io(&path, "cannot read"))?;
     from_bytes(&bytes, &path.as_ref().display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(bytes: &[u8]) -> String {
+        from_bytes(bytes, "t").unwrap_err().to_string()
+    }
+
+    #[test]
+    fn the_preamble_is_checked() {
+        let col = Scheme::For.encode(&[1, 2, 3]).unwrap();
+        let b = to_bytes(&col);
+        assert_eq!(from_bytes(&b, "t").unwrap(), col);
+        assert!(err(&b[..10]).contains("t: 10 bytes, shorter than"));
+        let mut m = b.clone();
+        m[0] = b'X';
+        assert!(err(&m).contains("bad magic"));
+        // A wrong version or scheme behind a valid checksum.
+        let reseal = |mut v: Vec<u8>| {
+            v.truncate(v.len() - CHECKSUM);
+            let sum = xxh3_64(&v);
+            v.extend_from_slice(&sum.to_le_bytes());
+            v
+        };
+        let mut v = b.clone();
+        v[8] = 2;
+        assert!(err(&reseal(v)).contains("format version 2"));
+        let mut v = b.clone();
+        v[12] = 99;
+        assert!(err(&reseal(v)).contains("unknown scheme id 99"));
+        let mut v = b.clone();
+        v[16] = 2;
+        let e = err(&reseal(v));
+        assert!(
+            e.starts_with("t: ") && e.contains("wanted at byte 40"),
+            "{e}"
+        );
+    }
 }

@@ -305,3 +305,81 @@ pub fn validate_rfor(header: &RunHeader, values: &ForColumn, lengths: &ForColumn
     }
     check_runs(S, header.total_count, decoded.into_iter())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compress::{Compressed, DforColumn, NsvColumn};
+
+    fn msg(r: Result<()>) -> String {
+        r.unwrap_err().to_string()
+    }
+
+    #[test]
+    fn dfor_wants_a_first_value_before_each_group() {
+        let col = DforColumn::encode(&(0..1000).collect::<Vec<_>>(), 2).unwrap();
+        let (h, s, d) = (*col.header(), col.block_starts().to_vec(), col.data());
+        assert!(validate_dfor(&h, &s, d).is_ok());
+        assert_eq!(s[0], 1);
+        let mut no_gap = s.clone();
+        no_gap[2] -= 1;
+        assert!(msg(validate_dfor(&h, &no_gap, d)).contains("block 2 starts at word"));
+        let bad_d = DforHeader {
+            group_blocks: 0,
+            ..h
+        };
+        assert!(msg(validate_dfor(&bad_d, &s, d)).contains("header D (blocks per group) is 0"));
+    }
+
+    #[test]
+    fn nsv_lengths_must_match_the_bytes() {
+        let col = NsvColumn::encode(&[1, 300, 70_000, u32::MAX, 5]).unwrap();
+        let (h, l, d) = (*col.header(), col.lengths().to_vec(), col.data());
+        assert_eq!(h.data_bytes, 1 + 2 + 3 + 4 + 1);
+        assert!(validate_nsv(&h, &l, d).is_ok());
+        let mut longer = l.clone();
+        longer[0] ^= 1;
+        assert!(msg(validate_nsv(&h, &longer, d)).contains("the lengths sum to"));
+        let mut tail = l.clone();
+        tail[0] |= 1 << 20;
+        assert!(msg(validate_nsv(&h, &tail, d)).contains("codes past value 5"));
+        assert!(msg(validate_nsv(&h, &l, &d[..2])).contains("2 data words, expected 3"));
+    }
+
+    #[test]
+    fn run_lengths_are_positive_and_sum_to_the_total() {
+        let h = RunHeader {
+            total_count: 10,
+            run_count: 2,
+        };
+        assert!(validate_rle(&h, &[1, 2], &[4, 6]).is_ok());
+        assert!(msg(validate_rle(&h, &[1, 2], &[0, 10])).contains("run 0 has length 0"));
+        let e = msg(validate_rle(&h, &[1, 2], &[u32::MAX, u32::MAX]));
+        assert!(e.contains("past the header's total of 10"), "{e}");
+        assert!(msg(validate_rle(&h, &[1], &[4, 6])).contains("1 values and 2 lengths"));
+    }
+
+    #[test]
+    fn nsf_and_vertical_headers_are_checked() {
+        let h = NsfHeader {
+            total_count: 5,
+            value_bytes: 3,
+        };
+        assert!(msg(validate_nsf(&h, &[0; 4])).contains("value bytes is 3"));
+        let h = NsfHeader {
+            value_bytes: 2,
+            ..h
+        };
+        assert!(validate_nsf(&h, &[0; 3]).is_ok());
+        let h = VerticalHeader {
+            block_size: VERTICAL_BLOCK as u32,
+            lanes: VERTICAL_LANES as u32,
+            total_count: 1,
+        };
+        assert!(validate_vertical(&h, &[0, 2], &[9, 0]).is_ok());
+        let e = msg(validate_vertical(&h, &[0, 2], &[9, 40]));
+        assert!(e.contains("bit width word 40"), "{e}");
+        let col = crate::compress::VerticalColumn::encode(&[1, 2, 3]).unwrap();
+        assert_eq!(col.len(), 3);
+    }
+}
