@@ -1,7 +1,8 @@
 //! Compression (issue 21), CPU side: exact round trips of every scheme on awkward lengths and
 //! on the thesis' distributions, decode-and-sum, the smallest-footprint choice, the bits per
-//! value of known inputs, the on-disk form, and a seeded fuzz of corrupted buffers and files
-//! (validation and decoding give `Err` or the values, never a panic).
+//! value of known inputs, the on-disk form, output independent of the thread count, and a
+//! seeded fuzz of corrupted buffers and files (validation and decoding give `Err` or the
+//! values, never a panic).
 mod common;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Normal, Zipf};
@@ -132,6 +133,21 @@ fn signed_values_round_trip_through_their_bits() {
     assert!(col.bits_per_value() < 6.0 + 1.0, "{}", col.bits_per_value());
     let back = decompress(&Encoded::For(col)).unwrap();
     assert_eq!(bytemuck::cast_slice::<u32, i32>(&back), v.as_slice());
+}
+
+fn encoding_does_not_depend_on_the_thread_count() {
+    let mut rng = StdRng::seed_from_u64(3);
+    let mut values = uniform_bits(700_001, 12, &mut rng);
+    // Runs that cross the encoders' task boundaries.
+    values[60_000..200_000].fill(7);
+    let with = |threads| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| columns(&values))
+    };
+    assert_eq!(with(1), with(3));
 }
 
 fn the_smallest_footprint_is_chosen() {
@@ -333,6 +349,7 @@ harness! {
         round_trips_on_awkward_lengths,
         round_trips_at_every_bit_width,
         signed_values_round_trip_through_their_bits,
+        encoding_does_not_depend_on_the_thread_count,
         the_smallest_footprint_is_chosen,
         bits_per_value_of_known_inputs,
         files_round_trip_and_name_their_problems,
