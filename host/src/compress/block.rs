@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 use tessera_kernels::compress::format::{
     BLOCK, BLOCK_HEADER_WORDS, MAX_BLOCK_WORDS, MINIBLOCK, MINIBLOCKS, VERTICAL_LANES, bits_needed,
-    block_position, block_words, extract, pack_widths, spans_next, vertical_position, widths_valid,
+    block_position, block_words, extract, pack_widths, spans_next, unreference, vertical_position,
+    widths_valid,
 };
 
 use crate::{Error, Result};
@@ -109,7 +110,7 @@ pub(crate) fn decode_block(block: &[u32], out: &mut [u32]) -> Result<()> {
     for (i, o) in out.iter_mut().take(BLOCK).enumerate() {
         let width = tessera_kernels::compress::format::width(widths, i / MINIBLOCK);
         let (w, bit) = block_position(widths, i);
-        *o = reference.wrapping_add(extract(words[w], words[w + 1], bit, width));
+        *o = unreference(reference, extract(words[w], words[w + 1], bit, width));
     }
     Ok(())
 }

@@ -7,7 +7,7 @@
 use rayon::prelude::*;
 use tessera_kernels::compress::format::{
     BLOCK, BLOCK_HEADER_WORDS, VERTICAL_BLOCK, VERTICAL_LANES, byte_position,
-    dfor_first_value_index, extract, nsv_len, spans_next, vertical_position,
+    dfor_first_value_index, extract, nsv_len, spans_next, unreference, vertical_position,
 };
 
 use crate::compress::block::{block_slice, decode_block};
@@ -178,7 +178,7 @@ fn vertical(col: &VerticalColumn) -> Chunks<impl Fn(usize, &mut [u32]) -> Result
             let packed = block.get(BLOCK_HEADER_WORDS..).unwrap_or(&[]);
             for (i, o) in out.iter_mut().enumerate() {
                 let at = vertical_position(width, i);
-                *o = reference.wrapping_add(value_at(packed, at, VERTICAL_LANES, width)?);
+                *o = unreference(reference, value_at(packed, at, VERTICAL_LANES, width)?);
             }
             Ok(())
         },
