@@ -8,7 +8,8 @@
 //!   macro for the configurations the host uses.
 //!
 //! On the host only the target-independent parts compile: [`spec`] (kernel names and launch
-//! configurations, shared with the host wrappers), [`layout`], [`predicate`] and [`radix`].
+//! configurations, shared with the host wrappers), [`layout`], [`predicate`], [`radix`] and
+//! [`compress`] (the compressed formats and their index arithmetic).
 #![no_std]
 #![cfg_attr(
     target_arch = "nvptx64",
@@ -22,6 +23,7 @@ extern crate std;
 pub mod arch;
 #[cfg(target_arch = "nvptx64")]
 pub mod block;
+pub mod compress;
 pub mod hash;
 pub mod layout;
 pub mod ops;

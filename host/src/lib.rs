@@ -1,8 +1,9 @@
 //! tessera's host library: the runtime that loads the embedded PTX ([`Gpu`]), typed device
 //! columns ([`DeviceColumn`]), typed kernel launches ([`Gpu::launch`]), the GPU operators
-//! ([`ops`]) and their CPU implementations ([`cpu`]). Its applications, the Star Schema
-//! Benchmark (`tessera-ssb`) and the benchmark suites (`tessera-bench`), are crates of their
-//! own.
+//! ([`ops`]) and their CPU implementations ([`cpu`]), and the compressed column formats
+//! ([`compress`]: GPU-FOR, GPU-DFOR and the baselines, encoders, validation, on-disk form).
+//! Its applications, the Star Schema Benchmark (`tessera-ssb`) and the benchmark suites
+//! (`tessera-bench`), are crates of their own.
 //!
 //! ```no_run
 //! use tessera_host::{Gpu, ops::{self, Predicate}};
@@ -16,6 +17,7 @@
 //! Limits: columns hold at most [`MAX_COLUMN_LEN`] (2^32 - 1) items; longer ones are rejected
 //! with [`Error::InvalidArgument`].
 
+pub mod compress;
 pub mod cpu;
 mod error;
 pub mod ops;

@@ -3,6 +3,7 @@
 //! and radix maps with the same code as the kernels.
 
 mod basic;
+mod decompress;
 mod join;
 mod pkjoin;
 mod sort;
@@ -12,6 +13,7 @@ mod topk_fused;
 mod topk_multi;
 
 pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
+pub use decompress::{decompress, decompress_sum};
 pub use join::{CpuHashTable, join, join_sum, semi_join};
 pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
