@@ -98,3 +98,23 @@ pub struct CompactRanks<const IPT: usize> {
     /// Flagged items in the tile.
     pub count: u32,
 }
+
+impl<const IPT: usize> CompactRanks<IPT> {
+    /// Calls `f(k, first + rank)` for each of the thread's flagged items `k`, in order, with
+    /// its rank among the tile's flagged items, for the ranks of a tile of `T` items
+    /// ([`block_compact_ranks::<T, NT, IPT>`]): where a compaction writes each item itself
+    /// rather than through [`block_shuffle`] (`first`: the tile's place in the output).
+    #[inline(always)]
+    pub fn for_each_ranked<T, const NT: usize>(&self, first: u32, mut f: impl FnMut(usize, u32)) {
+        let v = Tile::<T, NT, IPT>::V;
+        for g in 0..IPT / v {
+            let mut r = first + self.starts[g * v];
+            for k in g * v..(g + 1) * v {
+                if (self.mask >> k) & 1 != 0 {
+                    f(k, r);
+                    r += 1;
+                }
+            }
+        }
+    }
+}

@@ -70,25 +70,19 @@ crate::kernel! {
         use crate::block::Tile;
         let scan = crate::shared_array!(runs_scan: [u32; Tile::<u32, NT, IPT>::SCAN_WORDS]);
         let mut items = [0u32; IPT];
-        // SAFETY: the host launches one block per tile of the `n` keys, with the prefix sum
-        // of this tile's counts and room for every head.
-        unsafe {
-            let (start, cr) = tile_heads::<NT, IPT>(keys, n as usize, &mut items, scan);
-            let before = tile_prefix.add(crate::arch::block_idx()).read();
-            let t = crate::arch::thread_idx();
-            let v = Tile::<u32, NT, IPT>::V;
-            for g in 0..IPT / v {
-                let mut r = before + cr.starts[g * v];
-                for j in 0..v {
-                    let k = g * v + j;
-                    if (cr.mask >> k) & 1 != 0 {
-                        values.add(r as usize).write(items[k]);
-                        starts.add(r as usize).write((start + Tile::<u32, NT, IPT>::offset(t, k)) as u32);
-                        r += 1;
-                    }
-                }
+        // SAFETY: the host launches one block per tile of the `n` keys.
+        let (start, cr) = unsafe { tile_heads::<NT, IPT>(keys, n as usize, &mut items, scan) };
+        // SAFETY: the host passes the exclusive prefix sum of the tiles' head counts.
+        let before = unsafe { tile_prefix.add(crate::arch::block_idx()).read() };
+        let t = crate::arch::thread_idx();
+        cr.for_each_ranked::<u32, NT>(before, |k, r| {
+            let r = r as usize;
+            // SAFETY: the host sized `values` and `starts` for every head; `r` is one.
+            unsafe {
+                values.add(r).write(items[k]);
+                starts.add(r).write((start + Tile::<u32, NT, IPT>::offset(t, k)) as u32);
             }
-        }
+        });
     }
 }
 

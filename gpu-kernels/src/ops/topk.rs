@@ -1059,21 +1059,13 @@ mod device {
                 (live >> k) & 1 != 0 && th.ties(rank_of(items[k], smallest))
             });
             let cr = block_compact_ranks::<Key<S>, NT, IPT>(&ties, scan);
-            let v = Tile::<Key<S>, NT, IPT>::V;
-            for g in 0..IPT / v {
-                let mut r = before + cr.starts[g * v];
-                for j in 0..v {
-                    let k = g * v + j;
-                    if (cr.mask >> k) & 1 != 0 {
-                        if r < need {
-                            let row = (start + Tile::<Key<S>, NT, IPT>::offset(t, k)) as u32;
-                            // SAFETY: r < need, the room of `tie_rows`.
-                            unsafe { tie_rows.add(r as usize).write(row) };
-                        }
-                        r += 1;
-                    }
+            cr.for_each_ranked::<Key<S>, NT>(before, |k, r| {
+                if r < need {
+                    let row = (start + Tile::<Key<S>, NT, IPT>::offset(t, k)) as u32;
+                    // SAFETY: r < need, the room of `tie_rows`.
+                    unsafe { tie_rows.add(r as usize).write(row) };
                 }
-            }
+            });
             // The scan's shared partials are reused by the next tile.
             sync_threads();
             tile += grid_dim();
