@@ -66,8 +66,8 @@ pub struct SelectState {
     pub rounds: u32,
     /// Blocks of the current round that have counted (the last one picks).
     pub arrived: u32,
-    /// Padding.
-    pub pad: u32,
+    /// Rounds released by a multi-round kernel's grid barrier (see `hist_rounds`).
+    pub generation: u32,
 }
 
 const _: () = assert!(core::mem::size_of::<SelectState>() == 40);
@@ -86,7 +86,7 @@ impl SelectState {
             last_shift: 0,
             rounds: 0,
             arrived: 0,
-            pad: 0,
+            generation: 0,
         }
     }
 
@@ -418,6 +418,9 @@ pub struct SourceKernels<C> {
     pub filter: KernelSpec<FilterArgs<C>>,
     /// The tie fill.
     pub fill: KernelSpec<FillArgs<C>>,
+    /// Launch the filter as a resident grid (else one block per tile); see
+    /// `KeySource::RESIDENT_FILTER`.
+    pub resident_filter: bool,
 }
 
 // Written out: derives would require `C: Clone`.
@@ -459,6 +462,10 @@ mod device {
         type Col: Copy;
         /// Whether rows can fail a predicate (then the filter counts the live ones).
         const FILTERED: bool;
+        /// Whether the filter pass runs as a resident grid that loops over the tiles (a
+        /// plain column: no block launched per tile) rather than one block per tile (a source
+        /// of several columns, whose loop would spill registers; see docs/perf-log.md).
+        const RESIDENT_FILTER: bool = false;
 
         /// The source over the kernel's four leading parameters.
         ///
@@ -512,6 +519,7 @@ mod device {
         type Key = K;
         type Col = K;
         const FILTERED: bool = false;
+        const RESIDENT_FILTER: bool = true;
 
         #[inline(always)]
         unsafe fn new(c0: *const K, _: *const u32, _: *const u32, _: *const SourceParams) -> Self {
@@ -677,6 +685,28 @@ mod device {
         unsafe { state.read() }
     }
 
+    /// Reads the select state that another block of this grid wrote before a grid barrier:
+    /// a few threads load it with volatile loads (no stale copy in L1) into `stage` and the
+    /// block reads it there (one line of L2 serves the grid's blocks, not all their threads).
+    /// Called by the whole block; `stage` is free again on return.
+    ///
+    /// # Safety
+    /// `state` is a valid [`SelectState`]; `stage` holds 10 words.
+    #[inline(always)]
+    unsafe fn read_state_fresh(state: *const SelectState, stage: Shared<u32>) -> SelectState {
+        const WORDS: usize = size_of::<SelectState>() / 4;
+        let t = thread_idx();
+        if t < WORDS {
+            // SAFETY: t < WORDS, within the state and the stage.
+            unsafe { stage.write(t, state.cast::<u32>().add(t).read_volatile()) };
+        }
+        sync_threads();
+        // SAFETY: the stage holds the state's words after the barrier.
+        let st = unsafe { stage.ptr(0).cast::<SelectState>().read_unaligned() };
+        sync_threads();
+        st
+    }
+
     /// Zeroes the block's histogram.
     #[inline(always)]
     fn zero_hist<const NT: usize>(local: Shared<u32>) {
@@ -767,61 +797,86 @@ mod device {
         }
     }
 
-    /// One radix-select round: every block counts (`count` fills its shared histogram) into
-    /// `hist`, and the last block to finish picks the digit, updates `state` and clears
-    /// `hist` for the next round. Any grid size.
+    /// `rounds` radix-select rounds: in each, every block counts (`count` fills its shared
+    /// histogram) into `hist`, and the last block to finish picks the digit, updates `state`
+    /// and clears `hist` for the next round. Between rounds, and after the last one when
+    /// `then_sync`, the blocks wait for the pick at a grid barrier, so one launch does the
+    /// work of `rounds` launches. Any grid of blocks that are resident together (a grid of
+    /// one round needs no residency).
     ///
     /// # Safety
-    /// `state` and `hist` are valid, `hist` zero at the first round; `NT == DIGITS`.
+    /// `state` and `hist` are valid, `hist` zero at the first round; `NT == DIGITS`; with
+    /// more than one round or `then_sync`, every block of the grid is resident at once.
     #[inline(always)]
-    pub unsafe fn hist_round<const NT: usize>(
+    pub unsafe fn hist_rounds<const NT: usize>(
         state: *mut TopKState,
         which: u32,
         hist: *mut u32,
         stop: u32,
+        rounds: u32,
+        then_sync: bool,
         sh: HistShared,
-        count: impl FnOnce(&SelectState, Shared<u32>),
+        count: impl Fn(&SelectState, Shared<u32>),
     ) {
         const { assert!(NT == DIGITS) };
         // SAFETY: forwarded.
         let state = unsafe { TopKState::select(state, which) };
-        // SAFETY: forwarded.
-        let st = unsafe { read_state(state) };
-        if st.resolved != 0 {
-            return;
-        }
         let t = thread_idx();
-        zero_hist::<NT>(sh.hist);
-        count(&st, sh.hist);
-        sync_threads();
-        // SAFETY: t < DIGITS; the counters are complete after the barrier.
-        unsafe {
-            let c = sh.hist.read(t);
-            if c != 0 {
-                u32::atomic_add(hist.add(t), c);
+        for round in 0..rounds {
+            // SAFETY: forwarded; the histogram holds DIGITS words; after a barrier every block
+            // reads the same state.
+            let st = unsafe { read_state_fresh(state, sh.hist) };
+            if st.resolved != 0 {
+                return;
             }
-        }
-        // Publish this block's counts before it arrives.
-        crate::arch::fence_device();
-        sync_threads();
-        if t == 0 {
-            // SAFETY: `state` is valid.
-            let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
-            // SAFETY: warps holds NT / 32 + 1 slots.
+            zero_hist::<NT>(sh.hist);
+            count(&st, sh.hist);
+            sync_threads();
+            // SAFETY: t < DIGITS; the counters are complete after the barrier.
             unsafe {
-                sh.warps
-                    .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
-            };
+                let c = sh.hist.read(t);
+                if c != 0 {
+                    u32::atomic_add(hist.add(t), c);
+                }
+            }
+            // Publish this block's counts before it arrives.
+            crate::arch::fence_device();
+            sync_threads();
+            if t == 0 {
+                // SAFETY: `state` is valid.
+                let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
+                // SAFETY: warps holds NT / 32 + 1 slots.
+                unsafe {
+                    sh.warps
+                        .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
+                };
+            }
+            sync_threads();
+            let wait = then_sync || round + 1 < rounds;
+            // SAFETY: written before the barrier.
+            if unsafe { sh.warps.read(NT / 32) } != 0 {
+                // The last block: every other block's counts are in `hist`.
+                crate::arch::fence_device();
+                // SAFETY: the state and histogram are valid; this block alone touches them
+                // now.
+                unsafe { pick::<NT>(state, st, hist, stop, sh.warps) };
+                if wait && t == 0 {
+                    // Release the waiting blocks once the pick is visible.
+                    crate::arch::fence_device();
+                    // SAFETY: `state` is valid.
+                    unsafe { u32::atomic_add(&raw mut (*state).generation, 1) };
+                }
+            } else if !wait {
+                return;
+            } else if t == 0 {
+                // SAFETY: `state` is valid; the last block bumps the generation read above.
+                while unsafe { crate::arch::load_relaxed_u32(&raw const (*state).generation) }
+                    == st.generation
+                {}
+                crate::arch::fence_device();
+            }
+            sync_threads();
         }
-        sync_threads();
-        // SAFETY: written before the barrier.
-        if unsafe { sh.warps.read(NT / 32) } == 0 {
-            return;
-        }
-        // The last block: every other block's counts are in `hist`.
-        crate::arch::fence_device();
-        // SAFETY: the state and histogram are valid; this block alone touches them now.
-        unsafe { pick::<NT>(state, st, hist, stop, sh.warps) };
     }
 
     /// The last block's pick: thread `t` takes digit `DIGITS - 1 - t`, a block scan gives
@@ -829,7 +884,7 @@ mod device {
     /// narrows the state. Clears the histogram and the arrival count.
     ///
     /// # Safety
-    /// As for [`hist_round`]; called by the whole block.
+    /// As for [`hist_rounds`]; called by the whole block.
     #[inline(always)]
     unsafe fn pick<const NT: usize>(
         state: *mut SelectState,
@@ -900,15 +955,17 @@ mod device {
         }
     }
 
-    /// The filter pass over one tile: live elements whose rank passes the threshold go to
-    /// `cands` (unordered, one atomic per warp that has any), counted in `counts.passed`;
-    /// where the threshold ties, the tile's count of tied live elements goes to
-    /// `tie_counts[tile]` and to `counts.tied`; a filtered source counts its live rows in
-    /// `counts.live`.
+    /// The filter pass, tile by tile (a persistent grid: a block that lives for many tiles
+    /// spares the launch of one block per tile): live elements whose rank passes the
+    /// threshold go to `cands` (unordered, one atomic per warp that has any), counted in
+    /// `counts.passed`; where the threshold ties, each tile's count of tied live elements
+    /// goes to `tie_counts[tile]` and to `counts.tied`; a filtered source counts its live
+    /// rows in `counts.live`.
     ///
     /// # Safety
-    /// `src` holds `n > 0` rows; one block per tile; `state.ranks` is a finished select;
-    /// `cands` holds `cap`, `tie_counts` one count per tile; `slot` holds two words.
+    /// `src` holds `n > 0` rows; any grid size with `S::RESIDENT_FILTER`, else one block per
+    /// tile; `state.ranks` is a finished select; `cands`
+    /// holds `cap`, `tie_counts` one count per tile; `slot` holds two words.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -921,15 +978,70 @@ mod device {
         tie_counts: *mut u32,
         slot: Shared<u32>,
     ) {
-        let tile = block_idx();
+        if !S::RESIDENT_FILTER {
+            // One block per tile, as the host launches it; no loop, whose state would spill.
+            let tile = block_idx();
+            let start = tile * NT * IPT;
+            let mut items = [S::Key::default(); IPT];
+            // SAFETY: the tile's rows from `start` are in bounds.
+            let live =
+                unsafe { src.load::<NT, IPT>(start, (n - start).min(NT * IPT), None, &mut items) };
+            // After the loads are issued, so that the two round trips overlap.
+            // SAFETY: valid by contract.
+            let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
+            // SAFETY: forwarded; `items` and `live` are tile `tile`.
+            unsafe {
+                filter_tile::<S, NT, IPT>(
+                    tile, &items, live, smallest, &th, state, cands, cap, tie_counts, slot,
+                )
+            };
+            return;
+        }
+        let mut threshold = None;
+        let mut tile = block_idx();
+        while tile * NT * IPT < n {
+            let start = tile * NT * IPT;
+            let mut items = [S::Key::default(); IPT];
+            // SAFETY: the tile's rows from `start` are in bounds.
+            let live =
+                unsafe { src.load::<NT, IPT>(start, (n - start).min(NT * IPT), None, &mut items) };
+            // Read after the first tile's loads are issued, so that the two round trips overlap
+            // (a grid of one block per tile pays it on every block).
+            // SAFETY: valid by contract.
+            let th = *threshold.get_or_insert_with(|| {
+                unsafe { read_state(&raw const (*state).ranks) }.threshold()
+            });
+            // SAFETY: forwarded; `items` and `live` are tile `tile`.
+            unsafe {
+                filter_tile::<S, NT, IPT>(
+                    tile, &items, live, smallest, &th, state, cands, cap, tie_counts, slot,
+                )
+            };
+            tile += grid_dim();
+        }
+    }
+
+    /// [`filter`] over tile `tile`. Every thread of the block reads `slot` only after a
+    /// barrier that follows the tile's writes, and thread 0 alone reads it after the last
+    /// one, so the next tile may write it without another barrier.
+    ///
+    /// # Safety
+    /// As for [`filter`]; `items` and `live` are tile `tile` as the source loaded it.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn filter_tile<S: KeySource, const NT: usize, const IPT: usize>(
+        tile: usize,
+        items: &[S::Key; IPT],
+        live: u64,
+        smallest: bool,
+        th: &Threshold,
+        state: *mut TopKState,
+        cands: *mut Candidate,
+        cap: u32,
+        tie_counts: *mut u32,
+        slot: Shared<u32>,
+    ) {
         let start = tile * NT * IPT;
-        let valid = (n - start).min(NT * IPT);
-        let mut items = [S::Key::default(); IPT];
-        // SAFETY: the tile's `valid` rows are in bounds.
-        let live = unsafe { src.load::<NT, IPT>(start, valid, None, &mut items) };
-        // After the loads are issued, so that the two round trips overlap.
-        // SAFETY: valid by contract.
-        let th = unsafe { read_state(&raw const (*state).ranks) }.threshold();
         // SAFETY: a field of the valid state.
         let counts = unsafe { &raw mut (*state).counts };
         let t = thread_idx();
@@ -1074,9 +1186,10 @@ mod device {
 
     /// Writes the candidates the composite select chose to `out` (unordered, at most
     /// `out_cap`), counting them in `counts.emitted`; nothing unless the select resolved.
+    /// Called by the whole block, after the select's grid barrier.
     ///
     /// # Safety
-    /// `cands` holds `cap` candidates; `out` holds `out_cap`.
+    /// `cands` holds `cap` candidates; `out` holds `out_cap`; `stage` holds 10 words.
     #[inline(always)]
     pub unsafe fn emit(
         cands: *const Candidate,
@@ -1084,11 +1197,12 @@ mod device {
         state: *mut TopKState,
         out: *mut Candidate,
         out_cap: u32,
+        stage: Shared<u32>,
     ) {
         // SAFETY: valid by contract.
         let (st, m) = unsafe {
             (
-                read_state(&raw const (*state).chosen),
+                read_state_fresh(&raw const (*state).chosen, stage),
                 (*state).counts.passed,
             )
         };
@@ -1139,7 +1253,7 @@ macro_rules! source_args {
 /// `(c0, c1, fcol, params, s, stride, smallest, out)`.
 pub type SampleArgs<C> = source_args!(C; u32, u32, u32, *mut u64);
 /// Parameters of the exact rounds: `(c0, c1, fcol, params, n, smallest, state, hist, stop)`.
-pub type HistKeysArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut u32, u32);
+pub type HistKeysArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut u32, u32, u32);
 /// Parameters of the filter kernels:
 /// `(c0, c1, fcol, params, n, smallest, state, cands, cap, tie_counts)`.
 pub type FilterArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut Candidate, u32, *mut u32);
@@ -1147,10 +1261,10 @@ pub type FilterArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut Candidat
 /// `(c0, c1, fcol, params, n, smallest, state, prefix, tie_rows, need)`.
 pub type FillArgs<C> = source_args!(C; u32, u32, *const TopKState, *const u32, *mut u32, u32);
 
-/// The four kernels of each key source (`$src`, first column `$c`) and their
-/// [`SourceKernels`] group.
+/// The four kernels of each key source (`$src`, first column `$c`, the filter resident or one
+/// block per tile as `$resident` says) and their [`SourceKernels`] group.
 macro_rules! topk_source_kernels {
-    ($($src:ty, $c:ty: $group:ident: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $fill:ident = $flname:ident, $ipt:literal;)*) => {$(
+    ($($src:ty, $c:ty: $group:ident: $sample:ident = $sname:ident, $hist:ident = $hname:ident, $filter:ident = $fname:ident, $fill:ident = $flname:ident, $ipt:literal, $resident:literal;)*) => {$(
         $crate::kernel! {
             /// Gathers a strided sample of the ranks.
             $sample = $sname[NT = 256, IPT = 1](
@@ -1166,17 +1280,19 @@ macro_rules! topk_source_kernels {
             }
         }
         $crate::kernel! {
-            /// One exact radix-select round over the live rows' ranks.
+            /// `rounds` exact radix-select rounds over the live rows' ranks.
             $hist = $hname[NT = 256, IPT = 16](
                 c0: *const $c, c1: *const u32, fcol: *const u32, params: *const SourceParams,
-                n: u32, smallest: u32, state: *mut TopKState, hist: *mut u32, stop: u32
+                n: u32, smallest: u32, state: *mut TopKState, hist: *mut u32, stop: u32,
+                rounds: u32
             ) {
                 let sh = hist_shared!();
                 let smallest = smallest != 0;
-                // SAFETY: the host passes a source of `n` rows, a valid state and histogram.
+                // SAFETY: the host passes a source of `n` rows, a valid state and histogram,
+                // and a grid resident at once.
                 unsafe {
                     let src = <$src as KeySource>::new(c0, c1, fcol, params);
-                    hist_round::<NT>(state, RANKS, hist, stop, sh, |st, local| {
+                    hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
                         count_keys::<$src, NT, IPT>(st, src, n as usize, smallest, local)
                     })
                 }
@@ -1189,6 +1305,7 @@ macro_rules! topk_source_kernels {
                 n: u32, smallest: u32, state: *mut TopKState,
                 cands: *mut Candidate, cap: u32, tie_counts: *mut u32
             ) {
+                const { assert!(<$src as KeySource>::RESIDENT_FILTER == $resident) };
                 let slot = $crate::shared_array!(topk_slot: [u32; 2]);
                 // SAFETY: the host launches one block per tile of a source of `n` rows with
                 // buffers as `filter` requires.
@@ -1222,30 +1339,32 @@ macro_rules! topk_source_kernels {
             hist: $hist,
             filter: $filter,
             fill: $fill,
+            resident_filter: $resident,
         };
     )*};
 }
 
 topk_source_kernels! {
-    Column<f32>, f32: TOPK_F32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16;
-    Column<f64>, f64: TOPK_F64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8;
-    Column<i32>, i32: TOPK_I32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16;
-    Column<u32>, u32: TOPK_U32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16;
-    Filtered<Column<f32>>, f32: TOPK_WHERE_F32: TOPK_WHERE_SAMPLE_F32 = topk_where_sample_f32, TOPK_WHERE_HIST_F32 = topk_where_hist_f32, TOPK_WHERE_FILTER_F32 = topk_where_filter_f32, TOPK_WHERE_FILL_F32 = topk_where_fill_f32, 16;
-    Filtered<Column<f64>>, f64: TOPK_WHERE_F64: TOPK_WHERE_SAMPLE_F64 = topk_where_sample_f64, TOPK_WHERE_HIST_F64 = topk_where_hist_f64, TOPK_WHERE_FILTER_F64 = topk_where_filter_f64, TOPK_WHERE_FILL_F64 = topk_where_fill_f64, 8;
-    Filtered<Column<i32>>, i32: TOPK_WHERE_I32: TOPK_WHERE_SAMPLE_I32 = topk_where_sample_i32, TOPK_WHERE_HIST_I32 = topk_where_hist_i32, TOPK_WHERE_FILTER_I32 = topk_where_filter_i32, TOPK_WHERE_FILL_I32 = topk_where_fill_i32, 16;
-    Filtered<Column<u32>>, u32: TOPK_WHERE_U32: TOPK_WHERE_SAMPLE_U32 = topk_where_sample_u32, TOPK_WHERE_HIST_U32 = topk_where_hist_u32, TOPK_WHERE_FILTER_U32 = topk_where_filter_u32, TOPK_WHERE_FILL_U32 = topk_where_fill_u32, 16;
-    Linear, u32: TOPK_LINEAR: TOPK_LINEAR_SAMPLE = topk_linear_sample, TOPK_LINEAR_HIST = topk_linear_hist, TOPK_LINEAR_FILTER = topk_linear_filter, TOPK_LINEAR_FILL = topk_linear_fill, 16;
-    Filtered<Linear>, u32: TOPK_LINEAR_WHERE: TOPK_LINEAR_WHERE_SAMPLE = topk_linear_where_sample, TOPK_LINEAR_WHERE_HIST = topk_linear_where_hist, TOPK_LINEAR_WHERE_FILTER = topk_linear_where_filter, TOPK_LINEAR_WHERE_FILL = topk_linear_where_fill, 16;
+    Column<f32>, f32: TOPK_F32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16, true;
+    Column<f64>, f64: TOPK_F64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8, true;
+    Column<i32>, i32: TOPK_I32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16, true;
+    Column<u32>, u32: TOPK_U32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16, true;
+    Filtered<Column<f32>>, f32: TOPK_WHERE_F32: TOPK_WHERE_SAMPLE_F32 = topk_where_sample_f32, TOPK_WHERE_HIST_F32 = topk_where_hist_f32, TOPK_WHERE_FILTER_F32 = topk_where_filter_f32, TOPK_WHERE_FILL_F32 = topk_where_fill_f32, 16, false;
+    Filtered<Column<f64>>, f64: TOPK_WHERE_F64: TOPK_WHERE_SAMPLE_F64 = topk_where_sample_f64, TOPK_WHERE_HIST_F64 = topk_where_hist_f64, TOPK_WHERE_FILTER_F64 = topk_where_filter_f64, TOPK_WHERE_FILL_F64 = topk_where_fill_f64, 8, false;
+    Filtered<Column<i32>>, i32: TOPK_WHERE_I32: TOPK_WHERE_SAMPLE_I32 = topk_where_sample_i32, TOPK_WHERE_HIST_I32 = topk_where_hist_i32, TOPK_WHERE_FILTER_I32 = topk_where_filter_i32, TOPK_WHERE_FILL_I32 = topk_where_fill_i32, 16, false;
+    Filtered<Column<u32>>, u32: TOPK_WHERE_U32: TOPK_WHERE_SAMPLE_U32 = topk_where_sample_u32, TOPK_WHERE_HIST_U32 = topk_where_hist_u32, TOPK_WHERE_FILTER_U32 = topk_where_filter_u32, TOPK_WHERE_FILL_U32 = topk_where_fill_u32, 16, false;
+    Linear, u32: TOPK_LINEAR: TOPK_LINEAR_SAMPLE = topk_linear_sample, TOPK_LINEAR_HIST = topk_linear_hist, TOPK_LINEAR_FILTER = topk_linear_filter, TOPK_LINEAR_FILL = topk_linear_fill, 16, false;
+    Filtered<Linear>, u32: TOPK_LINEAR_WHERE: TOPK_LINEAR_WHERE_SAMPLE = topk_linear_where_sample, TOPK_LINEAR_WHERE_HIST = topk_linear_where_hist, TOPK_LINEAR_WHERE_FILTER = topk_linear_where_filter, TOPK_LINEAR_WHERE_FILL = topk_linear_where_fill, 16, false;
 }
 
 crate::kernel! {
-    /// One radix-select round over a buffer of ranks (the sample).
-    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
+    /// `rounds` radix-select rounds over a buffer of ranks (the sample).
+    TOPK_HIST_RANKS = topk_hist_ranks[NT = 256, IPT = 1](ranks: *const u64, n: u32, state: *mut TopKState, hist: *mut u32, stop: u32, rounds: u32) {
         let sh = hist_shared!();
-        // SAFETY: the host passes `n` ranks, a valid state and histogram.
+        // SAFETY: the host passes `n` ranks, a valid state and histogram, and a grid
+        // resident at once.
         unsafe {
-            hist_round::<NT>(state, RANKS, hist, stop, sh, |st, local| {
+            hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
                 count_elements::<NT>(st, n as usize, |i| (ranks.add(i).read(), 0), local)
             })
         }
@@ -1253,19 +1372,22 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// One radix-select round over candidates, as composites (ties resolve on rows).
-    TOPK_HIST_CANDS = topk_hist_cands[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, stop: u32) {
+    /// The candidates' select, as composites (ties resolve on rows): `rounds` radix-select
+    /// rounds, then the chosen candidates written to `out`.
+    TOPK_CHOOSE = topk_choose[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, rounds: u32, out: *mut Candidate, out_cap: u32) {
         let sh = hist_shared!();
         // SAFETY: the host passes room for `cap` candidates (the filter wrote
-        // `min(passed, cap)`), a valid state and histogram.
+        // `min(passed, cap)`), a valid state and histogram, room for `out_cap` chosen ones,
+        // and a grid resident at once.
         unsafe {
             let m = (*state).counts.passed.min(cap) as usize;
-            hist_round::<NT>(state, CHOSEN, hist, stop, sh, |st, local| {
+            hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
                 count_elements::<NT>(st, m, |i| {
                     let c = cands.add(i).read();
                     (c.rank, !c.row)
                 }, local)
-            })
+            });
+            emit(cands, cap, state, out, out_cap, sh.hist)
         }
     }
 }
@@ -1279,14 +1401,6 @@ crate::kernel! {
             unsafe { out.add(i).write(i as u32) };
             i += crate::arch::grid_dim() * NT;
         }
-    }
-}
-
-crate::kernel! {
-    /// Writes the candidates a resolved composite select chose.
-    TOPK_EMIT = topk_emit[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, out: *mut Candidate, out_cap: u32) {
-        // SAFETY: the host passes room for `cap` candidates and `out_cap` chosen ones.
-        unsafe { emit(cands, cap, state, out, out_cap) }
     }
 }
 

@@ -28,8 +28,8 @@ use tessera_kernels::ops::topk_multi::{
 };
 use tessera_kernels::spec::KernelSpec;
 
-use super::buffers::grow;
-use super::select::Feed;
+use super::buffers::{barrier_grid, grow};
+use super::select::{Feed, SMALL_PER_SM};
 use super::{SamplePlan, TopKOrder, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::check_same_len;
@@ -269,18 +269,24 @@ impl TopKMulti {
     ) -> Result<()> {
         Feed::column(first).sample(gpu, plan, smallest, &mut self.sample)?;
         let s = plan.samples as u32;
-        let cfg = grid_per_sm(gpu, &kt::TOPK_HIST_RANKS, plan.samples, 8)?;
-        for _ in 0..8 * size_of::<K>() as u32 / DIGIT_BITS {
-            // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
-            // rounds) are valid; any grid size works.
-            unsafe {
-                gpu.launch(
-                    &kt::TOPK_HIST_RANKS,
-                    cfg,
-                    (&self.sample, &s, &mut self.states, &mut self.hist, &32u32),
-                )
-            }?;
-        }
+        let rounds = 8 * size_of::<K>() as u32 / DIGIT_BITS;
+        let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples, SMALL_PER_SM)?;
+        // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid;
+        // the grid is resident at once.
+        unsafe {
+            gpu.launch(
+                &kt::TOPK_HIST_RANKS,
+                cfg,
+                (
+                    &self.sample,
+                    &s,
+                    &mut self.states,
+                    &mut self.hist,
+                    &32u32,
+                    &rounds,
+                ),
+            )
+        }?;
         let one = grid_per_sm(gpu, &km::TOPK_MULTI_INCLUSIVE, 1, 1)?;
         // SAFETY: one thread updates the valid first state.
         unsafe { gpu.launch(&km::TOPK_MULTI_INCLUSIVE, one, (&mut self.states,)) }

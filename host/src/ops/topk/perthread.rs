@@ -9,8 +9,8 @@ use tessera_kernels::ops::topk::{
 use tessera_kernels::ops::topk_perthread::{self as kp, HEAP_NT, MAX_REG_K, PerThreadArgs};
 use tessera_kernels::spec::KernelSpec;
 
-use super::buffers::grow_pod;
-use super::select::rows_of;
+use super::buffers::{barrier_grid, grow_pod};
+use super::select::{SMALL_PER_SM, rows_of};
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, LaunchConfig, PodBuffer, grid_per_sm};
@@ -202,24 +202,23 @@ impl PerThreadTopK {
         self.state.write(gpu, 0, &state)?;
         grow_pod(gpu, &mut self.out, k)?;
         let (m32, k32) = (m as u32, k as u32);
-        let grid = grid_per_sm(gpu, &kt::TOPK_HIST_CANDS, m, 8)?;
-        for _ in 0..(rank_bits + 32) / DIGIT_BITS {
-            // SAFETY: `cands` holds the `m` candidates the kernel wrote; the state counts `m`;
-            // the histogram is zero between rounds (each round's pick clears it).
-            unsafe {
-                gpu.launch(
-                    &kt::TOPK_HIST_CANDS,
-                    grid,
-                    (&self.cands, &m32, &mut self.state, &mut self.hist, &0u32),
-                )
-            }?;
-        }
-        // SAFETY: as above; `out` holds `k`.
+        let rounds = (rank_bits + 32) / DIGIT_BITS;
+        let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, m, SMALL_PER_SM)?;
+        // SAFETY: `cands` holds the `m` candidates the kernel wrote; the state counts `m`;
+        // the histogram is zero; `out` holds `k`; the grid is resident at once.
         unsafe {
             gpu.launch(
-                &kt::TOPK_EMIT,
-                grid_per_sm(gpu, &kt::TOPK_EMIT, m, 8)?,
-                (&self.cands, &m32, &mut self.state, &mut self.out, &k32),
+                &kt::TOPK_CHOOSE,
+                grid,
+                (
+                    &self.cands,
+                    &m32,
+                    &mut self.state,
+                    &mut self.hist,
+                    &rounds,
+                    &mut self.out,
+                    &k32,
+                ),
             )
         }?;
         let st = self.state.read(gpu, 0)?;

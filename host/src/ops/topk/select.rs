@@ -5,14 +5,20 @@ use tessera_kernels::ops::topk::{
     SourceParams, TopKState,
 };
 
-use super::buffers::{grow, grow_pod, stride_grid};
+use super::buffers::{barrier_grid, grow, grow_pod, stride_grid};
 use super::{TopKAlgorithm, TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::scan::exclusive_scan_into;
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, PodBuffer, Scratch, grid_per_sm, tile_grid};
+use crate::runtime::{
+    DeviceColumn, DeviceItem, Gpu, PodBuffer, Scratch, grid_per_sm, resident_grid, tile_grid,
+};
 
 /// Ranks sampled for the threshold: about this many, at a fixed stride.
 pub const SAMPLE_TARGET: usize = 1 << 16;
+
+/// Blocks per SM of the selects over a sample or the candidates (tens of thousands of
+/// elements): enough to count them, few to meet at each round's grid barrier.
+pub(super) const SMALL_PER_SM: u32 = 1;
 
 /// Where the threshold filter samples and how far down the sample it sets the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -123,12 +129,16 @@ impl<C: DeviceItem> Feed<'_, C> {
         }
         let n = self.len();
         let spec = &self.kernels.filter;
-        let cfg = tile_grid(spec, n, 0)?;
-        grow(gpu, tie_counts, cfg.grid_dim.0 as usize)?;
+        let cfg = if self.kernels.resident_filter {
+            resident_grid(gpu, spec, n)?
+        } else {
+            tile_grid(spec, n, 0)?
+        };
+        grow(gpu, tie_counts, spec.tiles(n as u64) as usize)?;
         let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
         let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
-        // SAFETY: one block per tile of the source's `n` rows; the candidates hold `cap`, the
-        // tie counts one per tile; the caller finished the rank select of `state`.
+        // SAFETY: a source of `n` rows, with the grid its filter wants; the candidates hold
+        // `cap`, the tie counts one per tile; the caller finished the rank select of `state`.
         unsafe {
             gpu.launch(
                 spec,
@@ -288,20 +298,24 @@ impl SelectTopK {
         plan: &SamplePlan,
     ) -> Result<()> {
         f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
-        let s = plan.samples as u32;
-        for _ in 0..rank_bits::<K>() / DIGIT_BITS {
-            let cfg = stride_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples)?;
-            // SAFETY: the sample holds `s` ranks; the state and the histogram (zero between
-            // rounds) are valid; any grid size works.
-            unsafe {
-                gpu.launch(
-                    &kt::TOPK_HIST_RANKS,
-                    cfg,
-                    (&self.sample, &s, &mut self.state, &mut self.hist, &32u32),
-                )
-            }?;
+        let (s, rounds) = (plan.samples as u32, rank_bits::<K>() / DIGIT_BITS);
+        let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples, SMALL_PER_SM)?;
+        // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid;
+        // the grid is resident at once.
+        unsafe {
+            gpu.launch(
+                &kt::TOPK_HIST_RANKS,
+                cfg,
+                (
+                    &self.sample,
+                    &s,
+                    &mut self.state,
+                    &mut self.hist,
+                    &32u32,
+                    &rounds,
+                ),
+            )
         }
-        Ok(())
     }
 
     /// The exact `k`-th best rank of all live rows, left in the rank select.
@@ -313,29 +327,28 @@ impl SelectTopK {
     ) -> Result<()> {
         let (n, smallest) = (f.len() as u32, (order == TopKOrder::Smallest) as u32);
         let spec = &f.kernels.hist;
-        for _ in 0..rank_bits::<K>() / DIGIT_BITS {
-            let cfg = stride_grid(gpu, spec, f.len())?;
-            // SAFETY: a source of `n` rows; the state and the histogram (zero between rounds)
-            // are valid; any grid size works.
-            unsafe {
-                gpu.launch(
-                    spec,
-                    cfg,
-                    (
-                        f.c0,
-                        f.c1,
-                        f.fcol,
-                        f.params,
-                        &n,
-                        &smallest,
-                        &mut self.state,
-                        &mut self.hist,
-                        &32u32,
-                    ),
-                )
-            }?;
+        let rounds = rank_bits::<K>() / DIGIT_BITS;
+        let cfg = barrier_grid(gpu, spec, f.len(), u32::MAX)?;
+        // SAFETY: a source of `n` rows; the state and the histogram (zero) are valid; the
+        // grid is resident at once.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (
+                    f.c0,
+                    f.c1,
+                    f.fcol,
+                    f.params,
+                    &n,
+                    &smallest,
+                    &mut self.state,
+                    &mut self.hist,
+                    &32u32,
+                    &rounds,
+                ),
+            )
         }
-        Ok(())
     }
 
     /// The filter pass at the rank select's threshold, the candidates' select and the emit,
@@ -367,24 +380,24 @@ impl SelectTopK {
         grow(gpu, &mut self.tie_prefix, self.tie_counts.len())?;
         let (n32, smallest, cap32, k32) = (n as u32, smallest_order as u32, cap as u32, k as u32);
         // The candidates' select runs whatever passed; the host checks the counts once, after.
-        let grid = stride_grid(gpu, &kt::TOPK_HIST_CANDS, cap)?;
-        for _ in 0..(rank_bits::<K>() + 32) / DIGIT_BITS {
-            // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most
-            // `cap`); the state and the histogram (zero between rounds) are valid.
-            unsafe {
-                gpu.launch(
-                    &kt::TOPK_HIST_CANDS,
-                    grid,
-                    (&self.cands, &cap32, &mut self.state, &mut self.hist, &0u32),
-                )
-            }?;
-        }
-        // SAFETY: as above; `out` holds `k`.
+        let rounds = (rank_bits::<K>() + 32) / DIGIT_BITS;
+        let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, cap, SMALL_PER_SM)?;
+        // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most
+        // `cap`); the state and the histogram (zero) are valid; `out` holds `k`; the grid is
+        // resident at once.
         unsafe {
             gpu.launch(
-                &kt::TOPK_EMIT,
-                stride_grid(gpu, &kt::TOPK_EMIT, cap)?,
-                (&self.cands, &cap32, &mut self.state, &mut self.out, &k32),
+                &kt::TOPK_CHOOSE,
+                grid,
+                (
+                    &self.cands,
+                    &cap32,
+                    &mut self.state,
+                    &mut self.hist,
+                    &rounds,
+                    &mut self.out,
+                    &k32,
+                ),
             )
         }?;
         let state = self.state.read(gpu, 0)?;
