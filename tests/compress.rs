@@ -6,13 +6,14 @@
 mod common;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use rand_distr::{Distribution, Normal, Zipf};
-use tessera::Error;
 use tessera::compress::{
     Compressed, DforColumn, Encoded, ForColumn, Scheme,
     file::{from_bytes, to_bytes},
     read_column, write_column,
 };
 use tessera::cpu::{decompress, decompress_sum};
+use tessera::ops::{DeviceForColumn, decompress_for, sum_for};
+use tessera::{Error, Gpu};
 
 /// The thesis' group size and the others the sizes below cross.
 const DS: [u32; 3] = [1, 4, 8];
@@ -113,6 +114,42 @@ fn round_trips_on_awkward_lengths() {
                 continue;
             }
             check_round_trips(&gen_values(n, &mut rng), name);
+        }
+    }
+}
+
+/// The GPU-FOR decoders on the GPU equal the input and its sum.
+fn check_gpu_for(gpu: &Gpu, values: &[u32], what: &str) {
+    let col = ForColumn::encode(values).unwrap();
+    let dev = DeviceForColumn::upload(gpu, &col).unwrap();
+    let what = format!("{what}, GPU-FOR on the GPU ({} values)", values.len());
+    same(
+        &decompress_for(gpu, &dev).unwrap().to_vec(gpu).unwrap(),
+        values,
+        &what,
+    );
+    let sum: u64 = values.iter().map(|&v| v as u64).sum();
+    assert_eq!(sum_for(gpu, &dev).unwrap(), sum, "{what}: sum");
+}
+
+fn gpu_for_decoders_on_awkward_lengths(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2101);
+    for n in sizes() {
+        for (name, gen_values) in distributions() {
+            check_gpu_for(gpu, &gen_values(n, &mut rng), name);
+        }
+    }
+}
+
+fn gpu_for_decoders_at_every_bit_width(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2102);
+    for bits in 1..=32 {
+        for n in common::capped(&[129, 512 * 3 + 17, 100_003]) {
+            check_gpu_for(
+                gpu,
+                &uniform_bits(n, bits, &mut rng),
+                &format!("{bits} bits"),
+            );
         }
     }
 }
@@ -345,6 +382,7 @@ fn encoder_throughput() {
 }
 
 harness! {
+    gpu: [gpu_for_decoders_on_awkward_lengths, gpu_for_decoders_at_every_bit_width],
     cpu: [
         round_trips_on_awkward_lengths,
         round_trips_at_every_bit_width,

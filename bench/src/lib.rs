@@ -3,6 +3,7 @@
 //! machines.
 use serde::Serialize;
 
+pub mod compress;
 pub mod join;
 pub mod ops;
 pub mod pkjoin;

@@ -4,7 +4,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
 use tessera::bench::{
-    join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs, topk_tweets::TweetsArgs,
+    compress::CompressArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs,
+    topk_tweets::TweetsArgs,
 };
 use tessera::ssb::cli::SsbCmd;
 
@@ -46,6 +47,9 @@ enum Suite {
     /// of two columns against filter-then-top-k and project-then-top-k, and GROUP BY user
     /// by sort, count_runs and top-k.
     Tweets(TweetsArgs),
+    /// GPU-FOR (thesis §5.6.2): decode-and-sum and decompression at every bit width against
+    /// reading the compressed bytes, and the plain sum of the same values.
+    Compress(CompressArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +85,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Sort(args) => tessera::bench::sort::run(&args)?,
             Suite::Topk(args) => tessera::bench::topk::run(&args)?,
             Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
+            Suite::Compress(args) => tessera::bench::compress::run(&args)?,
         },
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
     }

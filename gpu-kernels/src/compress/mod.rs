@@ -4,3 +4,5 @@
 //! the very same index arithmetic. [`format`] holds the headers, the constants and that
 //! arithmetic; it is target-independent and compiles for the host too.
 pub mod format;
+#[cfg(target_arch = "nvptx64")]
+pub mod load;

@@ -3,6 +3,7 @@
 
 pub mod bandwidth;
 pub mod baseline;
+pub mod decompress;
 pub mod join;
 pub mod pkjoin;
 pub mod project;
