@@ -12,7 +12,9 @@ use tessera::compress::{
     read_column, write_column,
 };
 use tessera::cpu::{decompress, decompress_sum};
-use tessera::ops::{DeviceForColumn, decompress_for, sum_for};
+use tessera::ops::{
+    DeviceForColumn, ForTile, decompress_for, decompress_for_into, sum_for, sum_for_into,
+};
 use tessera::{Error, Gpu};
 
 /// The thesis' group size and the others the sizes below cross.
@@ -118,18 +120,27 @@ fn round_trips_on_awkward_lengths() {
     }
 }
 
-/// The GPU-FOR decoders on the GPU equal the input and its sum.
+/// The GPU-FOR decoders on the GPU, at every D, equal the input and its sum.
 fn check_gpu_for(gpu: &Gpu, values: &[u32], what: &str) {
     let col = ForColumn::encode(values).unwrap();
     let dev = DeviceForColumn::upload(gpu, &col).unwrap();
+    let sum: u64 = values.iter().map(|&v| v as u64).sum();
     let what = format!("{what}, GPU-FOR on the GPU ({} values)", values.len());
     same(
         &decompress_for(gpu, &dev).unwrap().to_vec(gpu).unwrap(),
         values,
         &what,
     );
-    let sum: u64 = values.iter().map(|&v| v as u64).sum();
     assert_eq!(sum_for(gpu, &dev).unwrap(), sum, "{what}: sum");
+    for tile in ForTile::ALL {
+        let what = format!("{what}, D = {}", tile.blocks());
+        let mut out = gpu.zeros::<u32>(values.len()).unwrap();
+        decompress_for_into(gpu, &dev, &mut out, tile).unwrap();
+        same(&out.to_vec(gpu).unwrap(), values, &what);
+        let mut s = gpu.zeros::<u64>(1).unwrap();
+        sum_for_into(gpu, &dev, &mut s, tile).unwrap();
+        assert_eq!(s.to_vec(gpu).unwrap()[0], sum, "{what}: sum");
+    }
 }
 
 fn gpu_for_decoders_on_awkward_lengths(gpu: &Gpu) {

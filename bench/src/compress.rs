@@ -2,9 +2,10 @@
 //! from 1 to 31, uniformly random values of that width (500 million by default): the bits per
 //! value, the encoder's throughput on the host, the decode-and-sum and the decompression times
 //! on the GPU, each against its model (the compressed bytes read once; plus 4 bytes per value
-//! written for decompression) at the bandwidth measured in the same run, and the plain sum of
-//! the same values uncompressed. Every GPU sum is checked against the host's, and the
-//! decompressed column against the input at three widths.
+//! written for decompression) at the bandwidth measured in the same run, for D = 4, 8 and 16
+//! blocks per thread block, and the plain sum of the same values uncompressed. Every GPU sum
+//! is checked against the host's, and the decompressed column against the input at three
+//! widths.
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -14,7 +15,7 @@ use serde::Serialize;
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_report, random_vec, write_json};
 use tessera_host::compress::{Compressed, ForColumn};
 use tessera_host::ops::{
-    DeviceForColumn, decompress_for_into, read_sum_into_for_bench, sum_for, sum_for_into,
+    DeviceForColumn, ForTile, decompress_for_into, read_sum_into_for_bench, sum_for, sum_for_into,
 };
 use tessera_host::{Error, Result, gpu_or_skip};
 
@@ -108,8 +109,6 @@ pub fn run(args: &CompressArgs) -> Result<()> {
         let time = |work: &mut dyn FnMut() -> Result<()>| -> Result<f64> {
             Ok(gpu.time(WARMUP, args.reps, work)?.median_ms())
         };
-        // The timed runs add up in `sum`; the check runs once more on a zeroed word.
-        let ms = time(&mut || sum_for_into(&gpu, &dev, &mut sum))?;
         let got = sum_for(&gpu, &dev)?;
         if got != want {
             return Err(Error::Data(format!(
@@ -117,23 +116,16 @@ pub fn run(args: &CompressArgs) -> Result<()> {
             )));
         }
         let n64 = n as u64;
-        records.push(Record::new(
-            "decode_and_sum",
-            "GPU-FOR",
-            &param,
-            n64,
-            ms,
-            bw.model_ms(bytes, 0.0),
-        ));
-        let ms = time(&mut || decompress_for_into(&gpu, &dev, &mut out))?;
-        records.push(Record::new(
-            "decompress",
-            "GPU-FOR",
-            &param,
-            n64,
-            ms,
-            bw.model_ms(bytes, plain_bytes),
-        ));
+        for tile in ForTile::ALL {
+            let name = format!("GPU-FOR D={}", tile.blocks());
+            // The timed runs add up in `sum`, unchecked: the check above ran on a zeroed word.
+            let ms = time(&mut || sum_for_into(&gpu, &dev, &mut sum, tile))?;
+            let model = bw.model_ms(bytes, 0.0);
+            records.push(Record::new("decode_and_sum", &name, &param, n64, ms, model));
+            let ms = time(&mut || decompress_for_into(&gpu, &dev, &mut out, tile))?;
+            let model = bw.model_ms(bytes, plain_bytes);
+            records.push(Record::new("decompress", &name, &param, n64, ms, model));
+        }
         if matches!(bits, 1 | 16 | 31) && out.to_vec(&gpu)? != values {
             return Err(Error::Data(format!(
                 "bench compress: GPU-FOR decompression at {bits} bits differs from the input"

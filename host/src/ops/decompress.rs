@@ -7,7 +7,53 @@ use tessera_kernels::ops::decompress as k;
 use crate::compress::{Compressed, ForColumn};
 use crate::error::Result;
 use crate::ops::check_same_len;
-use crate::runtime::{DeviceColumn, Gpu, tile_grid};
+use tessera_kernels::spec::KernelSpec;
+
+use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
+
+/// D, the GPU-FOR blocks a thread block of the decoders decodes (thesis §5.3.2): 128 * D values
+/// per tile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ForTile {
+    /// D = 4, the thesis' choice.
+    D4,
+    /// D = 8.
+    D8,
+    /// D = 16: the most bytes in flight per thread block; the default.
+    #[default]
+    D16,
+}
+
+/// The decoders' argument lists: data, block starts, count, and the output.
+type DecompressArgs = (*const u32, *const u32, u32, *mut u32);
+type SumArgs = (*const u32, *const u32, u32, *mut u64);
+
+impl ForTile {
+    /// Every D, smallest first.
+    pub const ALL: [ForTile; 3] = [ForTile::D4, ForTile::D8, ForTile::D16];
+
+    /// D.
+    pub fn blocks(self) -> u32 {
+        match self {
+            ForTile::D4 => 4,
+            ForTile::D8 => 8,
+            ForTile::D16 => 16,
+        }
+    }
+
+    fn kernels(
+        self,
+    ) -> (
+        &'static KernelSpec<DecompressArgs>,
+        &'static KernelSpec<SumArgs>,
+    ) {
+        match self {
+            ForTile::D4 => (&k::FOR_DECOMPRESS_D4, &k::FOR_SUM_D4),
+            ForTile::D8 => (&k::FOR_DECOMPRESS_D8, &k::FOR_SUM_D8),
+            ForTile::D16 => (&k::FOR_DECOMPRESS_D16, &k::FOR_SUM_D16),
+        }
+    }
+}
 
 /// A GPU-FOR column in device memory: its block starts and data words.
 pub struct DeviceForColumn {
@@ -45,44 +91,56 @@ impl DeviceForColumn {
 /// The values of `col` as a plain device column.
 pub fn decompress_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<DeviceColumn<u32>> {
     let mut out = gpu.zeros(col.len())?;
-    decompress_for_into(gpu, col, &mut out)?;
+    decompress_for_into(gpu, col, &mut out, ForTile::default())?;
     Ok(out)
 }
 
-/// Queues the decompression of `col` into `out`, which holds `col.len()` values.
+/// Queues the decompression of `col` into `out`, which holds `col.len()` values, with `tile`'s
+/// D.
 pub fn decompress_for_into(
     gpu: &Gpu,
     col: &DeviceForColumn,
     out: &mut DeviceColumn<u32>,
+    tile: ForTile,
 ) -> Result<()> {
     let n = col.len();
     check_same_len("decompress_for", "out", out.len(), n)?;
     if n == 0 {
         return Ok(());
     }
-    let cfg = tile_grid(&k::FOR_DECOMPRESS, n, 0)?;
+    let spec = tile.kernels().0;
+    let cfg = tile_grid(spec, n, 0)?;
     let n32 = n as u32;
     // SAFETY: a valid GPU-FOR column of `n` values (see `DeviceForColumn`), room for `n` in
-    // `out`; one block per tile.
-    unsafe { gpu.launch(&k::FOR_DECOMPRESS, cfg, (&col.data, &col.starts, &n32, out)) }
+    // `out`; any grid.
+    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, out)) }
 }
 
 /// The sum of the values of `col` (wrapping past 2^64, which 2^32 values cannot reach).
 pub fn sum_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<u64> {
     let mut sum = gpu.zeros::<u64>(1)?;
-    sum_for_into(gpu, col, &mut sum)?;
+    sum_for_into(gpu, col, &mut sum, ForTile::default())?;
     Ok(sum.to_vec(gpu)?[0])
 }
 
-/// Queues the decode-and-sum of `col`, adding into `sum[0]` (the caller zeroes it).
-pub fn sum_for_into(gpu: &Gpu, col: &DeviceForColumn, sum: &mut DeviceColumn<u64>) -> Result<()> {
+/// Queues the decode-and-sum of `col` with `tile`'s D, adding into `sum[0]` (the caller
+/// zeroes it).
+pub fn sum_for_into(
+    gpu: &Gpu,
+    col: &DeviceForColumn,
+    sum: &mut DeviceColumn<u64>,
+    tile: ForTile,
+) -> Result<()> {
     check_same_len("sum_for", "sum", sum.len(), 1)?;
     let n = col.len();
     if n == 0 {
         return Ok(());
     }
-    let cfg = tile_grid(&k::FOR_SUM, n, 0)?;
+    let spec = tile.kernels().1;
+    // Resident blocks, each adding once: one atomic per tile on the one word would bound a
+    // narrow column's time.
+    let cfg = resident_grid(gpu, spec, n)?;
     let n32 = n as u32;
-    // SAFETY: a valid GPU-FOR column of `n` values, one word at `sum`; one block per tile.
-    unsafe { gpu.launch(&k::FOR_SUM, cfg, (&col.data, &col.starts, &n32, sum)) }
+    // SAFETY: a valid GPU-FOR column of `n` values, one word at `sum`; any grid.
+    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, sum)) }
 }

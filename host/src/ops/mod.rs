@@ -20,7 +20,9 @@ mod topk;
 pub use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
-pub use decompress::{DeviceForColumn, decompress_for, decompress_for_into, sum_for, sum_for_into};
+pub use decompress::{
+    DeviceForColumn, ForTile, decompress_for, decompress_for_into, sum_for, sum_for_into,
+};
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
 pub use join::{
