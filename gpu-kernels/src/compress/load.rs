@@ -6,12 +6,11 @@
 //! memory with coalesced reads (one read of the compressed bytes), then every thread decodes
 //! its items there: the block's reference and bit-width word, the miniblock's word offset
 //! from the widths' byte-wise prefix sum (Algorithm 7, no loop over the miniblocks), and the
-//! value from one or two words (Algorithm 6).
+//! value from two words by one funnel shift (Algorithm 6).
 use super::format::{
-    BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, block_position, blocks_for, extract, spans_next,
-    unreference, width,
+    BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, block_position, blocks_for, unreference, width,
 };
-use crate::arch::{Shared, sync_threads, thread_idx};
+use crate::arch::{Shared, funnel_shr, sync_threads, thread_idx};
 use crate::block::Tile;
 
 /// GPU-FOR blocks in a tile of `NT * IPT` values.
@@ -20,9 +19,10 @@ pub const fn tile_blocks(nt: usize, ipt: usize) -> usize {
 }
 
 /// Shared words [`load_bitpack`] needs for a tile of `NT * IPT` values: each block's offset,
-/// then the blocks at their largest.
+/// the blocks at their largest, and one word that a value in the last word may read as its
+/// (unused) next word.
 pub const fn bitpack_shared_words(nt: usize, ipt: usize) -> usize {
-    tile_blocks(nt, ipt) * (1 + MAX_BLOCK_WORDS)
+    tile_blocks(nt, ipt) * (1 + MAX_BLOCK_WORDS) + 1
 }
 
 /// Loads tile `tile` of a GPU-FOR column of `n` values (its `data` and `starts` arrays) into
@@ -67,24 +67,35 @@ pub unsafe fn load_bitpack<const NT: usize, const IPT: usize>(
     }
     sync_threads();
     let base = tile * NT * IPT;
-    for (k, item) in items.iter_mut().enumerate() {
-        let o = Tile::<u32, NT, IPT>::offset(t, k);
-        if base + o < n {
-            let (b, v) = (o / BLOCK, o % BLOCK);
-            // SAFETY: block b < blocks holds value v; its words lie in `words` from its offset,
-            // and a value reads its word, and the next one only where it runs into it.
-            unsafe {
-                let at = sh.read(b) as usize;
-                let (reference, widths) = (words.read(at), words.read(at + 1));
-                let (word, bit) = block_position(widths, v);
-                let w = width(widths, v / MINIBLOCK);
-                let lo = words.read(at + word);
-                let hi = if spans_next(bit, w) {
-                    words.read(at + word + 1)
-                } else {
-                    0
-                };
-                *item = unreference(reference, extract(lo, hi, bit, w));
+    // A thread's items come in runs of V consecutive values (the tile's vector width), which
+    // lie in one miniblock (V divides 32): the block's header, the width and the miniblock's
+    // offset are read once per run, and the run's values follow at bits `w` apart.
+    let v = Tile::<u32, NT, IPT>::V;
+    const { assert!(MINIBLOCK % Tile::<u32, NT, IPT>::V == 0) };
+    for g in 0..IPT / v {
+        let o = Tile::<u32, NT, IPT>::offset(t, g * v);
+        if base + o >= n {
+            break;
+        }
+        let (b, first) = (o / BLOCK, o % BLOCK);
+        // SAFETY: block b < blocks holds the run; its words lie in `words` from its offset; a
+        // value reads its word and the next, which is within `sh` (its last word is spare).
+        unsafe {
+            let at = sh.read(b) as usize;
+            let (reference, widths) = (words.read(at), words.read(at + 1));
+            let w = width(widths, first / MINIBLOCK);
+            let mask = u32::MAX.checked_shr(32 - w).unwrap_or(0);
+            let (word, bit) = block_position(widths, first);
+            let mut pos = (at + word) * 32 + bit as usize;
+            for (i, item) in items[g * v..g * v + v].iter_mut().enumerate() {
+                if base + o + i < n {
+                    let word = pos / 32;
+                    // The bits past the value, from the next word, are masked off.
+                    let (lo, hi) = (words.read(word), words.read(word + 1));
+                    let field = funnel_shr(lo, hi, (pos % 32) as u32) & mask;
+                    *item = unreference(reference, field);
+                }
+                pos += w as usize;
             }
         }
     }

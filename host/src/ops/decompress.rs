@@ -13,14 +13,13 @@ use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
 /// D, the GPU-FOR blocks a thread block of the decoders decodes (thesis §5.3.2): 128 * D values
 /// per tile.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ForTile {
     /// D = 4, the thesis' choice.
     D4,
-    /// D = 8.
+    /// D = 8: [`decompress_for`]'s.
     D8,
-    /// D = 16: the most bytes in flight per thread block; the default.
-    #[default]
+    /// D = 16: [`sum_for`]'s (the most values per tile of the resident grid).
     D16,
 }
 
@@ -29,6 +28,11 @@ type DecompressArgs = (*const u32, *const u32, u32, *mut u32);
 type SumArgs = (*const u32, *const u32, u32, *mut u64);
 
 impl ForTile {
+    /// The D of [`decompress_for`], the fastest measured (docs/perf-log.md).
+    pub const DECOMPRESS: ForTile = ForTile::D8;
+    /// The D of [`sum_for`], the fastest measured.
+    pub const SUM: ForTile = ForTile::D16;
+
     /// Every D, smallest first.
     pub const ALL: [ForTile; 3] = [ForTile::D4, ForTile::D8, ForTile::D16];
 
@@ -91,7 +95,7 @@ impl DeviceForColumn {
 /// The values of `col` as a plain device column.
 pub fn decompress_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<DeviceColumn<u32>> {
     let mut out = gpu.zeros(col.len())?;
-    decompress_for_into(gpu, col, &mut out, ForTile::default())?;
+    decompress_for_into(gpu, col, &mut out, ForTile::DECOMPRESS)?;
     Ok(out)
 }
 
@@ -119,7 +123,7 @@ pub fn decompress_for_into(
 /// The sum of the values of `col` (wrapping past 2^64, which 2^32 values cannot reach).
 pub fn sum_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<u64> {
     let mut sum = gpu.zeros::<u64>(1)?;
-    sum_for_into(gpu, col, &mut sum, ForTile::default())?;
+    sum_for_into(gpu, col, &mut sum, ForTile::SUM)?;
     Ok(sum.to_vec(gpu)?[0])
 }
 
