@@ -69,15 +69,3 @@ pub fn opaque_u64(x: u64) -> u64 {
     };
     r
 }
-
-/// The low 32 bits of `(hi:lo) >> shift` for `shift < 32` (`shf.r.wrap`): a bit field that may
-/// straddle two words in one instruction.
-#[inline(always)]
-pub fn funnel_shr(lo: u32, hi: u32, shift: u32) -> u32 {
-    let r: u32;
-    // SAFETY: arithmetic on registers.
-    unsafe {
-        asm!("shf.r.wrap.b32 {r}, {lo}, {hi}, {s};", r = out(reg32) r, lo = in(reg32) lo, hi = in(reg32) hi, s = in(reg32) shift, options(pure, nomem, nostack))
-    };
-    r
-}

@@ -6,11 +6,12 @@
 //! memory with coalesced reads (one read of the compressed bytes), then every thread decodes
 //! its items there: the block's reference and bit-width word, the miniblock's word offset
 //! from the widths' byte-wise prefix sum (Algorithm 7, no loop over the miniblocks), and the
-//! value from two words by one funnel shift (Algorithm 6).
+//! value from one or two words (Algorithm 6).
 use super::format::{
-    BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, block_position, blocks_for, unreference, width,
+    BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, block_position, blocks_for, extract, spans_next,
+    unreference, width,
 };
-use crate::arch::{Shared, funnel_shr, sync_threads, thread_idx};
+use crate::arch::{Shared, sync_threads, thread_idx};
 use crate::block::Tile;
 
 /// GPU-FOR blocks in a tile of `NT * IPT` values.
@@ -19,10 +20,9 @@ pub const fn tile_blocks(nt: usize, ipt: usize) -> usize {
 }
 
 /// Shared words [`load_bitpack`] needs for a tile of `NT * IPT` values: each block's offset,
-/// the blocks at their largest, and one word that a value in the last word may read as its
-/// (unused) next word.
+/// then the blocks at their largest.
 pub const fn bitpack_shared_words(nt: usize, ipt: usize) -> usize {
-    tile_blocks(nt, ipt) * (1 + MAX_BLOCK_WORDS) + 1
+    tile_blocks(nt, ipt) * (1 + MAX_BLOCK_WORDS)
 }
 
 /// Loads tile `tile` of a GPU-FOR column of `n` values (its `data` and `starts` arrays) into
@@ -78,22 +78,24 @@ pub unsafe fn load_bitpack<const NT: usize, const IPT: usize>(
             break;
         }
         let (b, first) = (o / BLOCK, o % BLOCK);
-        // SAFETY: block b < blocks holds the run; its words lie in `words` from its offset; a
-        // value reads its word and the next, which is within `sh` (its last word is spare).
+        // SAFETY: block b < blocks holds the run; its words lie in `words` from its offset,
+        // and a value reads its word, and the next one only where it runs into it.
         unsafe {
             let at = sh.read(b) as usize;
             let (reference, widths) = (words.read(at), words.read(at + 1));
             let w = width(widths, first / MINIBLOCK);
-            let mask = u32::MAX.checked_shr(32 - w).unwrap_or(0);
             let (word, bit) = block_position(widths, first);
             let mut pos = (at + word) * 32 + bit as usize;
             for (i, item) in items[g * v..g * v + v].iter_mut().enumerate() {
                 if base + o + i < n {
-                    let word = pos / 32;
-                    // The bits past the value, from the next word, are masked off.
-                    let (lo, hi) = (words.read(word), words.read(word + 1));
-                    let field = funnel_shr(lo, hi, (pos % 32) as u32) & mask;
-                    *item = unreference(reference, field);
+                    let (word, bit) = (pos / 32, (pos % 32) as u32);
+                    let lo = words.read(word);
+                    let hi = if spans_next(bit, w) {
+                        words.read(word + 1)
+                    } else {
+                        0
+                    };
+                    *item = unreference(reference, extract(lo, hi, bit, w));
                 }
                 pos += w as usize;
             }
