@@ -71,14 +71,15 @@ const NVCOMP_NOTE: &str = "nvCOMP (cascaded / bitcomp) is not run here: no Rust 
 pub fn run(args: &CompressArgs) -> Result<()> {
     super::prepare_json(&args.json)?;
     let n = args.values;
+    let Some(gpu) = gpu_or_skip("tessera bench compress") else {
+        return Ok(());
+    };
+    // The random bits, a width's values and its encoding on the host.
     tessera_host::preflight::check_memory(
         12 * n as u64,
         &format!("bench compress --values {n}"),
         "pass a smaller --values",
     )?;
-    let Some(gpu) = gpu_or_skip("tessera bench compress") else {
-        return Ok(());
-    };
     let (bw, mut records) = measure_bandwidth(&gpu, args.reps)?;
     let widths: Vec<u32> = if args.quick {
         vec![1, 8, 16, 24, 31]
