@@ -22,14 +22,14 @@
 //! 3. *All rows*, when even the exact threshold keeps too many (heavy ties on the first key,
 //!    all first keys equal): the generalized select over every row, without a candidate
 //!    buffer. Always exact; it reads the keys once per digit round.
-use tessera_kernels::ops::topk::{self as kt, Candidate, DIGIT_BITS, SelectState, TopKState};
+use tessera_kernels::ops::topk::{self as kt, Candidate, SelectState, TopKState};
 use tessera_kernels::ops::topk_multi::{
     self as km, LEVELS, MAX_KEYS, MultiEmitArgs, MultiHistArgs, start_states,
 };
 use tessera_kernels::spec::KernelSpec;
 
-use super::buffers::{barrier_grid, grow};
-use super::select::{Feed, SMALL_PER_SM};
+use super::buffers::grow;
+use super::select::{Feed, select_sample};
 use super::{SamplePlan, TopKOrder, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::ops::check_same_len;
@@ -268,25 +268,14 @@ impl TopKMulti {
         plan: &SamplePlan,
     ) -> Result<()> {
         Feed::column(first).sample(gpu, plan, smallest, &mut self.sample)?;
-        let s = plan.samples as u32;
-        let rounds = 8 * size_of::<K>() as u32 / DIGIT_BITS;
-        let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples, SMALL_PER_SM)?;
-        // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid;
-        // the grid is resident at once.
-        unsafe {
-            gpu.launch(
-                &kt::TOPK_HIST_RANKS,
-                cfg,
-                (
-                    &self.sample,
-                    &s,
-                    &mut self.states,
-                    &mut self.hist,
-                    &32u32,
-                    &rounds,
-                ),
-            )
-        }?;
+        select_sample(
+            gpu,
+            &self.sample,
+            plan.samples,
+            8 * size_of::<K>() as u32,
+            &mut self.states,
+            &mut self.hist,
+        )?;
         let one = grid_per_sm(gpu, &km::TOPK_MULTI_INCLUSIVE, 1, 1)?;
         // SAFETY: one thread updates the valid first state.
         unsafe { gpu.launch(&km::TOPK_MULTI_INCLUSIVE, one, (&mut self.states,)) }

@@ -298,24 +298,14 @@ impl SelectTopK {
         plan: &SamplePlan,
     ) -> Result<()> {
         f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
-        let (s, rounds) = (plan.samples as u32, rank_bits::<K>() / DIGIT_BITS);
-        let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, plan.samples, SMALL_PER_SM)?;
-        // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid;
-        // the grid is resident at once.
-        unsafe {
-            gpu.launch(
-                &kt::TOPK_HIST_RANKS,
-                cfg,
-                (
-                    &self.sample,
-                    &s,
-                    &mut self.state,
-                    &mut self.hist,
-                    &32u32,
-                    &rounds,
-                ),
-            )
-        }
+        select_sample(
+            gpu,
+            &self.sample,
+            plan.samples,
+            rank_bits::<K>(),
+            &mut self.state,
+            &mut self.hist,
+        )
     }
 
     /// The exact `k`-th best rank of all live rows, left in the rank select.
@@ -466,6 +456,29 @@ impl SelectTopK {
             best
         };
         Ok(Finish::Rows(rows_of(best, order)))
+    }
+}
+
+/// The rank select of `state` (the first, where the buffer holds several) over the `samples`
+/// ranks of `sample`, of `bits` bits: all its rounds in one launch.
+pub(super) fn select_sample(
+    gpu: &Gpu,
+    sample: &DeviceColumn<u64>,
+    samples: usize,
+    bits: u32,
+    state: &mut PodBuffer<TopKState>,
+    hist: &mut DeviceColumn<u32>,
+) -> Result<()> {
+    let (s, rounds) = (samples as u32, bits / DIGIT_BITS);
+    let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, samples, SMALL_PER_SM)?;
+    // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid; the
+    // grid is resident at once.
+    unsafe {
+        gpu.launch(
+            &kt::TOPK_HIST_RANKS,
+            cfg,
+            (sample, &s, state, hist, &32u32, &rounds),
+        )
     }
 }
 
