@@ -964,8 +964,8 @@ mod device {
     ///
     /// # Safety
     /// `src` holds `n > 0` rows; any grid size with `S::RESIDENT_FILTER`, else one block per
-    /// tile; `state.ranks` is a finished select; `cands`
-    /// holds `cap`, `tie_counts` one count per tile; `slot` holds two words.
+    /// tile; `state.ranks` is a finished select; `cands` holds `cap`, `tie_counts` one count
+    /// per tile; `slot` holds two words.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -1005,8 +1005,7 @@ mod device {
             // SAFETY: the tile's rows from `start` are in bounds.
             let live =
                 unsafe { src.load::<NT, IPT>(start, (n - start).min(NT * IPT), None, &mut items) };
-            // Read after the first tile's loads are issued, so that the two round trips overlap
-            // (a grid of one block per tile pays it on every block).
+            // Read after the first tile's loads are issued, so that the two round trips overlap.
             // SAFETY: valid by contract.
             let th = *threshold.get_or_insert_with(|| {
                 unsafe { read_state(&raw const (*state).ranks) }.threshold()
@@ -1252,7 +1251,8 @@ macro_rules! source_args {
 /// Parameters of the sample kernels of a source whose first column holds `C`:
 /// `(c0, c1, fcol, params, s, stride, smallest, out)`.
 pub type SampleArgs<C> = source_args!(C; u32, u32, u32, *mut u64);
-/// Parameters of the exact rounds: `(c0, c1, fcol, params, n, smallest, state, hist, stop)`.
+/// Parameters of the exact rounds:
+/// `(c0, c1, fcol, params, n, smallest, state, hist, stop, rounds)`.
 pub type HistKeysArgs<C> = source_args!(C; u32, u32, *mut TopKState, *mut u32, u32, u32);
 /// Parameters of the filter kernels:
 /// `(c0, c1, fcol, params, n, smallest, state, cands, cap, tie_counts)`.
@@ -1307,8 +1307,8 @@ macro_rules! topk_source_kernels {
             ) {
                 const { assert!(<$src as KeySource>::RESIDENT_FILTER == $resident) };
                 let slot = $crate::shared_array!(topk_slot: [u32; 2]);
-                // SAFETY: the host launches one block per tile of a source of `n` rows with
-                // buffers as `filter` requires.
+                // SAFETY: the host launches the grid `$resident` asks for (resident, or one
+                // block per tile) over a source of `n` rows, with buffers as `filter` requires.
                 unsafe {
                     let src = <$src as KeySource>::new(c0, c1, fcol, params);
                     filter::<$src, NT, IPT>(src, n as usize, smallest != 0, state, cands, cap,

@@ -3,12 +3,11 @@
 //! valid by construction (encoded here, or checked when read), so the kernels' reads stay
 //! within its arrays.
 use tessera_kernels::ops::decompress as k;
+use tessera_kernels::spec::KernelSpec;
 
 use crate::compress::{Compressed, ForColumn};
 use crate::error::Result;
 use crate::ops::check_same_len;
-use tessera_kernels::spec::KernelSpec;
-
 use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
 /// D, the GPU-FOR blocks a thread block of the decoders decodes (thesis §5.3.2): 128 * D values

@@ -3,14 +3,12 @@
 //! [`tessera_kernels::ops::topk_perthread`]); the exact top-k of those `threads * k`
 //! candidates is then a radix select over `(rank, row)` composites, the same candidates'
 //! select that finishes the threshold filter ([`super::SelectTopK`]).
-use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, TopKState,
-};
+use tessera_kernels::ops::topk::{Candidate, DIGITS, FilterCounts, SelectState, TopKState};
 use tessera_kernels::ops::topk_perthread::{self as kp, HEAP_NT, MAX_REG_K, PerThreadArgs};
 use tessera_kernels::spec::KernelSpec;
 
-use super::buffers::{barrier_grid, grow_pod};
-use super::select::{SMALL_PER_SM, rows_of};
+use super::buffers::grow_pod;
+use super::select::{choose, rows_of};
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, LaunchConfig, PodBuffer, grid_per_sm};
@@ -201,26 +199,17 @@ impl PerThreadTopK {
         };
         self.state.write(gpu, 0, &state)?;
         grow_pod(gpu, &mut self.out, k)?;
-        let (m32, k32) = (m as u32, k as u32);
-        let rounds = (rank_bits + 32) / DIGIT_BITS;
-        let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, m, SMALL_PER_SM)?;
-        // SAFETY: `cands` holds the `m` candidates the kernel wrote; the state counts `m`;
-        // the histogram is zero; `out` holds `k`; the grid is resident at once.
-        unsafe {
-            gpu.launch(
-                &kt::TOPK_CHOOSE,
-                grid,
-                (
-                    &self.cands,
-                    &m32,
-                    &mut self.state,
-                    &mut self.hist,
-                    &rounds,
-                    &mut self.out,
-                    &k32,
-                ),
-            )
-        }?;
+        // `cands` holds the `m` candidates the kernel wrote, and the state counts `m`.
+        choose(
+            gpu,
+            &self.cands,
+            m,
+            rank_bits,
+            &mut self.state,
+            &mut self.hist,
+            &mut self.out,
+            k,
+        )?;
         let st = self.state.read(gpu, 0)?;
         if st.chosen.resolved != 1 || st.counts.emitted as usize != k {
             return Err(Error::invalid(format!(

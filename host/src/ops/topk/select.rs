@@ -18,7 +18,7 @@ pub const SAMPLE_TARGET: usize = 1 << 16;
 
 /// Blocks per SM of the selects over a sample or the candidates (tens of thousands of
 /// elements): enough to count them, few to meet at each round's grid barrier.
-pub(super) const SMALL_PER_SM: u32 = 1;
+const SMALL_PER_SM: u32 = 1;
 
 /// Where the threshold filter samples and how far down the sample it sets the threshold.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -318,7 +318,7 @@ impl SelectTopK {
         let (n, smallest) = (f.len() as u32, (order == TopKOrder::Smallest) as u32);
         let spec = &f.kernels.hist;
         let rounds = rank_bits::<K>() / DIGIT_BITS;
-        let cfg = barrier_grid(gpu, spec, f.len(), u32::MAX)?;
+        let cfg = resident_grid(gpu, spec, f.len())?;
         // SAFETY: a source of `n` rows; the state and the histogram (zero) are valid; the
         // grid is resident at once.
         unsafe {
@@ -368,28 +368,18 @@ impl SelectTopK {
             &mut self.tie_counts,
         )?;
         grow(gpu, &mut self.tie_prefix, self.tie_counts.len())?;
-        let (n32, smallest, cap32, k32) = (n as u32, smallest_order as u32, cap as u32, k as u32);
+        let (n32, smallest) = (n as u32, smallest_order as u32);
         // The candidates' select runs whatever passed; the host checks the counts once, after.
-        let rounds = (rank_bits::<K>() + 32) / DIGIT_BITS;
-        let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, cap, SMALL_PER_SM)?;
-        // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most
-        // `cap`); the state and the histogram (zero) are valid; `out` holds `k`; the grid is
-        // resident at once.
-        unsafe {
-            gpu.launch(
-                &kt::TOPK_CHOOSE,
-                grid,
-                (
-                    &self.cands,
-                    &cap32,
-                    &mut self.state,
-                    &mut self.hist,
-                    &rounds,
-                    &mut self.out,
-                    &k32,
-                ),
-            )
-        }?;
+        choose(
+            gpu,
+            &self.cands,
+            cap,
+            rank_bits::<K>(),
+            &mut self.state,
+            &mut self.hist,
+            &mut self.out,
+            k,
+        )?;
         let state = self.state.read(gpu, 0)?;
         let c = state.counts;
         let (passed, tied) = (c.passed as usize, c.tied as usize);
@@ -478,6 +468,34 @@ pub(super) fn select_sample(
             &kt::TOPK_HIST_RANKS,
             cfg,
             (sample, &s, state, hist, &32u32, &rounds),
+        )
+    }
+}
+
+/// The select of the `k` best of the first `cap` candidates (as many as `state`'s filter count
+/// says, at most `cap`), ranks of `bits` bits and ties by row, all its rounds and the emit
+/// into `out` in one launch.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn choose(
+    gpu: &Gpu,
+    cands: &PodBuffer<Candidate>,
+    cap: usize,
+    bits: u32,
+    state: &mut PodBuffer<TopKState>,
+    hist: &mut DeviceColumn<u32>,
+    out: &mut PodBuffer<Candidate>,
+    k: usize,
+) -> Result<()> {
+    let (cap32, k32, rounds) = (cap as u32, k as u32, (bits + 32) / DIGIT_BITS);
+    let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, cap, SMALL_PER_SM)?;
+    // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most `cap`);
+    // the state and the histogram (zero) are valid; `out` holds `k`; the grid is resident at
+    // once.
+    unsafe {
+        gpu.launch(
+            &kt::TOPK_CHOOSE,
+            grid,
+            (cands, &cap32, state, hist, &rounds, out, &k32),
         )
     }
 }
