@@ -69,3 +69,28 @@ pub fn opaque_u64(x: u64) -> u64 {
     };
     r
 }
+
+/// The low 32 bits of `(hi:lo) >> (shift % 32)` (`shf.r.wrap`): a bit field that may straddle
+/// two words, in one instruction.
+#[inline(always)]
+pub fn funnel_shr(lo: u32, hi: u32, shift: u32) -> u32 {
+    let r: u32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        asm!("shf.r.wrap.b32 {r}, {lo}, {hi}, {s};", r = out(reg32) r, lo = in(reg32) lo, hi = in(reg32) hi, s = in(reg32) shift, options(pure, nomem, nostack))
+    };
+    r
+}
+
+/// The mask of the low `width` (0..=32) bits: 0 for 0, all ones for 32, with no branch and no
+/// 64-bit shift (PTX clamps a shift by 32 or more to a result of 0, where Rust's `>>` would
+/// wrap the amount).
+#[inline(always)]
+pub fn low_mask(width: u32) -> u32 {
+    let r: u32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        asm!("shr.u32 {r}, 0xffffffff, {s};", r = out(reg32) r, s = in(reg32) 32 - width, options(pure, nomem, nostack))
+    };
+    r
+}

@@ -149,3 +149,31 @@ pub unsafe fn store_relaxed_u32(p: *mut u32, v: u32) {
         asm!("st.relaxed.gpu.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack))
     };
 }
+
+/// Starts an asynchronous copy of 16 bytes to shared memory (`cp.async.cg`, sm_80+): the first
+/// `bytes` (0..=16) from global `src`, zeros for the rest. The copies of a thread complete at
+/// its next [`copy_async_wait_all`]; no register holds the data, so a thread can have all of
+/// its copies in flight at once.
+///
+/// # Safety
+/// `dst` is a 16-byte aligned shared-window address ([`crate::arch::Shared::addr`]) of 16
+/// bytes no other thread accesses until the block's next barrier after the wait; `src` is a
+/// 16-byte aligned global address valid for `bytes` reads.
+#[inline(always)]
+pub unsafe fn copy_async_16(dst: u32, src: *const u32, bytes: u32) {
+    // SAFETY: the caller guarantees both addresses; `cvta.to.global` turns the generic
+    // pointer into the global-window address cp.async takes.
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.cg.shared.global [{d}], [%g], 16, {n}; }}",
+            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes,
+            options(nostack, preserves_flags));
+    }
+}
+
+/// Waits until every [`copy_async_16`] of this thread has landed in shared memory (other
+/// threads see the data after a barrier).
+#[inline(always)]
+pub fn copy_async_wait_all() {
+    // SAFETY: a wait on the thread's own copies.
+    unsafe { asm!("cp.async.wait_all;", options(nostack, preserves_flags)) };
+}

@@ -112,7 +112,7 @@ impl<T: Copy> Shared<T> {
     /// whose address-space resolution and device-scope atomics cost latency in every block
     /// function.
     #[inline(always)]
-    fn addr(&self, i: usize) -> u32 {
+    pub fn addr(&self, i: usize) -> u32 {
         let s: u64;
         // SAFETY: converts a generic address of shared memory to its shared-window address.
         unsafe {
@@ -145,6 +145,23 @@ impl<T: Copy> Shared<T> {
             len: self.len.saturating_sub(start),
         }
     }
+}
+
+/// The word at shared-window address `a`: for inner loops that step through a buffer by
+/// 32-bit address arithmetic ([`Shared::addr`]) rather than by a 64-bit index.
+///
+/// # Safety
+/// `a` is the 4-byte aligned shared-window address of a word no other thread writes
+/// concurrently.
+#[inline(always)]
+pub unsafe fn load_shared_u32(a: u32) -> u32 {
+    let r: u32;
+    // SAFETY: the caller guarantees the address.
+    unsafe {
+        asm!("ld.shared.b32 {r}, [{a}];", r = out(reg32) r, a = in(reg32) a,
+            options(readonly, nostack, preserves_flags))
+    };
+    r
 }
 
 /// Items with a shared-memory atomic add.

@@ -35,19 +35,16 @@ macro_rules! for_kernels {
             /// zeroes); any grid (blocks loop over the tiles and add once: atomics on one word
             /// serialize, one per tile would bound a narrow column's time).
             $sum = $sname[NT = 128, IPT = $d](data: *const u32, starts: *const u32, n: u32, sum: *mut u64) {
-                use crate::compress::load::{bitpack_shared_words, load_bitpack};
+                use crate::compress::load::{bitpack_shared_words, sum_bitpack};
                 let sh = crate::shared_array!(for_words: [u32; bitpack_shared_words(NT, IPT)]);
                 let temp = crate::shared_array!(for_temp: [u64; NT / 32 + 1]);
                 let n = n as usize;
                 let mut mine = 0u64;
                 let mut tile = crate::arch::block_idx();
                 while tile * NT * IPT < n {
-                    // Items past `n` stay 0, so the thread's partial is exact.
-                    let mut items = [0u32; IPT];
                     // SAFETY: the host passes a validated column of `n` values; `tile` holds
                     // values.
-                    unsafe { load_bitpack::<NT, IPT>(data, starts, n, tile, sh, &mut items) };
-                    mine += items.iter().map(|&x| x as u64).sum::<u64>();
+                    mine += unsafe { sum_bitpack::<NT, IPT>(data, starts, n, tile, sh) };
                     tile += crate::arch::grid_dim();
                 }
                 let s = crate::block::block_sum::<u64, NT, 1>(&[mine], usize::MAX, temp);
