@@ -151,9 +151,9 @@ pub unsafe fn store_relaxed_u32(p: *mut u32, v: u32) {
 }
 
 /// Starts an asynchronous copy of 16 bytes to shared memory (`cp.async.cg`, sm_80+): the first
-/// `bytes` (0..=16) from global `src`, zeros for the rest. The copies of a thread complete at
-/// its next [`copy_async_wait_all`]; no register holds the data, so a thread can have all of
-/// its copies in flight at once.
+/// `bytes` (0..=16) from global `src`, zeros for the rest. A thread's copies complete at its
+/// next [`copy_async_wait_all`] (or [`copy_async_wait_groups`] past their group); no register
+/// holds the data, so a thread can have all of its copies in flight at once.
 ///
 /// # Safety
 /// `dst` is a 16-byte aligned shared-window address ([`crate::arch::Shared::addr`]) of 16
@@ -170,7 +170,37 @@ pub unsafe fn copy_async_16(dst: u32, src: *const u32, bytes: u32) {
     }
 }
 
-/// Waits until every [`copy_async_16`] of this thread has landed in shared memory (other
+/// Starts an asynchronous copy of the word at global `src` to shared `dst` (`cp.async.ca`),
+/// as [`copy_async_16`].
+///
+/// # Safety
+/// As [`copy_async_16`], for one 4-byte aligned word.
+#[inline(always)]
+pub unsafe fn copy_async_4(dst: u32, src: *const u32) {
+    // SAFETY: as `copy_async_16`.
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.ca.shared.global [{d}], [%g], 4; }}",
+            d = in(reg32) dst, s = in(reg64) src, options(nostack, preserves_flags));
+    }
+}
+
+/// Closes this thread's group of asynchronous copies started since the last commit: the unit
+/// [`copy_async_wait_groups`] waits for.
+#[inline(always)]
+pub fn copy_async_commit() {
+    // SAFETY: bookkeeping of the thread's own copies.
+    unsafe { asm!("cp.async.commit_group;", options(nostack, preserves_flags)) };
+}
+
+/// Waits until at most `PENDING` of this thread's committed copy groups, the latest, are
+/// still in flight (other threads see the data after a barrier).
+#[inline(always)]
+pub fn copy_async_wait_groups<const PENDING: u32>() {
+    // SAFETY: a wait on the thread's own copies.
+    unsafe { asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack, preserves_flags)) };
+}
+
+/// Waits until every asynchronous copy of this thread has landed in shared memory (other
 /// threads see the data after a barrier).
 #[inline(always)]
 pub fn copy_async_wait_all() {

@@ -1,7 +1,8 @@
 //! LoadBitPack (thesis §5.3.2): the block-wide load of a tile of a GPU-FOR column. A query
 //! kernel that reads a compressed column calls [`load_bitpack`] where it would call
-//! `block_load`, and gets the same items in the same places of the tile; [`sum_bitpack`] is
-//! the same load for a kernel that only adds the values, in the order that suits decoding.
+//! `block_load`, and gets the same items in the same places of the tile. A kernel that walks
+//! many tiles per block calls [`for_each_bitpack_tile`] instead, which copies the next tile
+//! while the current one is decoded.
 //!
 //! The thread block copies the words of its tile's `NT * IPT / 128` GPU-FOR blocks into shared
 //! memory with asynchronous 16-byte copies (one read of the compressed bytes, every copy of a
@@ -10,10 +11,11 @@
 //! (Algorithm 7, no loop over the miniblocks), and each value by one funnel shift of two
 //! words and a mask (Algorithm 6). Index arithmetic inside the tile is 32-bit: `usize` is 64
 //! bits on nvptx and would double the instructions of the decode, which bound it.
-use super::format::{BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, MINIBLOCKS, blocks_for, width};
+use super::format::{BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, blocks_for, width};
 use crate::arch::{
-    Shared, WARP, copy_async_16, copy_async_wait_all, funnel_shr, load_shared_u32, low_mask,
-    sync_threads, thread_idx,
+    Shared, block_idx, copy_async_4, copy_async_16, copy_async_commit, copy_async_wait_all,
+    copy_async_wait_groups, funnel_shr, grid_dim, load_shared_u32, low_mask, sync_threads,
+    thread_idx,
 };
 use crate::block::Tile;
 
@@ -24,41 +26,134 @@ pub const fn tile_blocks(nt: usize, ipt: usize) -> usize {
 
 /// Shared words that hold a tile of `d` blocks: the blocks at their largest, up to 3 words
 /// before them (the copy starts at a 16-byte boundary), up to 3 after (it ends at one) and a
-/// word a value in the last word reads as its next; a multiple of 4, so the block offsets that
-/// follow stay aligned.
+/// word a value in the last word reads as its next; a multiple of 4, so what follows stays
+/// aligned.
 const fn staged_words(d: usize) -> usize {
     (d * MAX_BLOCK_WORDS + 7).next_multiple_of(4)
 }
 
-/// Shared words [`load_bitpack`] and [`sum_bitpack`] need for a tile of `NT * IPT` values: the
-/// staged words, then each block's offset among them.
+/// Shared words [`load_bitpack`] needs for a tile of `NT * IPT` values: the staged words, then
+/// each block's start (a multiple of 4, so a second buffer after it stays aligned).
 pub const fn bitpack_shared_words(nt: usize, ipt: usize) -> usize {
-    staged_words(tile_blocks(nt, ipt)) + tile_blocks(nt, ipt)
+    staged_words(tile_blocks(nt, ipt)) + tile_blocks(nt, ipt).next_multiple_of(4)
 }
 
-/// A tile's blocks in shared memory: shared-window addresses of the staged words and of the
-/// blocks' word offsets among them, and the number of blocks.
-struct Staged {
-    words: u32,
-    offsets: u32,
+/// Where a tile's blocks lie in the column: the tile's first block, its block count, the
+/// first block's start and the end of the last one (words of the data array).
+#[derive(Clone, Copy)]
+struct Span {
+    first: u32,
     blocks: u32,
+    w0: u32,
+    w1: u32,
 }
 
-impl Staged {
+impl Span {
+    /// Tile `tile`'s span (two reads of the block starts).
+    ///
+    /// # Safety
+    /// A validated column of `n` values; `tile` holds values.
+    #[inline(always)]
+    unsafe fn of<const NT: usize, const IPT: usize>(
+        starts: *const u32,
+        n: usize,
+        tile: usize,
+    ) -> Span {
+        let d = tile_blocks(NT, IPT);
+        let first = tile * d;
+        let blocks = blocks_for(n, BLOCK).min(first + d) - first;
+        // SAFETY: the column has `blocks_for(n) + 1` starts; first + blocks <= blocks_for(n).
+        let (w0, w1) = unsafe { (starts.add(first).read(), starts.add(first + blocks).read()) };
+        Span {
+            first: first as u32,
+            blocks: blocks as u32,
+            w0,
+            w1,
+        }
+    }
+}
+
+/// A tile's blocks in shared memory (once its copies landed): shared-window addresses of the
+/// words and of the blocks' starts, the column word at the words' index 0 and the values of
+/// the tile (`NT * IPT` but in the column's last tile).
+pub struct StagedTile<const NT: usize, const IPT: usize> {
+    words: u32,
+    starts: u32,
+    a0: u32,
+    left: u32,
+}
+
+impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
+    /// Starts the asynchronous copies of `span`'s blocks into buffer `sh` (of
+    /// [`bitpack_shared_words`]): the words from the 16-byte boundary at or before the first
+    /// block, and the blocks' starts. The data becomes visible after the thread's wait for the
+    /// copies and a barrier.
+    ///
+    /// # Safety
+    /// A validated column of `n` values with `len` data words, `data` 16-byte aligned; `span`
+    /// is tile `tile`'s; no thread reads or writes `sh` until that wait and barrier.
+    #[inline(always)]
+    unsafe fn copy(
+        data: *const u32,
+        starts: *const u32,
+        len: u32,
+        n: usize,
+        tile: usize,
+        span: Span,
+        sh: Shared<u32>,
+    ) -> Self {
+        let d = tile_blocks(NT, IPT);
+        let t = thread_idx();
+        let staged = StagedTile {
+            words: sh.addr(0),
+            starts: sh.addr(staged_words(d)),
+            a0: span.w0 & !3,
+            left: (n - tile * NT * IPT).min(NT * IPT) as u32,
+        };
+        // The copy covers data[a0..ceil4(w1)): at most staged_words(d) - 1 words.
+        for j in 0..staged_words(d).div_ceil(4).div_ceil(NT) {
+            let q = (t + j * NT) as u32;
+            let word = staged.a0 + 4 * q;
+            if word < span.w1 {
+                // SAFETY: data[word..] is 16-byte aligned (the allocation is) and `len - word`
+                // words long, of which the copy reads at most 4; quad q of the staged words
+                // lies in `sh` (word - a0 < w1 - a0 + 3 <= staged_words(d) - 4) and only this
+                // thread writes it.
+                unsafe {
+                    copy_async_16(
+                        staged.words + 16 * q,
+                        data.add(word as usize),
+                        4 * (len - word).min(4),
+                    )
+                };
+            }
+        }
+        if (t as u32) < span.blocks {
+            // SAFETY: t < blocks <= d, a start of the column and a start slot of `sh`.
+            unsafe {
+                copy_async_4(
+                    staged.starts + 4 * t as u32,
+                    starts.add((span.first + t as u32) as usize),
+                )
+            };
+        }
+        staged
+    }
+
     /// Block `b`'s reference, bit-width word and the shared address of its first word.
     ///
     /// # Safety
-    /// `b < self.blocks`, after [`stage`]'s barrier.
+    /// Block `b` of the tile holds values; the copies landed.
     #[inline(always)]
     unsafe fn header(&self, b: u32) -> (u32, u32, u32) {
-        // SAFETY: the offset of a staged block, and its two header words.
+        // SAFETY: a staged block's start, and its two header words.
         unsafe {
-            let at = self.words + 4 * load_shared_u32(self.offsets + 4 * b);
+            let at = self.words + 4 * (load_shared_u32(self.starts + 4 * b) - self.a0);
             (load_shared_u32(at), load_shared_u32(at + 4), at)
         }
     }
 
-    /// The value at bit `pos` from the block word at `at` (an address [`Staged::header`] gave),
+    /// The value at bit `pos` from the block word at `at` (an address [`Self::header`] gave),
     /// `mask` its width's [`low_mask`], not yet unreferenced.
     ///
     /// # Safety
@@ -69,6 +164,71 @@ impl Staged {
         // SAFETY: the value's word and the next, which `staged_words` keeps in the buffer; the
         // next word's bits past the value are masked off.
         unsafe { funnel_shr(load_shared_u32(a), load_shared_u32(a + 4), pos) & mask }
+    }
+
+    /// Calls `f(k, value)` for each item `k` of this thread's (`block_load`'s places,
+    /// `Tile::<u32, NT, IPT>::offset`) that holds a value of the column.
+    ///
+    /// A thread's items come in runs of V consecutive values (the tile's vector width), which
+    /// lie in one miniblock (V divides 32): the block's header, the width and the miniblock's
+    /// position are read once per run (and by a whole warp at once: its 32 runs are one
+    /// block), and the run's values follow at `w` bits apart. A full tile, all but the
+    /// column's last, checks no item against the column's end.
+    #[inline(always)]
+    fn decode(&self, mut f: impl FnMut(usize, u32)) {
+        if self.left == (NT * IPT) as u32 {
+            self.decode_runs::<true>(&mut f);
+        } else {
+            self.decode_runs::<false>(&mut f);
+        }
+    }
+
+    #[inline(always)]
+    fn decode_runs<const FULL: bool>(&self, f: &mut impl FnMut(usize, u32)) {
+        let t = thread_idx();
+        let v = Tile::<u32, NT, IPT>::V;
+        const { assert!(MINIBLOCK % Tile::<u32, NT, IPT>::V == 0) };
+        for g in 0..IPT / v {
+            let o = Tile::<u32, NT, IPT>::offset(t, g * v) as u32;
+            if !FULL && o >= self.left {
+                break;
+            }
+            let (b, first) = (o / BLOCK as u32, o % BLOCK as u32);
+            // SAFETY: block b of the tile holds the run, so b < blocks; its values lie in its
+            // staged words.
+            unsafe {
+                let (reference, widths, at) = self.header(b);
+                let m = first / MINIBLOCK as u32;
+                let w = width(widths, m as usize);
+                let mask = low_mask(w);
+                let mut pos = position(widths, m, first % MINIBLOCK as u32);
+                for i in 0..v {
+                    if FULL || o + (i as u32) < self.left {
+                        f(
+                            g * v + i,
+                            reference.wrapping_add(Self::field(at, pos, mask)),
+                        );
+                    }
+                    pos += w;
+                }
+            }
+        }
+    }
+
+    /// The tile's values into `items`, in the places `block_load` gives them
+    /// (`Tile::<u32, NT, IPT>::offset`); items past the column's end are left as they were.
+    #[inline(always)]
+    pub fn load(&self, items: &mut [u32; IPT]) {
+        self.decode(|k, x| items[k] = x);
+    }
+
+    /// The sum of this thread's values of the tile, each widened to 64 bits: the block's
+    /// partials add up to the tile's sum.
+    #[inline(always)]
+    pub fn sum(&self) -> u64 {
+        let mut sum = 0u64;
+        self.decode(|_, x| sum += x as u64);
+        sum
     }
 }
 
@@ -83,59 +243,14 @@ fn position(widths: u32, m: u32, i: u32) -> u32 {
     (2 + offset) * 32 + width(widths, m as usize) * i
 }
 
-/// Copies tile `tile`'s GPU-FOR blocks and their offsets into `sh`; called by the whole block,
-/// returns after a barrier.
+/// The column's data length in words: its last block start.
 ///
 /// # Safety
-/// As [`load_bitpack`].
+/// A validated column of `n` values.
 #[inline(always)]
-unsafe fn stage<const NT: usize, const IPT: usize>(
-    data: *const u32,
-    starts: *const u32,
-    n: usize,
-    tile: usize,
-    sh: Shared<u32>,
-) -> Staged {
-    let d = tile_blocks(NT, IPT);
-    let t = thread_idx();
-    let total = blocks_for(n, BLOCK);
-    let first = tile * d;
-    let blocks = total.min(first + d) - first;
-    // SAFETY: the column has `total + 1` starts, the last the data's length; first + blocks
-    // <= total.
-    let (w0, w1, len) = unsafe {
-        (
-            starts.add(first).read(),
-            starts.add(first + blocks).read(),
-            starts.add(total).read(),
-        )
-    };
-    let staged = Staged {
-        words: sh.addr(0),
-        offsets: sh.addr(staged_words(d)),
-        blocks: blocks as u32,
-    };
-    // The copy covers data[a0..ceil4(w1)): at most staged_words(d) - 1 words.
-    let a0 = w0 & !3;
-    let quads = staged_words(d).div_ceil(4).div_ceil(NT);
-    for j in 0..quads {
-        let q = (t + j * NT) as u32;
-        let word = a0 + 4 * q;
-        if word < w1 {
-            // SAFETY: data[word..] is 16-byte aligned (the allocation is) and `len - word`
-            // words long, of which the copy reads at most 4; quad q of the staged words is in
-            // `sh` (word - a0 < w1 - a0 + 3 <= staged_words(d) - 4) and only this thread
-            // writes it.
-            unsafe { copy_async_16(staged.words + 16 * q, data.add(word as usize), 4 * (len - word).min(4)) };
-        }
-    }
-    if t < blocks {
-        // SAFETY: t < blocks <= d, a start of the column and an offset slot of `sh`.
-        unsafe { sh.write(staged_words(d) + t, starts.add(first + t).read() - a0) };
-    }
-    copy_async_wait_all();
-    sync_threads();
-    staged
+unsafe fn data_len(starts: *const u32, n: usize) -> u32 {
+    // SAFETY: the column has `blocks_for(n) + 1` starts.
+    unsafe { starts.add(blocks_for(n, BLOCK)).read() }
 }
 
 /// Loads tile `tile` of a GPU-FOR column of `n` values (its `data` and `starts` arrays) into
@@ -158,85 +273,86 @@ pub unsafe fn load_bitpack<const NT: usize, const IPT: usize>(
 ) {
     const { assert!(NT * IPT % BLOCK == 0 && tile_blocks(NT, IPT) <= NT) };
     // SAFETY: as this function's contract.
-    let staged = unsafe { stage::<NT, IPT>(data, starts, n, tile, sh) };
-    let t = thread_idx();
-    // Values of the tile (more than it holds for all but the last tile), as u32.
-    let left = (n - tile * NT * IPT).min(NT * IPT) as u32;
-    let full = left == (NT * IPT) as u32;
-    // A thread's items come in runs of V consecutive values (the tile's vector width), which
-    // lie in one miniblock (V divides 32): the block's header, the width and the miniblock's
-    // position are read once per run, and the run's values follow at `w` bits apart.
-    let v = Tile::<u32, NT, IPT>::V;
-    const { assert!(MINIBLOCK % Tile::<u32, NT, IPT>::V == 0) };
-    for g in 0..IPT / v {
-        let o = Tile::<u32, NT, IPT>::offset(t, g * v) as u32;
-        if !full && o >= left {
-            break;
-        }
-        let (b, first) = (o / BLOCK as u32, o % BLOCK as u32);
-        // SAFETY: block b of the tile holds the run, so b < staged.blocks; its values lie in
-        // its staged words.
-        unsafe {
-            let (reference, widths, at) = staged.header(b);
-            let m = first / MINIBLOCK as u32;
-            let w = width(widths, m as usize);
-            let mask = low_mask(w);
-            let mut pos = position(widths, m, first % MINIBLOCK as u32);
-            for (i, item) in items[g * v..g * v + v].iter_mut().enumerate() {
-                if full || o + (i as u32) < left {
-                    *item = reference.wrapping_add(Staged::field(at, pos, mask));
-                }
-                pos += w;
-            }
-        }
-    }
+    let staged = unsafe {
+        let span = Span::of::<NT, IPT>(starts, n, tile);
+        StagedTile::<NT, IPT>::copy(data, starts, data_len(starts, n), n, tile, span, sh)
+    };
+    copy_async_wait_all();
+    sync_threads();
+    staged.load(items);
     sync_threads();
 }
 
-/// The sum of this thread's share of tile `tile`'s values, each widened to 64 bits: the block's
-/// partials add up to the tile's sum. Called by the whole block; `sh` is free again on return.
-///
-/// The values are not in `block_load`'s places: each warp decodes whole GPU-FOR blocks, lane
-/// `l` value `l` of each miniblock, so a warp reads the block's header once and the words of a
-/// miniblock without bank conflicts (runs of V values per lane, as [`load_bitpack`] must
-/// take them, have lanes `V * w / 32` words apart).
+/// Calls `f(tile, staged)` for tiles `block_idx`, `block_idx + grid_dim`, ... of a GPU-FOR
+/// column of `n` values, in turn, with the next tile's copies in flight while `f` decodes the
+/// current one (two buffers: the copies' latency is hidden behind the decode, not paid per
+/// tile). Called by the whole block; `f` is called by every thread with the same tile.
 ///
 /// # Safety
-/// As [`load_bitpack`].
+/// As [`load_bitpack`], with `sh` of `2 * bitpack_shared_words(NT, IPT)` words.
 #[inline(always)]
-pub unsafe fn sum_bitpack<const NT: usize, const IPT: usize>(
+pub unsafe fn for_each_bitpack_tile<const NT: usize, const IPT: usize>(
     data: *const u32,
     starts: *const u32,
     n: usize,
-    tile: usize,
     sh: Shared<u32>,
-) -> u64 {
-    const { assert!(NT * IPT % BLOCK == 0 && tile_blocks(NT, IPT) <= NT && NT % WARP == 0) };
-    // SAFETY: as this function's contract.
-    let staged = unsafe { stage::<NT, IPT>(data, starts, n, tile, sh) };
-    let t = thread_idx();
-    let (warp, lane) = ((t / WARP) as u32, (t % WARP) as u32);
-    let left = (n - tile * NT * IPT).min(NT * IPT) as u32;
-    let warps = (NT / WARP) as u32;
-    let mut sum = 0u64;
-    for j in 0..tile_blocks(NT, IPT).div_ceil(NT / WARP) as u32 {
-        let b = warp + j * warps;
-        if b >= staged.blocks {
-            break;
-        }
-        // SAFETY: b < staged.blocks; each value read lies in block b's staged words.
-        unsafe {
-            let (reference, widths, at) = staged.header(b);
-            for m in 0..MINIBLOCKS as u32 {
-                if b * BLOCK as u32 + m * MINIBLOCK as u32 + lane < left {
-                    let mask = low_mask(width(widths, m as usize));
-                    let field = Staged::field(at, position(widths, m, lane), mask);
-                    // Unreferenced in 32 bits: a signed reference wraps.
-                    sum += reference.wrapping_add(field) as u64;
-                }
+    mut f: impl FnMut(usize, &StagedTile<NT, IPT>),
+) {
+    const { assert!(NT * IPT % BLOCK == 0 && tile_blocks(NT, IPT) <= NT) };
+    let words = bitpack_shared_words(NT, IPT);
+    let (stride, mut tile) = (grid_dim(), block_idx());
+    if tile * NT * IPT >= n {
+        return;
+    }
+    // SAFETY: a validated column; every tile below is checked to hold values before its span
+    // is read or its copies start, and the copies into a buffer start only after the barrier
+    // that ends the decode of what it held.
+    unsafe {
+        let len = data_len(starts, n);
+        let mut current = StagedTile::<NT, IPT>::copy(
+            data,
+            starts,
+            len,
+            n,
+            tile,
+            Span::of::<NT, IPT>(starts, n, tile),
+            sh,
+        );
+        copy_async_commit();
+        let mut next = tile + stride;
+        let mut span = (next * NT * IPT < n).then(|| Span::of::<NT, IPT>(starts, n, next));
+        let mut buffer = 1;
+        loop {
+            let following = span.map(|s| {
+                let staged = StagedTile::<NT, IPT>::copy(
+                    data,
+                    starts,
+                    len,
+                    n,
+                    next,
+                    s,
+                    sh.offset(buffer * words),
+                );
+                copy_async_commit();
+                staged
+            });
+            // The span after next is read now, so its latency passes during the decode.
+            let after = next + stride;
+            span = (following.is_some() && after * NT * IPT < n)
+                .then(|| Span::of::<NT, IPT>(starts, n, after));
+            if following.is_some() {
+                copy_async_wait_groups::<1>();
+            } else {
+                copy_async_wait_all();
             }
+            sync_threads();
+            f(tile, &current);
+            sync_threads();
+            match following {
+                Some(staged) => current = staged,
+                None => break,
+            }
+            (tile, next, buffer) = (next, after, 1 - buffer);
         }
     }
-    sync_threads();
-    sum
 }

@@ -8,7 +8,7 @@ use tessera_kernels::spec::KernelSpec;
 use crate::compress::{Compressed, ForColumn};
 use crate::error::Result;
 use crate::ops::check_same_len;
-use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
+use crate::runtime::{DeviceColumn, Gpu, resident_grid};
 
 /// D, the GPU-FOR blocks a thread block of the decoders decodes (thesis §5.3.2): 128 * D values
 /// per tile.
@@ -58,7 +58,8 @@ impl ForTile {
     }
 }
 
-/// A GPU-FOR column in device memory: its block starts and data words.
+/// A GPU-FOR column in device memory: its block starts and data words, each in an allocation
+/// of its own (the decoders copy the data by 16-byte aligned quads).
 pub struct DeviceForColumn {
     len: usize,
     starts: DeviceColumn<u32>,
@@ -112,7 +113,8 @@ pub fn decompress_for_into(
         return Ok(());
     }
     let spec = tile.kernels().0;
-    let cfg = tile_grid(spec, n, 0)?;
+    // Resident blocks that loop, so each copies its next tile while it decodes the current.
+    let cfg = resident_grid(gpu, spec, n)?;
     let n32 = n as u32;
     // SAFETY: a valid GPU-FOR column of `n` values (see `DeviceForColumn`), room for `n` in
     // `out`; any grid.
