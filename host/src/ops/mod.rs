@@ -4,6 +4,7 @@
 mod bandwidth;
 mod baseline;
 mod decompress;
+mod decompress_base;
 mod join;
 mod pkjoin;
 mod project;
@@ -22,6 +23,13 @@ pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
 pub use decompress::{
     DeviceForColumn, ForTile, decompress_for, decompress_for_into, sum_for, sum_for_into,
+};
+pub use decompress_base::{
+    BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRleColumn,
+    DeviceVerticalColumn, check_gpu_decodable, decompress_nsf, decompress_nsf_into, decompress_nsv,
+    decompress_nsv_into, decompress_rle, decompress_rle_into, decompress_vertical,
+    decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rle, sum_rle_into,
+    sum_vertical, sum_vertical_into,
 };
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
