@@ -170,6 +170,20 @@ pub unsafe fn copy_async_16(dst: u32, src: *const u32, bytes: u32) {
     }
 }
 
+/// [`copy_async_16`] of all 16 bytes: no source size to compute and pass (the sized form
+/// costs ptxas several instructions per copy to encode the size into the address).
+///
+/// # Safety
+/// As [`copy_async_16`] with `bytes` = 16.
+#[inline(always)]
+pub unsafe fn copy_async_16_full(dst: u32, src: *const u32) {
+    // SAFETY: as `copy_async_16`.
+    unsafe {
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.cg.shared.global [{d}], [%g], 16; }}",
+            d = in(reg32) dst, s = in(reg64) src, options(nostack, preserves_flags));
+    }
+}
+
 /// Starts an asynchronous copy of the word at global `src` to shared `dst` (`cp.async.ca`),
 /// as [`copy_async_16`].
 ///
@@ -197,7 +211,9 @@ pub fn copy_async_commit() {
 #[inline(always)]
 pub fn copy_async_wait_groups<const PENDING: u32>() {
     // SAFETY: a wait on the thread's own copies.
-    unsafe { asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack, preserves_flags)) };
+    unsafe {
+        asm!("cp.async.wait_group {n};", n = const PENDING, options(nostack, preserves_flags))
+    };
 }
 
 /// Waits until every asynchronous copy of this thread has landed in shared memory (other

@@ -13,9 +13,9 @@
 //! bits on nvptx and would double the instructions of the decode, which bound it.
 use super::format::{BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, blocks_for, width};
 use crate::arch::{
-    Shared, block_idx, copy_async_4, copy_async_16, copy_async_commit, copy_async_wait_all,
-    copy_async_wait_groups, funnel_shr, grid_dim, load_shared_u32, low_mask, sync_threads,
-    thread_idx,
+    Shared, block_idx, copy_async_4, copy_async_16, copy_async_16_full, copy_async_commit,
+    copy_async_wait_all, copy_async_wait_groups, funnel_shr, grid_dim, load_shared_u32, low_mask,
+    sync_threads, thread_idx,
 };
 use crate::block::Tile;
 
@@ -110,22 +110,36 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
             a0: span.w0 & !3,
             left: (n - tile * NT * IPT).min(NT * IPT) as u32,
         };
-        // The copy covers data[a0..ceil4(w1)): at most staged_words(d) - 1 words.
-        for j in 0..staged_words(d).div_ceil(4).div_ceil(NT) {
-            let q = (t + j * NT) as u32;
-            let word = staged.a0 + 4 * q;
-            if word < span.w1 {
-                // SAFETY: data[word..] is 16-byte aligned (the allocation is) and `len - word`
-                // words long, of which the copy reads at most 4; quad q of the staged words
-                // lies in `sh` (word - a0 < w1 - a0 + 3 <= staged_words(d) - 4) and only this
-                // thread writes it.
-                unsafe {
-                    copy_async_16(
-                        staged.words + 16 * q,
-                        data.add(word as usize),
-                        4 * (len - word).min(4),
-                    )
-                };
+        // The copy covers data[a0..ceil4(w1)): at most staged_words(d) - 1 words, in quads
+        // 16 * NT bytes apart in both buffers, so the addresses are one base each and
+        // immediate offsets.
+        let (dst, left) = (staged.words + 16 * t as u32, span.w1 - staged.a0);
+        // SAFETY: the column's data holds `len` >= w1 > a0 + 4 * t words when a quad of this
+        // thread is copied, which is the only use of `src`.
+        let src = unsafe { data.add(staged.a0 as usize + 4 * t) };
+        let quads = staged_words(d).div_ceil(4).div_ceil(NT);
+        if (span.w1 + 3) & !3 <= len {
+            for j in 0..quads {
+                if ((4 * (t + j * NT)) as u32) < left {
+                    // SAFETY: data[a0 + 4 * (t + j * NT)..] is 16-byte aligned (the
+                    // allocation is; a0 is a multiple of 4) and, below ceil4(w1) <= len, 4
+                    // words long; the quad lies in `sh` (4 * (t + j * NT) < w1 - a0 <=
+                    // staged_words(d) - 4) and only this thread writes it.
+                    unsafe { copy_async_16_full(dst + 16 * (j * NT) as u32, src.add(4 * j * NT)) };
+                }
+            }
+        } else {
+            // The copy ends past the data (the column's last tile): quads are sized.
+            for j in 0..quads {
+                let first = (4 * (t + j * NT)) as u32;
+                if first < left {
+                    // SAFETY: as above, but the data holds `len - a0 - first` >= 1 words
+                    // there, of which the copy reads at most 4.
+                    unsafe {
+                        let bytes = 4 * (len - staged.a0 - first).min(4);
+                        copy_async_16(dst + 16 * (j * NT) as u32, src.add(4 * j * NT), bytes)
+                    };
+                }
             }
         }
         if (t as u32) < span.blocks {
@@ -153,14 +167,16 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
         }
     }
 
-    /// The value at bit `pos` from the block word at `at` (an address [`Self::header`] gave),
-    /// `mask` its width's [`low_mask`], not yet unreferenced.
+    /// The value at bit `pos` of shared memory (the bit's shared-window address times 8),
+    /// `mask` its width's [`low_mask`], not yet unreferenced. Counting bits from the window's
+    /// start (a block's first word is 4-byte aligned, so its bit 0 is a multiple of 32) makes
+    /// the word's address `pos / 8` rounded down to 4 bytes, with no base to add per value.
     ///
     /// # Safety
     /// The value lies in a staged block; its word's next word is staged (or the spare word).
     #[inline(always)]
-    unsafe fn field(at: u32, pos: u32, mask: u32) -> u32 {
-        let a = at + 4 * (pos / 32);
+    unsafe fn field(pos: u32, mask: u32) -> u32 {
+        let a = (pos / 8) & !3;
         // SAFETY: the value's word and the next, which `staged_words` keeps in the buffer; the
         // next word's bits past the value are masked off.
         unsafe { funnel_shr(load_shared_u32(a), load_shared_u32(a + 4), pos) & mask }
@@ -201,13 +217,10 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
                 let m = first / MINIBLOCK as u32;
                 let w = width(widths, m as usize);
                 let mask = low_mask(w);
-                let mut pos = position(widths, m, first % MINIBLOCK as u32);
+                let mut pos = 8 * at + position(widths, m, first % MINIBLOCK as u32);
                 for i in 0..v {
                     if FULL || o + (i as u32) < self.left {
-                        f(
-                            g * v + i,
-                            reference.wrapping_add(Self::field(at, pos, mask)),
-                        );
+                        f(g * v + i, reference.wrapping_add(Self::field(pos, mask)));
                     }
                     pos += w;
                 }

@@ -1,11 +1,9 @@
 //! GPU-FOR decoders (thesis §5.3.2): decompression to a plain column and decode-and-sum, the
-//! two micro-benchmarks of §5.6.2. Both walk their tiles with [`for_each_bitpack_tile`]
+//! two micro-benchmarks of §5.6.2. Both walk their tiles with `for_each_bitpack_tile`
 //! (LoadBitPack with the next tile's copy in flight) where the plain kernels of
 //! `ops::bandwidth` call `block_load`, so they show what a kernel pays for reading a
-//! compressed column. Each comes with D = 4, 8 or 16 GPU-FOR blocks per thread
+//! compressed column. Each comes with D = 4, 8, 16 or 32 GPU-FOR blocks per thread
 //! block of 128 threads (IPT = D: a tile of 128 * D values), the thesis' parameter D.
-//!
-//! [`for_each_bitpack_tile`]: crate::compress::load::for_each_bitpack_tile
 
 /// Both decoders for each D.
 macro_rules! for_kernels {
@@ -58,4 +56,5 @@ for_kernels! {
     FOR_DECOMPRESS_D4 = for_decompress_d4, FOR_SUM_D4 = for_sum_d4, 4;
     FOR_DECOMPRESS_D8 = for_decompress_d8, FOR_SUM_D8 = for_sum_d8, 8;
     FOR_DECOMPRESS_D16 = for_decompress_d16, FOR_SUM_D16 = for_sum_d16, 16;
+    FOR_DECOMPRESS_D32 = for_decompress_d32, FOR_SUM_D32 = for_sum_d32, 32;
 }
