@@ -1,4 +1,5 @@
-//! Compression (issue 21), CPU side: exact round trips of every scheme on awkward lengths and
+//! Compression (issue 21): the GPU-FOR and GPU-DFOR decoders on the GPU against the input, and
+//! on the CPU: exact round trips of every scheme on awkward lengths and
 //! on the thesis' distributions, decode-and-sum, the smallest-footprint choice, the bits per
 //! value of known inputs, the on-disk form, output independent of the thread count, and a
 //! seeded fuzz of corrupted buffers and files (validation and decoding give `Err` or the
@@ -13,7 +14,8 @@ use tessera::compress::{
 };
 use tessera::cpu::{decompress, decompress_sum};
 use tessera::ops::{
-    DeviceForColumn, ForTile, decompress_for, decompress_for_into, sum_for, sum_for_into,
+    DeviceDforColumn, DeviceForColumn, ForTile, decompress_dfor, decompress_dfor_into,
+    decompress_for, decompress_for_into, sum_dfor, sum_dfor_into, sum_for, sum_for_into,
 };
 use tessera::{Error, Gpu};
 
@@ -21,10 +23,11 @@ use tessera::{Error, Gpu};
 const DS: [u32; 3] = [1, 4, 8];
 
 /// 0, 1, a block - 1, a block, a block + 1, 512 * D +- 1 for D = 1, 4, 8 (a tile of D blocks
-/// per thread of a 128-thread block, where the GPU decoders' grids turn), and a few million;
-/// capped by `TESSERA_TEST_MAX_N`.
+/// per thread of a 128-thread block, where the GPU decoders' grids turn) and 2048 +- 1 (a
+/// tile of 16 blocks; 4096 is one of 32), several tiles of 32 blocks plus one value, and a
+/// few million; capped by `TESSERA_TEST_MAX_N`.
 fn sizes() -> Vec<usize> {
-    let mut s = vec![0, 1, 127, 128, 129];
+    let mut s = vec![0, 1, 127, 128, 129, 2047, 2048, 2049, 3 * 4096 + 1];
     for d in DS {
         let t = 512 * d as usize;
         s.extend([t - 1, t, t + 1]);
@@ -140,6 +143,58 @@ fn check_gpu_for(gpu: &Gpu, values: &[u32], what: &str) {
         let mut s = gpu.zeros::<u64>(1).unwrap();
         sum_for_into(gpu, &dev, &mut s, tile).unwrap();
         assert_eq!(s.to_vec(gpu).unwrap()[0], sum, "{what}: sum");
+    }
+}
+
+/// The GPU-DFOR decoders on the GPU, for groups of every D they take and at every tile, equal
+/// the input and its sum.
+fn check_gpu_dfor(gpu: &Gpu, values: &[u32], what: &str) {
+    let sum: u64 = values.iter().map(|&v| v as u64).sum();
+    for group in [1, 2, 4, 8, 16, 32] {
+        let col = DforColumn::encode(values, group).unwrap();
+        let dev = DeviceDforColumn::upload(gpu, &col).unwrap();
+        let what = format!(
+            "{what}, GPU-DFOR D = {group} on the GPU ({} values)",
+            values.len()
+        );
+        same(
+            &decompress_dfor(gpu, &dev).unwrap().to_vec(gpu).unwrap(),
+            values,
+            &what,
+        );
+        assert_eq!(sum_dfor(gpu, &dev).unwrap(), sum, "{what}: sum");
+        for tile in ForTile::ALL {
+            let what = format!("{what}, tile of {} blocks", tile.blocks());
+            let mut out = gpu.zeros::<u32>(values.len()).unwrap();
+            decompress_dfor_into(gpu, &dev, &mut out, tile).unwrap();
+            same(&out.to_vec(gpu).unwrap(), values, &what);
+            let mut s = gpu.zeros::<u64>(1).unwrap();
+            sum_dfor_into(gpu, &dev, &mut s, tile).unwrap();
+            assert_eq!(s.to_vec(gpu).unwrap()[0], sum, "{what}: sum");
+        }
+    }
+}
+
+fn gpu_dfor_decoders_on_awkward_lengths(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2103);
+    for n in sizes() {
+        for (name, gen_values) in distributions() {
+            check_gpu_dfor(gpu, &gen_values(n, &mut rng), name);
+        }
+    }
+}
+
+/// A group size the GPU decoders cannot take is refused at upload, naming D and the fix.
+fn gpu_dfor_refuses_groups_that_do_not_tile(gpu: &Gpu) {
+    let values: Vec<u32> = (0..10_000).collect();
+    for group in [3, 5, 12] {
+        let col = DforColumn::encode(&values, group).unwrap();
+        let err = DeviceDforColumn::upload(gpu, &col).err().expect("refused");
+        let msg = err.to_string();
+        assert!(
+            msg.contains(&format!("D = {group}")) && msg.contains("encode"),
+            "{msg}"
+        );
     }
 }
 
@@ -393,7 +448,12 @@ fn encoder_throughput() {
 }
 
 harness! {
-    gpu: [gpu_for_decoders_on_awkward_lengths, gpu_for_decoders_at_every_bit_width],
+    gpu: [
+        gpu_for_decoders_on_awkward_lengths,
+        gpu_for_decoders_at_every_bit_width,
+        gpu_dfor_decoders_on_awkward_lengths,
+        gpu_dfor_refuses_groups_that_do_not_tile,
+    ],
     cpu: [
         round_trips_on_awkward_lengths,
         round_trips_at_every_bit_width,

@@ -79,6 +79,14 @@ macro_rules! shuffle64 {
 shuffle32!(u32, i32, f32);
 shuffle64!(u64, i64, f64);
 
+/// Wrapping sums (a scan of wrapping deltas).
+impl Shuffle for core::num::Wrapping<u32> {
+    #[inline(always)]
+    fn shuffle_words(self, f: impl Fn(u32) -> u32) -> Self {
+        core::num::Wrapping(f(self.0))
+    }
+}
+
 /// Value of `v` in lane `src` (`__shfl_sync`).
 #[inline(always)]
 pub fn shfl_idx<T: Shuffle>(v: T, src: u32) -> T {

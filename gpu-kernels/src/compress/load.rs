@@ -17,19 +17,20 @@ use crate::arch::{
     copy_async_wait_all, copy_async_wait_groups, funnel_shr, grid_dim, load_shared_u32, low_mask,
     sync_threads, thread_idx,
 };
-use crate::block::Tile;
+use crate::block::{Tile, block_exclusive_sum};
+use core::num::Wrapping;
 
 /// GPU-FOR blocks in a tile of `NT * IPT` values.
 pub const fn tile_blocks(nt: usize, ipt: usize) -> usize {
     nt * ipt / BLOCK
 }
 
-/// Shared words that hold a tile of `d` blocks: the blocks at their largest, up to 3 words
-/// before them (the copy starts at a 16-byte boundary), up to 3 after (it ends at one) and a
-/// word a value in the last word reads as its next; a multiple of 4, so what follows stays
-/// aligned.
+/// Shared words that hold a tile of `d` blocks: the blocks at their largest, with a GPU-DFOR
+/// group's first value before each, up to 3 words before them (the copy starts at a 16-byte
+/// boundary), up to 3 after (it ends at one) and a word a value in the last word reads as its
+/// next; a multiple of 4, so what follows stays aligned.
 const fn staged_words(d: usize) -> usize {
-    (d * MAX_BLOCK_WORDS + 7).next_multiple_of(4)
+    (d * (MAX_BLOCK_WORDS + 1) + 7).next_multiple_of(4)
 }
 
 /// Shared words [`load_bitpack`] needs for a tile of `NT * IPT` values: the staged words, then
@@ -49,15 +50,18 @@ struct Span {
 }
 
 impl Span {
-    /// Tile `tile`'s span (two reads of the block starts).
+    /// Tile `tile`'s span (two reads of the block starts), from `lead` words before its first
+    /// block: 0 for GPU-FOR, 1 for GPU-DFOR (the first group's first value).
     ///
     /// # Safety
-    /// A validated column of `n` values; `tile` holds values.
+    /// A validated column of `n` values with `lead` words before each tile's first block;
+    /// `tile` holds values.
     #[inline(always)]
     unsafe fn of<const NT: usize, const IPT: usize>(
         starts: *const u32,
         n: usize,
         tile: usize,
+        lead: u32,
     ) -> Span {
         let d = tile_blocks(NT, IPT);
         let first = tile * d;
@@ -67,7 +71,7 @@ impl Span {
         Span {
             first: first as u32,
             blocks: blocks as u32,
-            w0,
+            w0: w0 - lead,
             w1,
         }
     }
@@ -243,6 +247,70 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
         self.decode(|_, x| sum += x as u64);
         sum
     }
+
+    /// LoadDBitPack (thesis §5.4.1): the tile of a GPU-DFOR column, whose groups are
+    /// `1 << group_shift` blocks (the column's D, which divides the tile's blocks), into
+    /// `items` in `block_load`'s places. The deltas decode as GPU-FOR values; one exclusive
+    /// scan over the whole tile (wrapping) gives each item the sum of the deltas before it,
+    /// and an item's group subtracts what the scan had reached at its first item and adds its
+    /// first value: `x(i) = x0 + (P(i) - P(first))`. Items past the column's end hold
+    /// garbage. Called by the whole block; `firsts` holds a word per block of the tile, `temp`
+    /// the scan's `Tile::<u32, NT, IPT>::SCAN_WORDS`; both are free again after the caller's
+    /// next barrier.
+    #[inline(always)]
+    pub fn load_deltas(
+        &self,
+        group_shift: u32,
+        firsts: Shared<u32>,
+        temp: Shared<Wrapping<u32>>,
+        items: &mut [u32; IPT],
+    ) {
+        let mut deltas = [Wrapping(0u32); IPT];
+        self.decode(|k, x| deltas[k] = Wrapping(x));
+        let mut before = [Wrapping(0u32); IPT];
+        block_exclusive_sum::<u32, Wrapping<u32>, NT, IPT>(&deltas, &mut before, temp);
+        let t = thread_idx();
+        // Groups of 128 << group_shift values: shifts and masks, no division.
+        let shift = group_shift + BLOCK.trailing_zeros();
+        for (k, p) in before.iter().enumerate() {
+            let o = Tile::<u32, NT, IPT>::offset(t, k) as u32;
+            if o & ((1 << shift) - 1) == 0 && o < self.left {
+                let g = o >> shift;
+                // SAFETY: the group holds values, so its first block is staged, and its first
+                // value is the staged word before that block; slot g < tile blocks of
+                // `firsts` is written by this thread alone.
+                unsafe {
+                    let first_block = g << group_shift;
+                    let at =
+                        self.words + 4 * (load_shared_u32(self.starts + 4 * first_block) - self.a0);
+                    let x0 = load_shared_u32(at - 4);
+                    firsts.write(g as usize, x0.wrapping_sub(p.0));
+                }
+            }
+        }
+        sync_threads();
+        for (k, (item, p)) in items.iter_mut().zip(before).enumerate() {
+            let o = Tile::<u32, NT, IPT>::offset(t, k) as u32;
+            // SAFETY: written above for every group with values, before the barrier.
+            *item = unsafe { firsts.read((o >> shift) as usize) }.wrapping_add(p.0);
+        }
+    }
+
+    /// The values of the tile in `items` (as [`Self::load_deltas`] left them) that lie in the
+    /// column, summed in 64 bits.
+    #[inline(always)]
+    pub fn sum_items(&self, items: &[u32; IPT]) -> u64 {
+        let t = thread_idx();
+        let mut sum = 0u64;
+        for (k, &x) in items.iter().enumerate() {
+            if self.left == (NT * IPT) as u32
+                || (Tile::<u32, NT, IPT>::offset(t, k) as u32) < self.left
+            {
+                sum += x as u64;
+            }
+        }
+        sum
+    }
 }
 
 /// Bit position, from a block's first word, of value `i` (0..32) of miniblock `m`.
@@ -287,7 +355,7 @@ pub unsafe fn load_bitpack<const NT: usize, const IPT: usize>(
     const { assert!(NT * IPT % BLOCK == 0 && tile_blocks(NT, IPT) <= NT) };
     // SAFETY: as this function's contract.
     let staged = unsafe {
-        let span = Span::of::<NT, IPT>(starts, n, tile);
+        let span = Span::of::<NT, IPT>(starts, n, tile, 0);
         StagedTile::<NT, IPT>::copy(data, starts, data_len(starts, n), n, tile, span, sh)
     };
     copy_async_wait_all();
@@ -309,6 +377,39 @@ pub unsafe fn for_each_bitpack_tile<const NT: usize, const IPT: usize>(
     starts: *const u32,
     n: usize,
     sh: Shared<u32>,
+    f: impl FnMut(usize, &StagedTile<NT, IPT>),
+) {
+    // SAFETY: as this function's contract; GPU-FOR tiles need no word before their blocks.
+    unsafe { for_each_tile(data, starts, n, 0, sh, f) }
+}
+
+/// [`for_each_bitpack_tile`] for a GPU-DFOR column, whose tiles are decoded with
+/// [`StagedTile::load_deltas`].
+///
+/// # Safety
+/// As [`for_each_bitpack_tile`], for a validated GPU-DFOR column whose groups of blocks divide
+/// the tile (`NT * IPT / 128` a multiple of the column's D).
+#[inline(always)]
+pub unsafe fn for_each_dbitpack_tile<const NT: usize, const IPT: usize>(
+    data: *const u32,
+    starts: *const u32,
+    n: usize,
+    sh: Shared<u32>,
+    f: impl FnMut(usize, &StagedTile<NT, IPT>),
+) {
+    // SAFETY: as this function's contract; a tile starts with a group, whose first value is
+    // the word before its first block.
+    unsafe { for_each_tile(data, starts, n, 1, sh, f) }
+}
+
+/// The driver of both: tiles with `lead` words before their first block.
+#[inline(always)]
+unsafe fn for_each_tile<const NT: usize, const IPT: usize>(
+    data: *const u32,
+    starts: *const u32,
+    n: usize,
+    lead: u32,
+    sh: Shared<u32>,
     mut f: impl FnMut(usize, &StagedTile<NT, IPT>),
 ) {
     const { assert!(NT * IPT % BLOCK == 0 && tile_blocks(NT, IPT) <= NT) };
@@ -328,12 +429,12 @@ pub unsafe fn for_each_bitpack_tile<const NT: usize, const IPT: usize>(
             len,
             n,
             tile,
-            Span::of::<NT, IPT>(starts, n, tile),
+            Span::of::<NT, IPT>(starts, n, tile, lead),
             sh,
         );
         copy_async_commit();
         let mut next = tile + stride;
-        let mut span = (next * NT * IPT < n).then(|| Span::of::<NT, IPT>(starts, n, next));
+        let mut span = (next * NT * IPT < n).then(|| Span::of::<NT, IPT>(starts, n, next, lead));
         let mut buffer = 1;
         loop {
             let following = span.map(|s| {
@@ -352,7 +453,7 @@ pub unsafe fn for_each_bitpack_tile<const NT: usize, const IPT: usize>(
             // The span after next is read now, so its latency passes during the decode.
             let after = next + stride;
             span = (following.is_some() && after * NT * IPT < n)
-                .then(|| Span::of::<NT, IPT>(starts, n, after));
+                .then(|| Span::of::<NT, IPT>(starts, n, after, lead));
             if following.is_some() {
                 copy_async_wait_groups::<1>();
             } else {

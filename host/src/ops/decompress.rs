@@ -5,8 +5,8 @@
 use tessera_kernels::ops::decompress as k;
 use tessera_kernels::spec::KernelSpec;
 
-use crate::compress::{Compressed, ForColumn};
-use crate::error::Result;
+use crate::compress::{Compressed, DforColumn, ForColumn};
+use crate::error::{Error, Result};
 use crate::ops::check_same_len;
 use crate::runtime::{DeviceColumn, Gpu, resident_grid};
 
@@ -28,6 +28,9 @@ pub enum ForTile {
 /// The decoders' argument lists: data, block starts, count, and the output.
 type DecompressArgs = (*const u32, *const u32, u32, *mut u32);
 type SumArgs = (*const u32, *const u32, u32, *mut u64);
+/// GPU-DFOR's add the group size as a shift: data, block starts, count, log2(D), output.
+type DforDecompressArgs = (*const u32, *const u32, u32, u32, *mut u32);
+type DforSumArgs = (*const u32, *const u32, u32, u32, *mut u64);
 
 impl ForTile {
     /// The D of [`decompress_for`]: as fast as D = 32 (docs/perf-log.md) with half the
@@ -46,6 +49,20 @@ impl ForTile {
             ForTile::D8 => 8,
             ForTile::D16 => 16,
             ForTile::D32 => 32,
+        }
+    }
+
+    fn dfor_kernels(
+        self,
+    ) -> (
+        &'static KernelSpec<DforDecompressArgs>,
+        &'static KernelSpec<DforSumArgs>,
+    ) {
+        match self {
+            ForTile::D4 => (&k::DFOR_DECOMPRESS_D4, &k::DFOR_SUM_D4),
+            ForTile::D8 => (&k::DFOR_DECOMPRESS_D8, &k::DFOR_SUM_D8),
+            ForTile::D16 => (&k::DFOR_DECOMPRESS_D16, &k::DFOR_SUM_D16),
+            ForTile::D32 => (&k::DFOR_DECOMPRESS_D32, &k::DFOR_SUM_D32),
         }
     }
 
@@ -154,4 +171,125 @@ pub fn sum_for_into(
     let n32 = n as u32;
     // SAFETY: a valid GPU-FOR column of `n` values, one word at `sum`; any grid.
     unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, sum)) }
+}
+
+/// A GPU-DFOR column in device memory: its block starts and data words (each group's first
+/// value, then its delta blocks), each in an allocation of its own.
+pub struct DeviceDforColumn {
+    len: usize,
+    group_blocks: u32,
+    starts: DeviceColumn<u32>,
+    data: DeviceColumn<u32>,
+}
+
+impl DeviceDforColumn {
+    /// Uploads `col`. The GPU decoders take a thread block's tile as whole groups, so the
+    /// column's D (blocks per group) must be a power of two up to 32: `Err` otherwise, before
+    /// any copy.
+    pub fn upload(gpu: &Gpu, col: &DforColumn) -> Result<DeviceDforColumn> {
+        let d = col.header().group_blocks;
+        if !d.is_power_of_two() || d > 32 {
+            return Err(Error::invalid(format!(
+                "GPU-DFOR: a column of D = {d} blocks per group has no GPU decoder (a tile \
+                 decodes whole groups: D must be 1, 2, 4, 8, 16 or 32); encode it with \
+                 DforColumn::encode(values, 4)"
+            )));
+        }
+        Ok(DeviceDforColumn {
+            len: col.len(),
+            group_blocks: d,
+            starts: gpu.upload(col.block_starts())?,
+            data: gpu.upload(col.data())?,
+        })
+    }
+
+    /// Values in the column.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the column holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// D, the blocks per delta group.
+    pub fn group_blocks(&self) -> u32 {
+        self.group_blocks
+    }
+
+    /// Bytes a decoder reads: the data and the block starts.
+    pub fn compressed_bytes(&self) -> usize {
+        4 * (self.starts.len() + self.data.len())
+    }
+
+    /// `tile`, or the smallest tile that holds whole groups where `tile` does not.
+    fn tile(&self, tile: ForTile) -> ForTile {
+        if tile.blocks() >= self.group_blocks {
+            tile
+        } else {
+            // D <= 32 = the largest tile's blocks, and both are powers of two.
+            ForTile::ALL
+                .into_iter()
+                .find(|t| t.blocks() >= self.group_blocks)
+                .unwrap_or(ForTile::D32)
+        }
+    }
+}
+
+/// The values of `col` as a plain device column.
+pub fn decompress_dfor(gpu: &Gpu, col: &DeviceDforColumn) -> Result<DeviceColumn<u32>> {
+    let mut out = gpu.zeros(col.len())?;
+    decompress_dfor_into(gpu, col, &mut out, ForTile::DECOMPRESS)?;
+    Ok(out)
+}
+
+/// Queues the decompression of `col` into `out`, which holds `col.len()` values, with tiles of
+/// `tile`'s D blocks, or of the column's group where that is larger (a tile holds whole
+/// groups).
+pub fn decompress_dfor_into(
+    gpu: &Gpu,
+    col: &DeviceDforColumn,
+    out: &mut DeviceColumn<u32>,
+    tile: ForTile,
+) -> Result<()> {
+    let n = col.len();
+    check_same_len("decompress_dfor", "out", out.len(), n)?;
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = col.tile(tile).dfor_kernels().0;
+    let cfg = resident_grid(gpu, spec, n)?;
+    let (n32, shift) = (n as u32, col.group_blocks.trailing_zeros());
+    // SAFETY: a valid GPU-DFOR column of `n` values whose groups divide the tile (see
+    // `DeviceDforColumn::tile`), room for `n` in `out`; any grid.
+    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, &shift, out)) }
+}
+
+/// The sum of the values of `col` (wrapping past 2^64, which 2^32 values cannot reach).
+pub fn sum_dfor(gpu: &Gpu, col: &DeviceDforColumn) -> Result<u64> {
+    let mut sum = gpu.zeros::<u64>(1)?;
+    sum_dfor_into(gpu, col, &mut sum, ForTile::SUM)?;
+    Ok(sum.to_vec(gpu)?[0])
+}
+
+/// Queues the decode-and-sum of `col` with `tile`'s D (or the column's group, as
+/// [`decompress_dfor_into`]), adding into `sum[0]` (the caller zeroes it).
+pub fn sum_dfor_into(
+    gpu: &Gpu,
+    col: &DeviceDforColumn,
+    sum: &mut DeviceColumn<u64>,
+    tile: ForTile,
+) -> Result<()> {
+    check_same_len("sum_dfor", "sum", sum.len(), 1)?;
+    let n = col.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let spec = col.tile(tile).dfor_kernels().1;
+    let cfg = resident_grid(gpu, spec, n)?;
+    let (n32, shift) = (n as u32, col.group_blocks.trailing_zeros());
+    // SAFETY: a valid GPU-DFOR column of `n` values whose groups divide the tile, one word at
+    // `sum`; any grid.
+    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, &shift, sum)) }
 }

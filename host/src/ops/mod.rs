@@ -22,7 +22,8 @@ pub use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
 pub use decompress::{
-    DeviceForColumn, ForTile, decompress_for, decompress_for_into, sum_for, sum_for_into,
+    DeviceDforColumn, DeviceForColumn, ForTile, decompress_dfor, decompress_dfor_into,
+    decompress_for, decompress_for_into, sum_dfor, sum_dfor_into, sum_for, sum_for_into,
 };
 pub use decompress_base::{
     BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRleColumn,
