@@ -15,7 +15,10 @@ use crate::compress::{
     Compressed, Encoded, NsfColumn, NsvColumn, RleColumn, Scheme, VerticalColumn,
 };
 use crate::error::{Error, Result};
-use crate::ops::{DeviceForColumn, check_same_len, decompress_for, exclusive_scan, sum_for};
+use crate::ops::{
+    DeviceForColumn, ForTile, check_same_len, decompress_for, decompress_for_into, exclusive_scan,
+    sum_for, sum_for_into,
+};
 use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
 /// Values per tile of the NSF, NSV and RLE decoders (and runs per tile of RLE's sum).
@@ -559,6 +562,31 @@ impl DeviceEncoded {
             DeviceEncoded::Nsv(c) => sum_nsv(gpu, c),
             DeviceEncoded::Rle(c) => sum_rle(gpu, c),
             DeviceEncoded::Vertical(c) => sum_vertical(gpu, c),
+        }
+    }
+
+    /// Queues the decompression into `out`, which holds [`DeviceEncoded::len`] values (GPU-FOR's
+    /// with [`ForTile::DECOMPRESS`], as [`DeviceEncoded::decompress`]): no allocation, so a
+    /// benchmark times the decoder alone.
+    pub fn decompress_into(&self, gpu: &Gpu, out: &mut DeviceColumn<u32>) -> Result<()> {
+        match self {
+            DeviceEncoded::For(c) => decompress_for_into(gpu, c, out, ForTile::DECOMPRESS),
+            DeviceEncoded::Nsf(c) => decompress_nsf_into(gpu, c, out),
+            DeviceEncoded::Nsv(c) => decompress_nsv_into(gpu, c, out),
+            DeviceEncoded::Rle(c) => decompress_rle_into(gpu, c, out),
+            DeviceEncoded::Vertical(c) => decompress_vertical_into(gpu, c, out),
+        }
+    }
+
+    /// Queues the decode-and-sum, adding into `sum[0]` (the caller zeroes it; GPU-FOR's with
+    /// [`ForTile::SUM`], as [`DeviceEncoded::sum`]).
+    pub fn sum_into(&self, gpu: &Gpu, sum: &mut DeviceColumn<u64>) -> Result<()> {
+        match self {
+            DeviceEncoded::For(c) => sum_for_into(gpu, c, sum, ForTile::SUM),
+            DeviceEncoded::Nsf(c) => sum_nsf_into(gpu, c, sum),
+            DeviceEncoded::Nsv(c) => sum_nsv_into(gpu, c, sum),
+            DeviceEncoded::Rle(c) => sum_rle_into(gpu, c, sum),
+            DeviceEncoded::Vertical(c) => sum_vertical_into(gpu, c, sum),
         }
     }
 }
