@@ -336,6 +336,10 @@ fn inputs_round_trip_on_the_cpu() {
     });
     assert_eq!(widths, 1 | 2 | 4);
     assert_eq!(lengths, 0b11110);
+    // Runs this long need the sizes that `TESSERA_TEST_MAX_N` (the sanitizer runs) may cap.
+    if common::capped(&[100_003]).is_empty() {
+        return;
+    }
     assert!(longest > VERTICAL_BLOCK.max(BASELINE_TILE), "{longest}");
     assert!(most_runs > 3 * BASELINE_TILE, "{most_runs}");
 }
@@ -370,7 +374,8 @@ fn schemes_without_gpu_decoders_are_named() {
             assert!(msg.contains(s.name()) && msg.contains("NSV"), "{msg}");
         }
     }
-    assert!(check_gpu_decodable(Scheme::Dfor).is_err());
+    assert!(check_gpu_decodable(Scheme::Dfor).is_ok());
+    assert!(check_gpu_decodable(Scheme::Rfor).is_err());
 }
 
 harness! {

@@ -43,7 +43,7 @@ pub struct CompressArgs {
     /// Timed repetitions per point (1..=10000).
     #[arg(long, default_value_t = 10, value_parser = super::reps_parser())]
     pub reps: usize,
-    /// Only the widths 1, 8, 16, 24 and 31, and each distribution's first and last point.
+    /// Only the widths 1, 16 and 31, and each distribution's first point.
     #[arg(long)]
     pub quick: bool,
     /// Only the bit-width sweep, none of the distributions.
@@ -148,7 +148,7 @@ pub fn run(args: &CompressArgs) -> Result<()> {
         records,
     };
     let widths: Vec<u32> = if args.quick {
-        vec![1, 8, 16, 24, 31]
+        vec![1, 16, 31]
     } else {
         (1..=31).collect()
     };
@@ -452,19 +452,14 @@ pub enum Dist {
 }
 
 impl Dist {
-    /// The points of D1, D2 and D3, one list each; with `quick` each one's first and last.
+    /// The points of D1, D2 and D3, one list each; with `quick` each one's first (the host's
+    /// encoding of every scheme at 500M values bounds the run's time, not the GPU).
     pub fn points(quick: bool) -> Vec<Vec<Dist>> {
         let d1 = [2, 6, 10, 14, 18, 22, 26, 28].map(|k| Dist::Sorted { distinct: 1 << k });
         let d2 = [6, 10, 14, 18, 22, 26, 30].map(|k| Dist::Normal { mean: 1 << k });
         let d3 = [1, 2, 3, 4, 5].map(|alpha| Dist::Zipf { alpha });
-        let ends = |d: &[Dist]| -> Vec<Dist> {
-            if quick {
-                vec![d[0], d[d.len() - 1]]
-            } else {
-                d.to_vec()
-            }
-        };
-        vec![ends(&d1), ends(&d2), ends(&d3)]
+        let firsts = |d: &[Dist]| -> Vec<Dist> { if quick { vec![d[0]] } else { d.to_vec() } };
+        vec![firsts(&d1), firsts(&d2), firsts(&d3)]
     }
 
     /// `D1`, `D2` or `D3`.
@@ -635,14 +630,14 @@ mod tests {
     }
 
     #[test]
-    fn quick_keeps_each_distributions_ends() {
+    fn quick_keeps_each_distributions_first_point() {
         let all = Dist::points(false);
         let quick = Dist::points(true);
         assert_eq!(all.iter().map(Vec::len).collect::<Vec<_>>(), [8, 7, 5]);
         for (a, q) in all.iter().zip(&quick) {
-            assert_eq!(q, &[a[0], a[a.len() - 1]]);
+            assert_eq!(q, &[a[0]]);
         }
-        assert_eq!(quick[0][1].label(), "D1 2^28 distinct");
+        assert_eq!(quick[0][0].label(), "D1 2^2 distinct");
         assert_eq!(quick[2][0].label(), "D3 alpha 1");
     }
 

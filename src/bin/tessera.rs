@@ -47,8 +47,9 @@ enum Suite {
     /// of two columns against filter-then-top-k and project-then-top-k, and GROUP BY user
     /// by sort, count_runs and top-k.
     Tweets(TweetsArgs),
-    /// GPU-FOR (thesis §5.6.2): decode-and-sum and decompression at every bit width against
-    /// reading the compressed bytes, and the plain sum of the same values.
+    /// Compression (thesis §5.6.2-5.6.3): decode-and-sum and decompression of every scheme
+    /// with GPU decoders at every bit width and on the distributions D1-D3, against reading
+    /// the compressed bytes, and the plain sum of the same values.
     Compress(CompressArgs),
 }
 

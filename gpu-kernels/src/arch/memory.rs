@@ -150,37 +150,46 @@ pub unsafe fn store_relaxed_u32(p: *mut u32, v: u32) {
     };
 }
 
-/// Starts an asynchronous copy of 16 bytes to shared memory (`cp.async.cg`, sm_80+): the first
-/// `bytes` (0..=16) from global `src`, zeros for the rest. A thread's copies complete at its
-/// next [`copy_async_wait_all`] (or [`copy_async_wait_groups`] past their group); no register
-/// holds the data, so a thread can have all of its copies in flight at once.
+/// Starts an asynchronous copy of the 16 bytes at global `src` to shared `dst` (`cp.async.cg`,
+/// sm_80+). A thread's copies complete at its next [`copy_async_wait_all`] (or
+/// [`copy_async_wait_groups`] past their group); no register holds the data, so a thread can
+/// have all of its copies in flight at once.
 ///
 /// # Safety
 /// `dst` is a 16-byte aligned shared-window address ([`crate::arch::Shared::addr`]) of 16
 /// bytes no other thread accesses until the block's next barrier after the wait; `src` is a
-/// 16-byte aligned global address valid for `bytes` reads.
+/// 16-byte aligned global address valid for 16 bytes of reads.
 #[inline(always)]
-pub unsafe fn copy_async_16(dst: u32, src: *const u32, bytes: u32) {
+pub unsafe fn copy_async_16(dst: u32, src: *const u32) {
     // SAFETY: the caller guarantees both addresses; `cvta.to.global` turns the generic
     // pointer into the global-window address cp.async takes.
     unsafe {
-        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.cg.shared.global [{d}], [%g], 16, {n}; }}",
-            d = in(reg32) dst, s = in(reg64) src, n = in(reg32) bytes,
-            options(nostack, preserves_flags));
+        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.cg.shared.global [{d}], [%g], 16; }}",
+            d = in(reg32) dst, s = in(reg64) src, options(nostack, preserves_flags));
     }
 }
 
-/// [`copy_async_16`] of all 16 bytes: no source size to compute and pass (the sized form
-/// costs ptxas several instructions per copy to encode the size into the address).
+/// Starts asynchronous copies of the first `words` (1..=4) words at global `src` to shared
+/// `dst`: one [`copy_async_16`] for 4, else a [`copy_async_4`] per word, so that nothing past
+/// `src + words` is read. (cp.async's zero-filling source size is no substitute: the hardware
+/// still reads the aligned 16 bytes, which compute-sanitizer reports past an allocation's end;
+/// it also costs ptxas several instructions per copy to encode the size into the address.)
 ///
 /// # Safety
-/// As [`copy_async_16`] with `bytes` = 16.
+/// As [`copy_async_16`], with `src` valid for `words` reads.
 #[inline(always)]
-pub unsafe fn copy_async_16_full(dst: u32, src: *const u32) {
-    // SAFETY: as `copy_async_16`.
+pub unsafe fn copy_async_words(dst: u32, src: *const u32, words: u32) {
+    // SAFETY: the caller guarantees `words` readable words and the 16 bytes at `dst`.
     unsafe {
-        asm!("{{ .reg .u64 %g; cvta.to.global.u64 %g, {s}; cp.async.cg.shared.global [{d}], [%g], 16; }}",
-            d = in(reg32) dst, s = in(reg64) src, options(nostack, preserves_flags));
+        if words >= 4 {
+            copy_async_16(dst, src);
+        } else {
+            for i in 0..3 {
+                if i < words {
+                    copy_async_4(dst + 4 * i, src.add(i as usize));
+                }
+            }
+        }
     }
 }
 

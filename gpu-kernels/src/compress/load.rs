@@ -13,8 +13,8 @@
 //! bits on nvptx and would double the instructions of the decode, which bound it.
 use super::format::{BLOCK, MAX_BLOCK_WORDS, MINIBLOCK, blocks_for, width};
 use crate::arch::{
-    Shared, block_idx, copy_async_4, copy_async_16, copy_async_16_full, copy_async_commit,
-    copy_async_wait_all, copy_async_wait_groups, funnel_shr, grid_dim, load_shared_u32, low_mask,
+    Shared, block_idx, copy_async_4, copy_async_16, copy_async_commit, copy_async_wait_all,
+    copy_async_wait_groups, copy_async_words, funnel_shr, grid_dim, load_shared_u32, low_mask,
     sync_threads, thread_idx,
 };
 use crate::block::{Tile, block_exclusive_sum};
@@ -129,19 +129,20 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
                     // allocation is; a0 is a multiple of 4) and, below ceil4(w1) <= len, 4
                     // words long; the quad lies in `sh` (4 * (t + j * NT) < w1 - a0 <=
                     // staged_words(d) - 4) and only this thread writes it.
-                    unsafe { copy_async_16_full(dst + 16 * (j * NT) as u32, src.add(4 * j * NT)) };
+                    unsafe { copy_async_16(dst + 16 * (j * NT) as u32, src.add(4 * j * NT)) };
                 }
             }
         } else {
-            // The copy ends past the data (the column's last tile): quads are sized.
+            // The copy ends past the data (the column's last tile): its last quad is copied
+            // word by word.
             for j in 0..quads {
                 let first = (4 * (t + j * NT)) as u32;
                 if first < left {
                     // SAFETY: as above, but the data holds `len - a0 - first` >= 1 words
                     // there, of which the copy reads at most 4.
                     unsafe {
-                        let bytes = 4 * (len - staged.a0 - first).min(4);
-                        copy_async_16(dst + 16 * (j * NT) as u32, src.add(4 * j * NT), bytes)
+                        let words = (len - staged.a0 - first).min(4);
+                        copy_async_words(dst + 16 * (j * NT) as u32, src.add(4 * j * NT), words)
                     };
                 }
             }
@@ -210,8 +211,10 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
         const { assert!(MINIBLOCK % Tile::<u32, NT, IPT>::V == 0) };
         for g in 0..IPT / v {
             let o = Tile::<u32, NT, IPT>::offset(t, g * v) as u32;
+            // Skipped, not a `break`: a loop that may end early is not unrolled, and its
+            // items' indices are no longer constants (the arrays went to local memory).
             if !FULL && o >= self.left {
-                break;
+                continue;
             }
             let (b, first) = (o / BLOCK as u32, o % BLOCK as u32);
             // SAFETY: block b of the tile holds the run, so b < blocks; its values lie in its
@@ -272,8 +275,8 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
         let t = thread_idx();
         // Groups of 128 << group_shift values: shifts and masks, no division.
         let shift = group_shift + BLOCK.trailing_zeros();
-        for (k, p) in before.iter().enumerate() {
-            let o = Tile::<u32, NT, IPT>::offset(t, k) as u32;
+        for k in 0..IPT {
+            let (o, p) = (Tile::<u32, NT, IPT>::offset(t, k) as u32, before[k]);
             if o & ((1 << shift) - 1) == 0 && o < self.left {
                 let g = o >> shift;
                 // SAFETY: the group holds values, so its first block is staged, and its first
@@ -289,10 +292,12 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
             }
         }
         sync_threads();
-        for (k, (item, p)) in items.iter_mut().zip(before).enumerate() {
+        // Indexed, not a zip of the arrays: `array::IntoIter` kept the loop rolled and the
+        // arrays in local memory.
+        for k in 0..IPT {
             let o = Tile::<u32, NT, IPT>::offset(t, k) as u32;
             // SAFETY: written above for every group with values, before the barrier.
-            *item = unsafe { firsts.read((o >> shift) as usize) }.wrapping_add(p.0);
+            items[k] = unsafe { firsts.read((o >> shift) as usize) }.wrapping_add(before[k].0);
         }
     }
 

@@ -46,7 +46,7 @@ const _: () = assert!(VERTICAL_LANES == 128 && VERTICAL_BLOCK == 128 * 32);
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use crate::arch::{
-        Atomic, Shared, ballot, copy_async_16, copy_async_wait_all, funnel_shr, lane_id,
+        Atomic, Shared, ballot, copy_async_wait_all, copy_async_words, funnel_shr, lane_id,
         load_shared_u32, load_vector, low_mask, popc, sync_threads, thread_idx,
     };
     use crate::block::{Tile, block_exclusive_sum, block_sum};
@@ -372,10 +372,10 @@ mod device {
                 // most the data's length), of which the copy reads at most 4; quad q lies in
                 // `sh` (word - a0 < s1 - a0 <= VERTICAL_STAGED_WORDS - 3) and is this thread's.
                 unsafe {
-                    copy_async_16(
+                    copy_async_words(
                         sh.addr(0) + 16 * q,
                         data.add(word as usize),
-                        4 * (s1 - word).min(4),
+                        (s1 - word).min(4),
                     )
                 };
             }

@@ -16,8 +16,9 @@ use crate::compress::{
 };
 use crate::error::{Error, Result};
 use crate::ops::{
-    DeviceForColumn, ForTile, check_same_len, decompress_for, decompress_for_into, exclusive_scan,
-    sum_for, sum_for_into,
+    DeviceDforColumn, DeviceForColumn, ForTile, check_same_len, decompress_dfor,
+    decompress_dfor_into, decompress_for, decompress_for_into, exclusive_scan, sum_dfor,
+    sum_dfor_into, sum_for, sum_for_into,
 };
 use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
@@ -472,6 +473,8 @@ pub fn sum_vertical_into(
 pub enum DeviceEncoded {
     /// A [`DeviceForColumn`].
     For(DeviceForColumn),
+    /// A [`DeviceDforColumn`].
+    Dfor(DeviceDforColumn),
     /// A [`DeviceNsfColumn`].
     Nsf(DeviceNsfColumn),
     /// A [`DeviceNsvColumn`].
@@ -487,6 +490,7 @@ macro_rules! each_device_column {
     ($e:expr, $c:ident => $body:expr) => {
         match $e {
             DeviceEncoded::For($c) => $body,
+            DeviceEncoded::Dfor($c) => $body,
             DeviceEncoded::Nsf($c) => $body,
             DeviceEncoded::Nsv($c) => $body,
             DeviceEncoded::Rle($c) => $body,
@@ -497,8 +501,9 @@ macro_rules! each_device_column {
 
 impl DeviceEncoded {
     /// The schemes with GPU decoders.
-    pub const SCHEMES: [Scheme; 5] = [
+    pub const SCHEMES: [Scheme; 6] = [
         Scheme::For,
+        Scheme::Dfor,
         Scheme::Nsf,
         Scheme::Nsv,
         Scheme::Rle,
@@ -509,6 +514,7 @@ impl DeviceEncoded {
     pub fn upload(gpu: &Gpu, col: &Encoded) -> Result<DeviceEncoded> {
         Ok(match col {
             Encoded::For(c) => DeviceEncoded::For(DeviceForColumn::upload(gpu, c)?),
+            Encoded::Dfor(c) => DeviceEncoded::Dfor(DeviceDforColumn::upload(gpu, c)?),
             Encoded::Nsf(c) => DeviceEncoded::Nsf(DeviceNsfColumn::upload(gpu, c)?),
             Encoded::Nsv(c) => DeviceEncoded::Nsv(DeviceNsvColumn::upload(gpu, c)?),
             Encoded::Rle(c) => DeviceEncoded::Rle(DeviceRleColumn::upload(gpu, c)?),
@@ -521,6 +527,7 @@ impl DeviceEncoded {
     pub fn scheme(&self) -> Scheme {
         match self {
             DeviceEncoded::For(_) => Scheme::For,
+            DeviceEncoded::Dfor(_) => Scheme::Dfor,
             DeviceEncoded::Nsf(_) => Scheme::Nsf,
             DeviceEncoded::Nsv(_) => Scheme::Nsv,
             DeviceEncoded::Rle(_) => Scheme::Rle,
@@ -547,6 +554,7 @@ impl DeviceEncoded {
     pub fn decompress(&self, gpu: &Gpu) -> Result<DeviceColumn<u32>> {
         match self {
             DeviceEncoded::For(c) => decompress_for(gpu, c),
+            DeviceEncoded::Dfor(c) => decompress_dfor(gpu, c),
             DeviceEncoded::Nsf(c) => decompress_nsf(gpu, c),
             DeviceEncoded::Nsv(c) => decompress_nsv(gpu, c),
             DeviceEncoded::Rle(c) => decompress_rle(gpu, c),
@@ -558,6 +566,7 @@ impl DeviceEncoded {
     pub fn sum(&self, gpu: &Gpu) -> Result<u64> {
         match self {
             DeviceEncoded::For(c) => sum_for(gpu, c),
+            DeviceEncoded::Dfor(c) => sum_dfor(gpu, c),
             DeviceEncoded::Nsf(c) => sum_nsf(gpu, c),
             DeviceEncoded::Nsv(c) => sum_nsv(gpu, c),
             DeviceEncoded::Rle(c) => sum_rle(gpu, c),
@@ -571,6 +580,7 @@ impl DeviceEncoded {
     pub fn decompress_into(&self, gpu: &Gpu, out: &mut DeviceColumn<u32>) -> Result<()> {
         match self {
             DeviceEncoded::For(c) => decompress_for_into(gpu, c, out, ForTile::DECOMPRESS),
+            DeviceEncoded::Dfor(c) => decompress_dfor_into(gpu, c, out, ForTile::DECOMPRESS),
             DeviceEncoded::Nsf(c) => decompress_nsf_into(gpu, c, out),
             DeviceEncoded::Nsv(c) => decompress_nsv_into(gpu, c, out),
             DeviceEncoded::Rle(c) => decompress_rle_into(gpu, c, out),
@@ -583,6 +593,7 @@ impl DeviceEncoded {
     pub fn sum_into(&self, gpu: &Gpu, sum: &mut DeviceColumn<u64>) -> Result<()> {
         match self {
             DeviceEncoded::For(c) => sum_for_into(gpu, c, sum, ForTile::SUM),
+            DeviceEncoded::Dfor(c) => sum_dfor_into(gpu, c, sum, ForTile::SUM),
             DeviceEncoded::Nsf(c) => sum_nsf_into(gpu, c, sum),
             DeviceEncoded::Nsv(c) => sum_nsv_into(gpu, c, sum),
             DeviceEncoded::Rle(c) => sum_rle_into(gpu, c, sum),
