@@ -129,6 +129,37 @@ fn ssb_gen_run_and_json() {
         "ssb run --data {data} --query q1.1 --repeat 1 --quiet"
     )));
     assert!(has_gpu() || out.contains("notice: no GPU"), "{out}");
+    // The storage table: every lineorder column, the totals, a fraction below 1, the JSON.
+    let json = dir.join("storage.json");
+    let out = ok(tessera(&format!(
+        "ssb storage --data {data} --json {}",
+        json.display()
+    )));
+    assert!(
+        out.contains("lo_revenue") && out.contains("GPU-DFOR MB") && out.contains("total"),
+        "{out}"
+    );
+    let fraction: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("chosen / uncompressed: "))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|f| f.parse().ok())
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(fraction > 0.0 && fraction < 1.0, "{out}");
+    let table: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(
+        table["schemes"].as_array().map(Vec::len),
+        Some(4),
+        "{table}"
+    );
+    fails(
+        tessera(&format!(
+            "ssb storage --data {} ",
+            dir.join("missing").display()
+        )),
+        1,
+        &["missing"],
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
 use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
+use super::storage;
 use super::tbl;
 use tessera_bench::{Record, measure_bandwidth};
 use tessera_host::preflight::{check_disk, check_memory, check_output_file};
@@ -104,6 +105,16 @@ pub enum SsbCmd {
         #[arg(long)]
         results: Option<PathBuf>,
     },
+    /// The storage table (thesis §5.6.4): each column's footprint uncompressed, in NSF,
+    /// GPU-FOR and GPU-DFOR, and the smallest of them; per column and in total.
+    Storage {
+        /// Data directory.
+        #[arg(long, default_value = "data/ssb-sf1")]
+        data: PathBuf,
+        /// Also write the table as JSON to this file.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
 }
 
 /// Runs one `tessera ssb` subcommand.
@@ -141,6 +152,24 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 out.display(),
                 t.elapsed().as_secs_f64()
             );
+        }
+        SsbCmd::Storage { data, json } => {
+            if let Some(path) = &json {
+                check_output_file(path, "--json")?;
+            }
+            check_memory(
+                2 * dir_bytes(&data),
+                &format!("the data in {} and one column's encodings", data.display()),
+                "use a smaller scale factor",
+            )?;
+            let set = format::read_dir(&data)?;
+            let t = Instant::now();
+            let table = storage::storage(&set)?;
+            print!("{}", table.render());
+            println!("encoded in {:.2} s", t.elapsed().as_secs_f64());
+            if let Some(path) = json {
+                std::fs::write(&path, serde_json::to_string_pretty(&table)?)?;
+            }
         }
         SsbCmd::Run {
             data,

@@ -6,7 +6,8 @@
 //! * [`format`](mod@format): tessera's columnar files (one checksummed file per column);
 //! * [`tbl`]: dbgen's `.tbl` files (streaming parallel loader and writer);
 //! * [`query`]: the 13 queries, their parameters ([`QueryParams`]) and results;
-//! * [`engine`](mod@engine): the [`Engine`] boundary, the choice of the CPU or GPU engine.
+//! * [`engine`](mod@engine): the [`Engine`] boundary, the choice of the CPU or GPU engine;
+//! * [`storage`]: the compressed footprint of every column (thesis §5.6.4).
 
 pub mod calendar;
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod generator;
 pub mod gpu;
 pub mod query;
 mod rng;
+pub mod storage;
 pub mod tbl;
 pub mod validate;
 
