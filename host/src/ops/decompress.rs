@@ -81,45 +81,98 @@ impl ForTile {
     }
 }
 
-/// A GPU-FOR column in device memory: its block starts and data words, each in an allocation
-/// of its own (the decoders copy the data by 16-byte aligned quads).
-pub struct DeviceForColumn {
+/// The device arrays of a column of bit-packed blocks (GPU-FOR, GPU-DFOR, the vertical
+/// layout): its value count, block starts and data words, each in an allocation of its own
+/// (the decoders copy the data by 16-byte aligned quads).
+pub(crate) struct BlockArrays {
+    pub(crate) len: usize,
+    pub(crate) starts: DeviceColumn<u32>,
+    pub(crate) data: DeviceColumn<u32>,
+}
+
+impl BlockArrays {
+    /// Uploads a column of `len` values (two host-to-device copies).
+    pub(crate) fn upload(gpu: &Gpu, len: usize, starts: &[u32], data: &[u32]) -> Result<Self> {
+        Ok(BlockArrays {
+            len,
+            starts: gpu.upload(starts)?,
+            data: gpu.upload(data)?,
+        })
+    }
+
+    /// Bytes a decoder reads: the data and the block starts.
+    pub(crate) fn compressed_bytes(&self) -> usize {
+        4 * (self.starts.len() + self.data.len())
+    }
+}
+
+/// A new column of `len` values, filled by `into`.
+pub(crate) fn decompressed(
+    gpu: &Gpu,
     len: usize,
-    starts: DeviceColumn<u32>,
-    data: DeviceColumn<u32>,
+    into: impl FnOnce(&mut DeviceColumn<u32>) -> Result<()>,
+) -> Result<DeviceColumn<u32>> {
+    let mut out = gpu.zeros(len)?;
+    into(&mut out)?;
+    Ok(out)
+}
+
+/// The sum that `into` adds into a zeroed word.
+pub(crate) fn summed(
+    gpu: &Gpu,
+    into: impl FnOnce(&mut DeviceColumn<u64>) -> Result<()>,
+) -> Result<u64> {
+    let mut sum = gpu.zeros::<u64>(1)?;
+    into(&mut sum)?;
+    Ok(sum.to_vec(gpu)?[0])
+}
+
+/// `Ok(true)` when the decoder `op` has work: `out` has `expected` items and the column is not
+/// empty.
+pub(crate) fn has_work(
+    op: &str,
+    what: &str,
+    out: usize,
+    expected: usize,
+    len: usize,
+) -> Result<bool> {
+    check_same_len(op, what, out, expected)?;
+    Ok(len > 0)
+}
+
+/// A GPU-FOR column in device memory.
+pub struct DeviceForColumn {
+    arrays: BlockArrays,
 }
 
 impl DeviceForColumn {
     /// Uploads `col` (two host-to-device copies: its block starts and its data).
     pub fn upload(gpu: &Gpu, col: &ForColumn) -> Result<DeviceForColumn> {
-        Ok(DeviceForColumn {
-            len: col.len(),
-            starts: gpu.upload(col.block_starts())?,
-            data: gpu.upload(col.data())?,
-        })
+        let arrays = BlockArrays::upload(gpu, col.len(), col.block_starts(), col.data())?;
+        Ok(DeviceForColumn { arrays })
     }
 
     /// Values in the column.
     pub fn len(&self) -> usize {
-        self.len
+        self.arrays.len
     }
 
     /// Whether the column holds no values.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Bytes a decoder reads: the data and the block starts.
     pub fn compressed_bytes(&self) -> usize {
-        4 * (self.starts.len() + self.data.len())
+        self.arrays.compressed_bytes()
     }
 }
 
 /// The values of `col` as a plain device column.
 pub fn decompress_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<DeviceColumn<u32>> {
-    let mut out = gpu.zeros(col.len())?;
-    decompress_for_into(gpu, col, &mut out, ForTile::DECOMPRESS)?;
-    Ok(out)
+    decompressed(gpu, col.len(), |out| {
+        decompress_for_into(gpu, col, out, ForTile::DECOMPRESS)
+    })
 }
 
 /// Queues the decompression of `col` into `out`, which holds `col.len()` values, with `tile`'s
@@ -131,8 +184,7 @@ pub fn decompress_for_into(
     tile: ForTile,
 ) -> Result<()> {
     let n = col.len();
-    check_same_len("decompress_for", "out", out.len(), n)?;
-    if n == 0 {
+    if !has_work("decompress_for", "out", out.len(), n, n)? {
         return Ok(());
     }
     let spec = tile.kernels().0;
@@ -141,14 +193,12 @@ pub fn decompress_for_into(
     let n32 = n as u32;
     // SAFETY: a valid GPU-FOR column of `n` values (see `DeviceForColumn`), room for `n` in
     // `out`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, out)) }
+    unsafe { gpu.launch(spec, cfg, (&col.arrays.data, &col.arrays.starts, &n32, out)) }
 }
 
 /// The sum of the values of `col` (wrapping past 2^64, which 2^32 values cannot reach).
 pub fn sum_for(gpu: &Gpu, col: &DeviceForColumn) -> Result<u64> {
-    let mut sum = gpu.zeros::<u64>(1)?;
-    sum_for_into(gpu, col, &mut sum, ForTile::SUM)?;
-    Ok(sum.to_vec(gpu)?[0])
+    summed(gpu, |sum| sum_for_into(gpu, col, sum, ForTile::SUM))
 }
 
 /// Queues the decode-and-sum of `col` with `tile`'s D, adding into `sum[0]` (the caller
@@ -159,9 +209,8 @@ pub fn sum_for_into(
     sum: &mut DeviceColumn<u64>,
     tile: ForTile,
 ) -> Result<()> {
-    check_same_len("sum_for", "sum", sum.len(), 1)?;
     let n = col.len();
-    if n == 0 {
+    if !has_work("sum_for", "sum", sum.len(), 1, n)? {
         return Ok(());
     }
     let spec = tile.kernels().1;
@@ -170,16 +219,14 @@ pub fn sum_for_into(
     let cfg = resident_grid(gpu, spec, n)?;
     let n32 = n as u32;
     // SAFETY: a valid GPU-FOR column of `n` values, one word at `sum`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, sum)) }
+    unsafe { gpu.launch(spec, cfg, (&col.arrays.data, &col.arrays.starts, &n32, sum)) }
 }
 
-/// A GPU-DFOR column in device memory: its block starts and data words (each group's first
-/// value, then its delta blocks), each in an allocation of its own.
+/// A GPU-DFOR column in device memory (its data: each group's first value, then its delta
+/// blocks).
 pub struct DeviceDforColumn {
-    len: usize,
+    arrays: BlockArrays,
     group_blocks: u32,
-    starts: DeviceColumn<u32>,
-    data: DeviceColumn<u32>,
 }
 
 impl DeviceDforColumn {
@@ -195,22 +242,21 @@ impl DeviceDforColumn {
                  DforColumn::encode(values, 4)"
             )));
         }
+        let arrays = BlockArrays::upload(gpu, col.len(), col.block_starts(), col.data())?;
         Ok(DeviceDforColumn {
-            len: col.len(),
+            arrays,
             group_blocks: d,
-            starts: gpu.upload(col.block_starts())?,
-            data: gpu.upload(col.data())?,
         })
     }
 
     /// Values in the column.
     pub fn len(&self) -> usize {
-        self.len
+        self.arrays.len
     }
 
     /// Whether the column holds no values.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// D, the blocks per delta group.
@@ -220,7 +266,7 @@ impl DeviceDforColumn {
 
     /// Bytes a decoder reads: the data and the block starts.
     pub fn compressed_bytes(&self) -> usize {
-        4 * (self.starts.len() + self.data.len())
+        self.arrays.compressed_bytes()
     }
 
     /// `tile`, or the smallest tile that holds whole groups where `tile` does not.
@@ -239,9 +285,9 @@ impl DeviceDforColumn {
 
 /// The values of `col` as a plain device column.
 pub fn decompress_dfor(gpu: &Gpu, col: &DeviceDforColumn) -> Result<DeviceColumn<u32>> {
-    let mut out = gpu.zeros(col.len())?;
-    decompress_dfor_into(gpu, col, &mut out, ForTile::DECOMPRESS)?;
-    Ok(out)
+    decompressed(gpu, col.len(), |out| {
+        decompress_dfor_into(gpu, col, out, ForTile::DECOMPRESS)
+    })
 }
 
 /// Queues the decompression of `col` into `out`, which holds `col.len()` values, with tiles of
@@ -254,8 +300,7 @@ pub fn decompress_dfor_into(
     tile: ForTile,
 ) -> Result<()> {
     let n = col.len();
-    check_same_len("decompress_dfor", "out", out.len(), n)?;
-    if n == 0 {
+    if !has_work("decompress_dfor", "out", out.len(), n, n)? {
         return Ok(());
     }
     let spec = col.tile(tile).dfor_kernels().0;
@@ -263,14 +308,18 @@ pub fn decompress_dfor_into(
     let (n32, shift) = (n as u32, col.group_blocks.trailing_zeros());
     // SAFETY: a valid GPU-DFOR column of `n` values whose groups divide the tile (see
     // `DeviceDforColumn::tile`), room for `n` in `out`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, &shift, out)) }
+    unsafe {
+        gpu.launch(
+            spec,
+            cfg,
+            (&col.arrays.data, &col.arrays.starts, &n32, &shift, out),
+        )
+    }
 }
 
 /// The sum of the values of `col` (wrapping past 2^64, which 2^32 values cannot reach).
 pub fn sum_dfor(gpu: &Gpu, col: &DeviceDforColumn) -> Result<u64> {
-    let mut sum = gpu.zeros::<u64>(1)?;
-    sum_dfor_into(gpu, col, &mut sum, ForTile::SUM)?;
-    Ok(sum.to_vec(gpu)?[0])
+    summed(gpu, |sum| sum_dfor_into(gpu, col, sum, ForTile::SUM))
 }
 
 /// Queues the decode-and-sum of `col` with `tile`'s D (or the column's group, as
@@ -281,9 +330,8 @@ pub fn sum_dfor_into(
     sum: &mut DeviceColumn<u64>,
     tile: ForTile,
 ) -> Result<()> {
-    check_same_len("sum_dfor", "sum", sum.len(), 1)?;
     let n = col.len();
-    if n == 0 {
+    if !has_work("sum_dfor", "sum", sum.len(), 1, n)? {
         return Ok(());
     }
     let spec = col.tile(tile).dfor_kernels().1;
@@ -291,5 +339,11 @@ pub fn sum_dfor_into(
     let (n32, shift) = (n as u32, col.group_blocks.trailing_zeros());
     // SAFETY: a valid GPU-DFOR column of `n` values whose groups divide the tile, one word at
     // `sum`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, &shift, sum)) }
+    unsafe {
+        gpu.launch(
+            spec,
+            cfg,
+            (&col.arrays.data, &col.arrays.starts, &n32, &shift, sum),
+        )
+    }
 }

@@ -15,10 +15,11 @@ use crate::compress::{
     Compressed, Encoded, NsfColumn, NsvColumn, RleColumn, Scheme, VerticalColumn,
 };
 use crate::error::{Error, Result};
+use crate::ops::decompress::{BlockArrays, decompressed, has_work, summed};
 use crate::ops::{
-    DeviceDforColumn, DeviceForColumn, ForTile, check_same_len, decompress_dfor,
-    decompress_dfor_into, decompress_for, decompress_for_into, exclusive_scan, sum_dfor,
-    sum_dfor_into, sum_for, sum_for_into,
+    DeviceDforColumn, DeviceForColumn, ForTile, decompress_dfor, decompress_dfor_into,
+    decompress_for, decompress_for_into, exclusive_scan, sum_dfor, sum_dfor_into, sum_for,
+    sum_for_into,
 };
 use crate::runtime::{DeviceColumn, Gpu, resident_grid, tile_grid};
 
@@ -52,31 +53,6 @@ const _: () = {
 /// The NSF decoders' argument lists: data, count, and the output.
 type NsfDecompressArgs = (*const u32, u32, *mut u32);
 type NsfSumArgs = (*const u32, u32, *mut u64);
-
-/// A new column of `len` values, filled by `into`.
-fn decompressed(
-    gpu: &Gpu,
-    len: usize,
-    into: impl FnOnce(&mut DeviceColumn<u32>) -> Result<()>,
-) -> Result<DeviceColumn<u32>> {
-    let mut out = gpu.zeros(len)?;
-    into(&mut out)?;
-    Ok(out)
-}
-
-/// The sum that `into` adds into a zeroed word.
-fn summed(gpu: &Gpu, into: impl FnOnce(&mut DeviceColumn<u64>) -> Result<()>) -> Result<u64> {
-    let mut sum = gpu.zeros::<u64>(1)?;
-    into(&mut sum)?;
-    Ok(sum.to_vec(gpu)?[0])
-}
-
-/// `Ok(true)` when the decoder `op` has work: `out` has `expected` items and the column is not
-/// empty.
-fn has_work(op: &str, what: &str, out: usize, expected: usize, len: usize) -> Result<bool> {
-    check_same_len(op, what, out, expected)?;
-    Ok(len > 0)
-}
 
 /// An NSF column in device memory: its byte stream, as words.
 pub struct DeviceNsfColumn {
@@ -387,37 +363,31 @@ pub fn sum_rle_into(gpu: &Gpu, col: &DeviceRleColumn, sum: &mut DeviceColumn<u64
     unsafe { gpu.launch(spec, cfg, (&col.values, &col.lengths, &runs32, sum)) }
 }
 
-/// A vertical (GPU-SIMDBP128) column in device memory: its block starts and data words, each
-/// in an allocation of its own (the decoders copy the data by 16-byte aligned quads).
+/// A vertical (GPU-SIMDBP128) column in device memory.
 pub struct DeviceVerticalColumn {
-    len: usize,
-    starts: DeviceColumn<u32>,
-    data: DeviceColumn<u32>,
+    arrays: BlockArrays,
 }
 
 impl DeviceVerticalColumn {
     /// Uploads `col` (two host-to-device copies: its block starts and its data).
     pub fn upload(gpu: &Gpu, col: &VerticalColumn) -> Result<DeviceVerticalColumn> {
-        Ok(DeviceVerticalColumn {
-            len: col.len(),
-            starts: gpu.upload(col.block_starts())?,
-            data: gpu.upload(col.data())?,
-        })
+        let arrays = BlockArrays::upload(gpu, col.len(), col.block_starts(), col.data())?;
+        Ok(DeviceVerticalColumn { arrays })
     }
 
     /// Values in the column.
     pub fn len(&self) -> usize {
-        self.len
+        self.arrays.len
     }
 
     /// Whether the column holds no values.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.len() == 0
     }
 
     /// Bytes a decoder reads: the data and the block starts.
     pub fn compressed_bytes(&self) -> usize {
-        4 * (self.starts.len() + self.data.len())
+        self.arrays.compressed_bytes()
     }
 }
 
@@ -443,7 +413,7 @@ pub fn decompress_vertical_into(
     let n32 = n as u32;
     // SAFETY: a valid vertical column of `n` values (see `DeviceVerticalColumn`); room for
     // `n` in `out`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, out)) }
+    unsafe { gpu.launch(spec, cfg, (&col.arrays.data, &col.arrays.starts, &n32, out)) }
 }
 
 /// The sum of the values of `col`.
@@ -465,7 +435,7 @@ pub fn sum_vertical_into(
     let cfg = resident_grid(gpu, spec, n)?;
     let n32 = n as u32;
     // SAFETY: a valid vertical column of `n` values; one word at `sum`; any grid.
-    unsafe { gpu.launch(spec, cfg, (&col.data, &col.starts, &n32, sum)) }
+    unsafe { gpu.launch(spec, cfg, (&col.arrays.data, &col.arrays.starts, &n32, sum)) }
 }
 
 /// A compressed column in device memory, of any scheme with GPU decoders
