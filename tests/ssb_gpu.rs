@@ -1,6 +1,6 @@
 //! The SSB GPU engine against the CPU engine (the oracle): all 13 queries at each selected
-//! scale factor, resident and in coprocessor mode, and on data written to dbgen `.tbl` files
-//! and loaded back; edge cases (empty lineorder, lineorder shorter than a tile and than a
+//! scale factor, resident (plain and compressed columns) and in coprocessor mode, and on data
+//! written to dbgen `.tbl` files and loaded back; edge cases (empty lineorder, lineorder shorter than a tile and than a
 //! chunk, qualifying rows in the partial last tile); the bytes-touched model against the rows
 //! the engines aggregate.
 //!
@@ -17,7 +17,8 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, model};
+use tessera::compress::Scheme;
+use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, model};
 use tessera::ssb::{Engine, GenConfig, Query, QueryResult, SsbData, cpu, generate, tbl};
 
 /// Generated data at `scale`, generated once per test binary (tests share it).
@@ -203,6 +204,59 @@ fn probes_walk_many_tiles_per_block(gpu: &tessera::Gpu) {
     all_queries_agree(&e, data, "uncapped after the capped runs");
 }
 
+fn compressed_columns_match_the_cpu_engine_at_each_scale_factor(gpu: &tessera::Gpu) {
+    for scale in scale_factors() {
+        let e = GpuEngine::compressed(gpu, sf(scale)).unwrap();
+        let cols = e.packed_columns().expect("a compressed engine");
+        assert_eq!(cols.len(), 9);
+        assert!(
+            cols.iter().any(|c| c.scheme == Scheme::For),
+            "SF {scale}: {cols:?}"
+        );
+        for c in cols {
+            let plain = 4 * sf(scale).lineorder.len();
+            assert!(c.bytes <= plain + 64, "SF {scale}: {c:?} over {plain}");
+        }
+        all_queries_agree_at(&e, scale, "compressed");
+    }
+}
+
+/// Every column in one scheme: GPU-FOR, NSF (lo_discount and lo_quantity take one byte,
+/// lo_suppkey two at SF 0.01, the prices four), None; at awkward lineorder sizes and with
+/// blocks walking many tiles (the compressed probes load no tile ahead, but each tile decodes
+/// its runs from the block starts).
+fn every_compressed_kind_alone(gpu: &tessera::Gpu) {
+    let data = sf(0.01);
+    for scheme in PACKED_SCHEMES {
+        let e = GpuEngine::compressed_in(gpu, data, &[scheme]).unwrap();
+        assert!(
+            e.packed_columns()
+                .unwrap()
+                .iter()
+                .all(|c| c.scheme == scheme)
+        );
+        all_queries_agree(&e, data, scheme.name());
+        for n in common::capped(&[0, 1, 127, 129, 1023, 1025, 2049, 3071, 3073, 9215, 30_001]) {
+            let d = truncated(data, n);
+            let e = GpuEngine::compressed_in(gpu, &d, &[scheme]).unwrap();
+            all_queries_agree(&e, &d, &format!("{}, {n} lineorder rows", scheme.name()));
+        }
+    }
+    gpu.set_resident_block_cap(Some(2));
+    for n in common::capped(&[6145, 30_001]) {
+        let d = truncated(data, n);
+        let e = GpuEngine::compressed(gpu, &d).unwrap();
+        all_queries_agree(&e, &d, &format!("compressed, 2 blocks, {n} lineorder rows"));
+    }
+    gpu.set_resident_block_cap(None);
+    for bad in [&[][..], &[Scheme::Dfor], &[Scheme::For, Scheme::Rle]] {
+        let err = GpuEngine::compressed_in(gpu, data, bad)
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("GPU-FOR"), "{err}");
+    }
+}
+
 fn model_counts_the_rows_the_engines_aggregate() {
     let data = sf(0.01);
     let n = data.lineorder.len() as f64;
@@ -236,6 +290,8 @@ harness! {
         loaded_tbl_data_gives_the_same_results,
         awkward_lineorder_sizes,
         probes_walk_many_tiles_per_block,
+        compressed_columns_match_the_cpu_engine_at_each_scale_factor,
+        every_compressed_kind_alone,
     ],
     cpu: [
         model_counts_the_rows_the_engines_aggregate,

@@ -97,6 +97,11 @@ pub enum SsbCmd {
         /// memory per query) and report it next to its PCIe transfer bound.
         #[arg(long)]
         coprocessor: bool,
+        /// With `--device gpu`: also run the queries with lineorder's columns compressed on
+        /// the device (each in the smallest of None, NSF and GPU-FOR, decoded in the probes),
+        /// check their answers against the uncompressed engine's and report both times.
+        #[arg(long)]
+        compressed: bool,
         /// Write the timing records as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -181,11 +186,15 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             no_results,
             quiet,
             coprocessor,
+            compressed,
             json,
             results,
         } => {
             if coprocessor && device == DeviceArg::Cpu {
                 return Err("--coprocessor runs on the GPU: drop --device cpu".into());
+            }
+            if compressed && device == DeviceArg::Cpu {
+                return Err("--compressed runs on the GPU: drop --device cpu".into());
             }
             let queries = Query::parse_list(&query)?;
             if let Some(path) = &json {
@@ -211,6 +220,9 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             let gpu = open_device(device)?;
             if coprocessor && gpu.is_none() {
                 return Err("--coprocessor needs a GPU, and none was found".into());
+            }
+            if compressed && gpu.is_none() {
+                return Err("--compressed needs a GPU, and none was found".into());
             }
             if generate_first {
                 gen_dir(sf, DEFAULT_SEED, &data, false, Existing::Refuse, !quiet)?;
@@ -238,7 +250,13 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     let records = timing_table(eng.name(), &timed, None);
                     (timed, records)
                 }
-                Some(gpu) => gpu_run(&gpu, &set, &queries, repeat, !no_results, coprocessor)?,
+                Some(gpu) => {
+                    let modes = GpuModes {
+                        coprocessor,
+                        compressed,
+                    };
+                    gpu_run(&gpu, &set, &queries, repeat, !no_results, modes)?
+                }
             };
             if let Some(path) = results {
                 let text: String = timed
@@ -356,6 +374,82 @@ fn gen_dir(
     Ok(())
 }
 
+/// `--compressed`: the engine over compressed lineorder columns, its answers checked against
+/// the uncompressed engine's (`plain`), its times next to them.
+fn compressed_run(
+    gpu: &Gpu,
+    set: &super::data::SsbData,
+    queries: &[Query],
+    repeat: usize,
+    plain: &[Timed],
+) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    let eng = GpuEngine::compressed(gpu, set)?;
+    let encode_s = t.elapsed().as_secs_f64();
+    let cols = eng.packed_columns().unwrap_or_default();
+    let rows = set.lineorder.len();
+    println!(
+        "
+compressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; encoded          and uploaded in {encode_s:.2} s)"
+    );
+    println!(
+        "{:<18} {:<8} {:>12} {:>9}",
+        "column", "scheme", "MB", "bits/row"
+    );
+    for c in cols {
+        println!(
+            "{:<18} {:<8} {:>12.2} {:>9.2}",
+            format!("{:?}", c.column),
+            c.scheme.name(),
+            c.bytes as f64 / 1e6,
+            8.0 * c.bytes as f64 / rows.max(1) as f64
+        );
+    }
+    let packed: usize = cols.iter().map(|c| c.bytes).sum();
+    let whole = 4 * rows * cols.len();
+    println!(
+        "total {:.2} MB of {:.2} MB uncompressed: {:.3}",
+        packed as f64 / 1e6,
+        whole as f64 / 1e6,
+        packed as f64 / whole.max(1) as f64
+    );
+    let timed = time_queries(&eng, queries, repeat, false)?;
+    println!(
+        "
+{:<6} {:>16} {:>16} {:>7}",
+        "query", "uncompressed ms", "compressed ms", "ratio"
+    );
+    let mut records = Vec::new();
+    for (c, p) in timed.iter().zip(plain) {
+        if c.result != p.result {
+            return Err(format!("{}: compressed and uncompressed results differ", c.query).into());
+        }
+        let (mc, mp) = (median(&c.ms), median(&p.ms));
+        println!(
+            "{:<6} {mp:>16.3} {mc:>16.3} {:>7.2}",
+            c.query.name(),
+            mc / mp
+        );
+        // The model column holds the uncompressed engine's median: the ratio is the speedup
+        // the compression buys (below 1) or costs.
+        records.push(Record::new(
+            "ssb compressed vs uncompressed",
+            eng.name(),
+            c.query.name(),
+            rows as u64,
+            mc,
+            mp,
+        ));
+    }
+    println!(
+        "geometric mean: {:.3} ms compressed, {:.3} ms uncompressed, ratio {:.3}",
+        geomean(timed.iter().map(|t| median(&t.ms))),
+        geomean(plain.iter().map(|t| median(&t.ms))),
+        geomean(records.iter().map(|r| r.ratio))
+    );
+    Ok(records)
+}
+
 /// One query's result and its timed repetitions (ms).
 struct Timed {
     query: Query,
@@ -458,16 +552,28 @@ fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) ->
     records
 }
 
+/// The GPU runs `ssb run` adds to the resident engine's.
+#[derive(Clone, Copy)]
+struct GpuModes {
+    coprocessor: bool,
+    compressed: bool,
+}
+
 /// `--device gpu`: the resident engine against its bytes-touched model (bandwidth measured
-/// in this run), then optionally coprocessor mode against its PCIe bound.
+/// in this run), then optionally the engine over compressed columns against it and
+/// coprocessor mode against its PCIe bound.
 fn gpu_run(
     gpu: &Gpu,
     set: &super::data::SsbData,
     queries: &[Query],
     repeat: usize,
     print: bool,
-    coprocessor: bool,
+    modes: GpuModes,
 ) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
+    let GpuModes {
+        coprocessor,
+        compressed,
+    } = modes;
     println!("device: {} ({})", gpu.name(), gpu.arch());
     let eng = GpuEngine::new(gpu, set)?;
     let timed = time_queries(&eng, queries, repeat, print)?;
@@ -487,8 +593,11 @@ fn gpu_run(
         })
         .collect();
     records.extend(timing_table(eng.name(), &timed, Some(&models)));
+    drop(eng);
+    if compressed {
+        records.extend(compressed_run(gpu, set, queries, repeat, &timed)?);
+    }
     if coprocessor {
-        drop(eng);
         let h2d = h2d_bandwidth(gpu, 5)?;
         let co = CoprocessorEngine::new(gpu, set)?;
         let co_timed = time_queries(&co, queries, repeat, false)?;

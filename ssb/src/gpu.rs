@@ -19,18 +19,22 @@ use tessera_kernels::ssb::plan as P;
 
 mod coprocessor;
 mod model;
+mod packed;
 mod plan;
 mod scratch;
 
 pub use coprocessor::{CHUNK_ROWS, CoprocessorEngine, h2d_bandwidth};
 pub use model::{QueryModel, model};
+use packed::PackedFact;
+pub use packed::{PACKED_SCHEMES, PackedColumn};
 pub use plan::FactCol;
 pub(crate) use plan::{Flight, QueryPlan, TableLayout, dim_columns, dim_preds, group_source};
-pub(crate) use scratch::Scratch;
+pub(crate) use scratch::{FactView, Scratch};
 
 use super::data::SsbData;
 use super::engine::Engine;
 use super::query::{Query, QueryResult};
+use tessera_host::compress::Scheme;
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
 
@@ -88,11 +92,21 @@ impl Events {
     }
 }
 
+/// Lineorder's query columns on the device.
+enum Fact {
+    /// As `i32`.
+    Plain(Vec<DeviceColumn<i32>>),
+    /// Compressed, each in its smallest scheme.
+    Packed(PackedFact),
+}
+
 /// The GPU engine over columns resident in device memory: lineorder's nine query columns and
 /// the dimensions' key, predicate and group columns are uploaded once, when it is made.
+/// [`GpuEngine::compressed`] keeps the lineorder columns compressed and decodes them in the
+/// probes.
 pub struct GpuEngine<'g> {
     gpu: GpuRef<'g>,
-    fact: Vec<DeviceColumn<i32>>,
+    fact: Fact,
     /// The dimension columns, held here: the builds find them through the job table.
     _dims: Vec<Vec<DeviceColumn<i32>>>,
     plans: Vec<QueryPlan>,
@@ -104,12 +118,43 @@ pub struct GpuEngine<'g> {
 impl<'g> GpuEngine<'g> {
     /// An engine on `gpu` over `data` (uploads the columns the queries read).
     pub fn new(gpu: &'g Gpu, data: &SsbData) -> Result<GpuEngine<'g>> {
-        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS)
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS, None)
+    }
+
+    /// An engine on `gpu` over `data` with lineorder's query columns compressed, each in the
+    /// smallest of [`PACKED_SCHEMES`] (encoded on all cores, then uploaded); the probes decode
+    /// them where they read them. Answers equal [`GpuEngine::new`]'s.
+    pub fn compressed(gpu: &'g Gpu, data: &SsbData) -> Result<GpuEngine<'g>> {
+        GpuEngine::compressed_in(gpu, data, &PACKED_SCHEMES)
+    }
+
+    /// [`GpuEngine::compressed`] with each column in the smallest of `schemes` (a subset of
+    /// [`PACKED_SCHEMES`], else `Err`): one scheme alone puts every column in it.
+    pub fn compressed_in(
+        gpu: &'g Gpu,
+        data: &SsbData,
+        schemes: &[Scheme],
+    ) -> Result<GpuEngine<'g>> {
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS, Some(schemes))
     }
 
     /// An engine on a GPU of its own (device 0).
     pub fn open(data: &SsbData) -> Result<GpuEngine<'static>> {
-        GpuEngine::with(GpuRef::Owned(Box::new(Gpu::new()?)), data, P::CODE_SLOTS)
+        GpuEngine::with(
+            GpuRef::Owned(Box::new(Gpu::new()?)),
+            data,
+            P::CODE_SLOTS,
+            None,
+        )
+    }
+
+    /// How each query column is stored: `None` for the uncompressed engine, else the
+    /// compressed engine's choice per column (in [`FactCol::ALL`] order).
+    pub fn packed_columns(&self) -> Option<&[PackedColumn]> {
+        match &self.fact {
+            Fact::Plain(_) => None,
+            Fact::Packed(p) => Some(&p.columns),
+        }
     }
 
     /// Test hook: an engine whose plans offer only `slots` of the [`P::CODE_SLOTS`] code values
@@ -118,10 +163,15 @@ impl<'g> GpuEngine<'g> {
     /// than fifteen would. Results must not change.
     #[doc(hidden)]
     pub fn with_code_slots(gpu: &'g Gpu, data: &SsbData, slots: usize) -> Result<GpuEngine<'g>> {
-        GpuEngine::with(GpuRef::Borrowed(gpu), data, slots)
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, slots, None)
     }
 
-    fn with(gpu: GpuRef<'g>, data: &SsbData, code_slots: usize) -> Result<GpuEngine<'g>> {
+    fn with(
+        gpu: GpuRef<'g>,
+        data: &SsbData,
+        code_slots: usize,
+        packed: Option<&[Scheme]>,
+    ) -> Result<GpuEngine<'g>> {
         data.validate()?;
         let layout = TableLayout::of(data)?;
         let mut plans: Vec<QueryPlan> = Query::ALL
@@ -132,10 +182,15 @@ impl<'g> GpuEngine<'g> {
             p.plan.code_values[code_slots.min(P::CODE_SLOTS)..].fill(u32::MAX);
         }
         let g: &Gpu = gpu.borrow();
-        let fact = FactCol::ALL
-            .iter()
-            .map(|c| g.upload(c.of(data)))
-            .collect::<Result<_>>()?;
+        let fact = match packed {
+            None => Fact::Plain(
+                FactCol::ALL
+                    .iter()
+                    .map(|c| g.upload(c.of(data)))
+                    .collect::<Result<_>>()?,
+            ),
+            Some(schemes) => Fact::Packed(PackedFact::new(g, data, schemes)?),
+        };
         let dims = (0..P::DIMS)
             .map(|d| {
                 dim_columns(data, d)
@@ -179,19 +234,32 @@ impl<'g> GpuEngine<'g> {
         let mut s = self.scratch.borrow_mut();
         s.prepare(gpu, plan)?;
         s.build(gpu, plan)?;
-        let cols: Vec<CudaView<i32>> = plan
-            .flight
-            .columns()
-            .iter()
-            .map(|&c| self.fact[c as usize].view())
-            .collect();
-        s.probe(gpu, plan, &cols, self.rows)
+        match &self.fact {
+            Fact::Plain(fact) => {
+                let cols: Vec<CudaView<i32>> = plan
+                    .flight
+                    .columns()
+                    .iter()
+                    .map(|&c| fact[c as usize].view())
+                    .collect();
+                s.probe(gpu, plan, FactView::Plain(&cols), self.rows)
+            }
+            Fact::Packed(p) => s.probe(
+                gpu,
+                plan,
+                FactView::Packed(p.flight(plan.flight)),
+                self.rows,
+            ),
+        }
     }
 }
 
 impl Engine for GpuEngine<'_> {
     fn name(&self) -> &str {
-        "gpu"
+        match self.fact {
+            Fact::Plain(_) => "gpu",
+            Fact::Packed(_) => "gpu-compressed",
+        }
     }
 
     fn run(&self, q: Query) -> Result<QueryResult> {

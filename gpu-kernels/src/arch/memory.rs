@@ -58,14 +58,21 @@ pub unsafe fn store_vector<T: Copy, const V: usize>(p: *mut T, v: [T; V]) {
 /// latency in turn (ncu: flight 3 stalled on each lookup's test).
 ///
 /// # Safety
-/// When `live`, `p` is a valid, aligned global or shared address; `T` is 2, 4 or 8 bytes and
-/// valid as all-zero bits.
+/// When `live`, `p` is a valid, aligned global or shared address; `T` is 1, 2, 4 or 8 bytes
+/// and valid as all-zero bits.
 #[inline(always)]
 pub unsafe fn load_if<T: Copy>(live: bool, p: *const T) -> T {
     let c = live as u32;
     // SAFETY: the caller guarantees validity when live; sizes match the transmutes.
     unsafe {
         match core::mem::size_of::<T>() {
+            1 => {
+                let mut r: u32 = 0;
+                asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.u8 {r}, [{a}]; }}",
+                    r = inout(reg32) r, c = in(reg32) c, a = in(reg64) p,
+                    options(readonly, nostack, preserves_flags));
+                core::mem::transmute_copy(&(r as u8))
+            }
             2 => {
                 let mut r: u32 = 0;
                 asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.u16 {r}, [{a}]; }}",
@@ -134,6 +141,38 @@ pub unsafe fn load_relaxed_u32(p: *const u32) -> u32 {
     // SAFETY: the caller passes a valid address.
     unsafe {
         asm!("ld.relaxed.gpu.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p, options(nostack))
+    };
+    r
+}
+
+/// A read-only 64-bit word of global memory, read where it is used (`ld.global.nc`): for a
+/// kernel-wide constant that would otherwise hold two registers across a loop. The asm is not
+/// `pure`, so LLVM does not hoist it out of a loop that stores to memory.
+///
+/// # Safety
+/// `p` is a valid, 8-byte aligned global address, not written during the kernel.
+#[inline(always)]
+pub unsafe fn load_invariant_u64(p: *const u64) -> u64 {
+    let r: u64;
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("ld.global.nc.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p,
+            options(readonly, nostack, preserves_flags))
+    };
+    r
+}
+
+/// [`load_invariant_u64`] of a 32-bit word.
+///
+/// # Safety
+/// `p` is a valid, 4-byte aligned global address, not written during the kernel.
+#[inline(always)]
+pub unsafe fn load_invariant_u32(p: *const u32) -> u32 {
+    let r: u32;
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("ld.global.nc.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p,
+            options(readonly, nostack, preserves_flags))
     };
     r
 }

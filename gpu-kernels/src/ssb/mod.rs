@@ -19,12 +19,16 @@ pub mod plan;
 #[cfg(target_arch = "nvptx64")]
 mod aggregate;
 pub mod build;
+#[cfg(target_arch = "nvptx64")]
+mod column;
 pub mod queries;
 #[cfg(target_arch = "nvptx64")]
 mod tables;
 
 #[cfg(target_arch = "nvptx64")]
 pub use aggregate::GroupTable;
+#[cfg(target_arch = "nvptx64")]
+pub use column::{FactColumn, Packed};
 #[cfg(target_arch = "nvptx64")]
 pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, stage_first};
 
@@ -47,11 +51,11 @@ pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, 
 /// (`build-ptx --check` rejects calls).
 ///
 /// # Safety
-/// `col` holds `n` rows and is 16-byte aligned.
+/// `col` holds `n` rows (a plain column 16-byte aligned).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
-    col: *const i32,
+pub unsafe fn for_each_loaded_tile<C: FactColumn, const NT: usize, const IPT: usize>(
+    col: C,
     n: usize,
     mut f: impl FnMut(usize, usize, &[i32; IPT]),
 ) {
@@ -61,12 +65,12 @@ pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     let mut tile = crate::arch::block_idx();
     if tile < full_tiles {
         // SAFETY (this block): tiles below `full_tiles` hold `tile_rows` rows of `col`.
-        let mut rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, tile_rows) };
+        let mut rows = unsafe { col.load::<NT, IPT>(tile * tile_rows, tile_rows) };
         loop {
             let next = tile + grid;
-            let ahead = if next < full_tiles {
+            let ahead = if C::AHEAD && next < full_tiles {
                 // SAFETY: as above.
-                unsafe { load::<NT, IPT>(col, next * tile_rows, tile_rows) }
+                unsafe { col.load::<NT, IPT>(next * tile_rows, tile_rows) }
             } else {
                 [0; IPT]
             };
@@ -75,13 +79,18 @@ pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
             if tile >= full_tiles {
                 break;
             }
-            rows = ahead;
+            rows = if C::AHEAD {
+                ahead
+            } else {
+                // SAFETY: as above.
+                unsafe { col.load::<NT, IPT>(tile * tile_rows, tile_rows) }
+            };
         }
     }
     if tile == full_tiles && n % tile_rows != 0 {
         let valid = n % tile_rows;
         // SAFETY: the last tile holds `valid` rows.
-        let rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, valid) };
+        let rows = unsafe { col.load::<NT, IPT>(tile * tile_rows, valid) };
         f(tile * tile_rows, valid, &rows);
     }
 }

@@ -332,3 +332,41 @@ mod tests {
         assert!(!pred::matches(9, 0, 0, 0));
     }
 }
+
+/// How a lineorder column is stored for the probes over compressed columns
+/// (`ssb::queries::SSB_FLIGHT*_PACKED`): one of the `column` kinds.
+pub mod column {
+    /// `i32` values, 4 bytes each (scheme None, or NSF at 4 bytes).
+    pub const PLAIN: u32 = 0;
+    /// NSF, one byte per value.
+    pub const NSF1: u32 = 1;
+    /// NSF, two bytes per value.
+    pub const NSF2: u32 = 2;
+    /// GPU-FOR: `data` is the blocks, `starts` the block-starts array.
+    pub const GPU_FOR: u32 = 3;
+}
+
+/// Most lineorder columns a probe reads (flight 4).
+pub const FLIGHT_COLS: usize = 6;
+
+/// One lineorder column as a compressed probe reads it: its kind ([`column`]) and the device
+/// addresses of its arrays. The host writes a flight's columns once per engine, in the order
+/// of the flight's kernel parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PackedCol {
+    /// Device address of the values (PLAIN, NSF) or of the GPU-FOR blocks.
+    pub data: u64,
+    /// Device address of the GPU-FOR block starts (0 for the other kinds).
+    pub starts: u64,
+    /// The kind, one of [`column`].
+    pub kind: u32,
+    /// Padding to 8 bytes; 0.
+    pub pad: u32,
+}
+
+const _: () = assert!(size_of::<PackedCol>() == 24);

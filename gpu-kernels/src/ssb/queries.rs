@@ -11,7 +11,7 @@ mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
     use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER};
-    use crate::ssb::{DenseMap, GroupTable, Staged, for_each_loaded_tile, gather, stage_first};
+    use crate::ssb::{DenseMap, FactColumn, GroupTable, Staged, for_each_loaded_tile, stage_first};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -35,9 +35,9 @@ mod device {
     /// Adds the supplier's part to the survivors' groups when the query groups by it: from
     /// their codes when the first test was the code map, else by joining `lo_suppkey` again.
     #[inline(always)]
-    unsafe fn group_by_supplier<const NT: usize>(
+    unsafe fn group_by_supplier<C: FactColumn, const NT: usize>(
         filter: Staged,
-        (lo_suppkey, supplier): (*const i32, DenseMap),
+        (lo_suppkey, supplier): (C, DenseMap),
         at: (usize, &[u32; S]),
         codes: &[u32; S],
         flags: &mut [bool; S],
@@ -51,7 +51,7 @@ mod device {
             Some(map) => groups.fold(group, SUPPLIER, &map.values(codes)),
             // SAFETY: forwarded contracts.
             None => unsafe {
-                join_rows::<NT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
+                join_rows::<C, NT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
             },
         }
     }
@@ -74,11 +74,11 @@ mod device {
     /// The columns hold `n` rows; `payload` holds the built date table when the plan joins it;
     /// `out` is a plan and zeroed group tables.
     #[inline(always)]
-    pub unsafe fn flight1<const NT: usize, const IPT: usize>(
-        lo_orderdate: *const i32,
-        lo_discount: *const i32,
-        lo_quantity: *const i32,
-        lo_extendedprice: *const i32,
+    pub unsafe fn flight1<C: FactColumn, const NT: usize, const IPT: usize>(
+        lo_orderdate: C,
+        lo_discount: C,
+        lo_quantity: C,
+        lo_extendedprice: C,
         n: usize,
         payload: *mut u16,
         out: Out,
@@ -94,7 +94,7 @@ mod device {
             let date_join = (*fact).date_join != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_loaded_tile::<NT, IPT>(
+            for_each_loaded_tile::<C, NT, IPT>(
                 lo_orderdate,
                 n,
                 #[inline(always)]
@@ -116,15 +116,15 @@ mod device {
                         #[inline(always)]
                         |offsets, live| {
                             let mut flags = *live;
-                            let disc = gather(lo_discount, start, offsets, &flags);
+                            let disc = lo_discount.gather(start, offsets, &flags);
                             for s in 0..S {
                                 flags[s] &= discount.matches(disc[s]);
                             }
-                            let qty = gather(lo_quantity, start, offsets, &flags);
+                            let qty = lo_quantity.gather(start, offsets, &flags);
                             for s in 0..S {
                                 flags[s] &= quantity.matches(qty[s]);
                             }
-                            let price = gather(lo_extendedprice, start, offsets, &flags);
+                            let price = lo_extendedprice.gather(start, offsets, &flags);
                             for s in 0..S {
                                 if flags[s] {
                                     let v = price[s] as i64 * disc[s] as i64;
@@ -154,16 +154,16 @@ mod device {
     /// # Safety
     /// `lo_suppkey` holds `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
     #[inline(always)]
-    unsafe fn for_each_supplier_survivor<const NT: usize, const IPT: usize>(
+    unsafe fn for_each_supplier_survivor<C: FactColumn, const NT: usize, const IPT: usize>(
         n: usize,
-        lo_suppkey: *const i32,
+        lo_suppkey: C,
         filter: Staged,
         survivors: Shared<u16>,
         mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
     ) {
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
-            for_each_loaded_tile::<NT, IPT>(
+            for_each_loaded_tile::<C, NT, IPT>(
                 lo_suppkey,
                 n,
                 #[inline(always)]
@@ -204,8 +204,8 @@ mod device {
     /// [`join_keys`] on the fact column `col` at the survivors' rows, read only where they
     /// are still flagged.
     #[inline(always)]
-    unsafe fn join_rows<const NT: usize>(
-        col: *const i32,
+    unsafe fn join_rows<C: FactColumn, const NT: usize>(
+        col: C,
         (start, offsets): (usize, &[u32; S]),
         flags: &mut [bool; S],
         dim: DenseMap,
@@ -215,7 +215,7 @@ mod device {
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let keys = gather(col, start, offsets, flags);
+            let keys = col.gather(start, offsets, flags);
             join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
         }
     }
@@ -225,11 +225,11 @@ mod device {
     /// # Safety
     /// The columns hold `n` rows; the plan's tables are built; `out` holds zeroed tables.
     #[inline(always)]
-    pub unsafe fn flight2<const NT: usize, const IPT: usize>(
-        lo_suppkey: *const i32,
-        lo_partkey: *const i32,
-        lo_orderdate: *const i32,
-        lo_revenue: *const i32,
+    pub unsafe fn flight2<C: FactColumn, const NT: usize, const IPT: usize>(
+        lo_suppkey: C,
+        lo_partkey: C,
+        lo_orderdate: C,
+        lo_revenue: C,
         n: usize,
         payload: *mut u16,
         bits: *mut u32,
@@ -247,7 +247,7 @@ mod device {
             let supplier = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_supplier_survivor::<NT, IPT>(
+            for_each_supplier_survivor::<C, NT, IPT>(
                 n,
                 lo_suppkey,
                 supplier,
@@ -256,8 +256,8 @@ mod device {
                 |start, offsets, _, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
-                    join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, &groups, &mut group);
-                    join_rows::<NT>(
+                    join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, &groups, &mut group);
+                    join_rows::<C, NT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -266,7 +266,7 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = gather(lo_revenue, start, offsets, &flags);
+                    let revenue = lo_revenue.gather(start, offsets, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
@@ -279,11 +279,11 @@ mod device {
     /// # Safety
     /// As for [`flight2`].
     #[inline(always)]
-    pub unsafe fn flight3<const NT: usize, const IPT: usize>(
-        lo_suppkey: *const i32,
-        lo_custkey: *const i32,
-        lo_orderdate: *const i32,
-        lo_revenue: *const i32,
+    pub unsafe fn flight3<C: FactColumn, const NT: usize, const IPT: usize>(
+        lo_suppkey: C,
+        lo_custkey: C,
+        lo_orderdate: C,
+        lo_revenue: C,
         n: usize,
         payload: *mut u16,
         bits: *mut u32,
@@ -302,7 +302,7 @@ mod device {
             let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_supplier_survivor::<NT, IPT>(
+            for_each_supplier_survivor::<C, NT, IPT>(
                 n,
                 lo_suppkey,
                 first,
@@ -312,11 +312,11 @@ mod device {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
                     let g = (&groups, &mut group);
-                    group_by_supplier::<NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
-                    join_rows::<NT>(
+                    group_by_supplier::<C, NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
+                    join_rows::<C, NT>(
                         lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                     );
-                    join_rows::<NT>(
+                    join_rows::<C, NT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -325,7 +325,7 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = gather(lo_revenue, start, offsets, &flags);
+                    let revenue = lo_revenue.gather(start, offsets, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
@@ -339,13 +339,13 @@ mod device {
     /// # Safety
     /// As for [`flight2`].
     #[inline(always)]
-    pub unsafe fn flight4<const NT: usize, const IPT: usize>(
-        lo_suppkey: *const i32,
-        lo_custkey: *const i32,
-        lo_partkey: *const i32,
-        lo_orderdate: *const i32,
-        lo_revenue: *const i32,
-        lo_supplycost: *const i32,
+    pub unsafe fn flight4<C: FactColumn, const NT: usize, const IPT: usize>(
+        lo_suppkey: C,
+        lo_custkey: C,
+        lo_partkey: C,
+        lo_orderdate: C,
+        lo_revenue: C,
+        lo_supplycost: C,
         n: usize,
         payload: *mut u16,
         bits: *mut u32,
@@ -367,7 +367,7 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             // The narrower of the part and customer filters first (the plan's choice).
             let part_first = (*plan).fact.part_first != 0;
-            for_each_supplier_survivor::<NT, IPT>(
+            for_each_supplier_survivor::<C, NT, IPT>(
                 n,
                 lo_suppkey,
                 first,
@@ -377,15 +377,19 @@ mod device {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
                     let g = (&groups, &mut group);
-                    group_by_supplier::<NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
+                    group_by_supplier::<C, NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
                     if part_first {
-                        join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                        join_rows::<NT>(lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1);
+                        join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                        join_rows::<C, NT>(
+                            lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
+                        );
                     } else {
-                        join_rows::<NT>(lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1);
-                        join_rows::<NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                        join_rows::<C, NT>(
+                            lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
+                        );
+                        join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
                     }
-                    join_rows::<NT>(
+                    join_rows::<C, NT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -394,8 +398,8 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = gather(lo_revenue, start, offsets, &flags);
-                    let supplycost = gather(lo_supplycost, start, offsets, &flags);
+                    let revenue = lo_revenue.gather(start, offsets, &flags);
+                    let supplycost = lo_supplycost.gather(start, offsets, &flags);
                     groups.add(&flags, &group, |k| {
                         (revenue[k] as i64 - supplycost[k] as i64) as u64
                     });
@@ -436,7 +440,7 @@ crate::kernel! {
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
-            flight1::<NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
+            flight1::<_, NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
                 n as usize, payload, Out { plan, sums, counts }, temp, survivors)
         }
     }
@@ -453,7 +457,7 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 1, with the built supplier bitmap.
         unsafe {
-            flight2::<NT, IPT>(lo_suppkey, lo_partkey, lo_orderdate, lo_revenue, n as usize,
+            flight2::<_, NT, IPT>(lo_suppkey, lo_partkey, lo_orderdate, lo_revenue, n as usize,
                 payload, bits, Out { plan, sums, counts }, sh)
         }
     }
@@ -473,7 +477,7 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight3::<NT, IPT>(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n as usize,
+            flight3::<_, NT, IPT>(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n as usize,
                 payload, bits, Out { plan, sums, counts }, sh)
         }
     }
@@ -490,8 +494,80 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight4::<NT, IPT>(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
+            flight4::<_, NT, IPT>(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
                 lo_supplycost, n as usize, payload, bits, Out { plan, sums, counts }, sh)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 1 over compressed columns: `(cols, n, payload, plan, sums, counts)`, `cols` the
+    /// flight's four columns in [`SSB_FLIGHT1`]'s order; persistent.
+    SSB_FLIGHT1_PACKED = ssb_flight1_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16,
+        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+    ) {
+        let temp = [
+            crate::shared_array!(ssb_sum_temp: [u64; NT / 32 + 1]),
+            crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
+        ];
+        let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
+        // SAFETY: as for flight 1, with `cols` describing the four columns of n rows.
+        unsafe {
+            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
+                Out { plan, sums, counts }, temp, survivors)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 2 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
+    /// persistent.
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
+        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 2, with `cols` describing the four columns of n rows.
+        unsafe {
+            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            flight2::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
+                Out { plan, sums, counts }, sh)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 3 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
+    /// persistent, tiles as [`SSB_FLIGHT3`]'s.
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 12, MIN_BLOCKS = 4](
+        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
+        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 3, with `cols` describing the four columns of n rows.
+        unsafe {
+            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            flight3::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
+                Out { plan, sums, counts }, sh)
+        }
+    }
+}
+
+crate::kernel! {
+    /// Flight 4 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`, `cols`
+    /// the six columns in [`SSB_FLIGHT4`]'s order; persistent.
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
+        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+    ) {
+        let sh = probe_shared!();
+        // SAFETY: as for flight 4, with `cols` describing the six columns of n rows.
+        unsafe {
+            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            flight4::<_, NT, IPT>(c(0), c(1), c(2), c(3), c(4), c(5), n as usize, payload,
+                bits, Out { plan, sums, counts }, sh)
         }
     }
 }

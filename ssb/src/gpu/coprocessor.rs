@@ -199,7 +199,7 @@ impl<'g> CoprocessorEngine<'g> {
                 .iter()
                 .map(|c| c.slice(..len))
                 .collect();
-            s.probe(gpu, plan, &cols, len)?;
+            s.probe(gpu, plan, super::FactView::Plain(&cols), len)?;
         }
         Ok(())
     }

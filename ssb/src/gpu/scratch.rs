@@ -4,13 +4,22 @@
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
 use tessera_kernels::ssb::build::SSB_BUILD;
 use tessera_kernels::ssb::plan::{self as P, GroupLayout};
-use tessera_kernels::ssb::plan::{DimJob, Plan};
+use tessera_kernels::ssb::plan::{DimJob, PackedCol, Plan};
 use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
 use crate::query::{Query, QueryResult, Row};
 use tessera_host::runtime::{Gpu, PodBuffer, resident_grid};
 use tessera_host::{Error, Result};
+
+/// The lineorder columns a probe reads: plain, in [`Flight::columns`] order, or the
+/// descriptors of the flight's compressed columns.
+pub(crate) enum FactView<'a> {
+    /// `i32` columns.
+    Plain(&'a [CudaView<'a, i32>]),
+    /// Compressed columns ([`PackedCol`] per column, in the same order).
+    Packed(&'a PodBuffer<PackedCol>),
+}
 
 /// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
 /// job table.
@@ -141,18 +150,21 @@ impl Scratch {
         }
     }
 
-    /// Queues the probe kernel of the plan's flight over `rows` rows of its columns (in
-    /// [`Flight::columns`] order).
+    /// Queues the probe kernel of the plan's flight over `rows` rows of its columns.
     pub(crate) fn probe(
         &mut self,
         gpu: &Gpu,
         plan: &QueryPlan,
-        cols: &[CudaView<'_, i32>],
+        cols: FactView<'_>,
         rows: usize,
     ) -> Result<()> {
         if rows == 0 {
             return Ok(());
         }
+        let cols = match cols {
+            FactView::Plain(c) => c,
+            FactView::Packed(c) => return self.probe_packed(gpu, plan, c, rows),
+        };
         let cfg = resident_grid(gpu, &plan.flight.shape(), rows)?;
         let n = rows as u32;
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
@@ -188,6 +200,49 @@ impl Scratch {
                 let args = (c0, c1, c2, c3, c4, c5, &n, pay, bits, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
+            }
+        }
+    }
+
+    /// [`Scratch::probe`] over compressed columns, `cols` their descriptors.
+    fn probe_packed(
+        &mut self,
+        gpu: &Gpu,
+        plan: &QueryPlan,
+        cols: &PodBuffer<PackedCol>,
+        rows: usize,
+    ) -> Result<()> {
+        let cfg = resident_grid(gpu, &plan.flight.packed_shape(), rows)?;
+        let n = rows as u32;
+        let pl = &mut self.plans.item_mut(plan.query as usize)?;
+        let (pay, bits, sums, counts) = (
+            &mut self.payload,
+            &mut self.bits,
+            &mut self.sums,
+            &mut self.counts,
+        );
+        // SAFETY (each arm): as in `probe`, with `cols` describing the flight's columns of
+        // `rows` rows each, in its order, whose arrays the engine holds.
+        match plan.flight {
+            Flight::One => {
+                let args = (cols, &n, pay, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT1_PACKED, cfg, args) }
+            }
+            Flight::Two => {
+                let args = (cols, &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT2_PACKED, cfg, args) }
+            }
+            Flight::Three => {
+                let args = (cols, &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT3_PACKED, cfg, args) }
+            }
+            Flight::Four => {
+                let args = (cols, &n, pay, bits, pl, sums, counts);
+                // SAFETY: as above.
+                unsafe { gpu.launch(&kq::SSB_FLIGHT4_PACKED, cfg, args) }
             }
         }
     }

@@ -1,0 +1,122 @@
+//! Lineorder's query columns compressed on the device (thesis §5.6.5): each in the smallest of
+//! None, NSF and GPU-FOR, which the `SSB_FLIGHT*_PACKED` probes decode where they read them.
+//!
+//! GPU-DFOR is not among them: a probe reads most columns at its survivors' rows only, and a
+//! GPU-DFOR value is the sum of its group's deltas up to it, so one row costs its group's
+//! decode. The query columns are not sorted, and none of them is smaller in GPU-DFOR than in
+//! GPU-FOR (the storage table, `tessera ssb storage`, shows all four).
+use cudarc::driver::DevicePtr;
+use tessera_host::compress::{Encoded, Scheme};
+use tessera_host::runtime::{DeviceColumn, Gpu, PodBuffer};
+use tessera_host::{Error, Result};
+use tessera_kernels::ssb::plan::{FLIGHT_COLS, PackedCol, column};
+
+use super::plan::{FactCol, Flight};
+use crate::data::SsbData;
+
+/// The schemes a compressed engine stores a query column in, in the order tried (the first
+/// wins a tie).
+pub const PACKED_SCHEMES: [Scheme; 3] = [Scheme::Plain, Scheme::Nsf, Scheme::For];
+
+/// One query column as stored: its scheme and footprint.
+#[derive(Clone, Debug)]
+pub struct PackedColumn {
+    /// The column.
+    pub column: FactCol,
+    /// Its scheme.
+    pub scheme: Scheme,
+    /// Its compressed bytes (headers, block starts and data).
+    pub bytes: usize,
+}
+
+/// The nine query columns on the device, compressed, and each flight's column descriptors.
+pub(crate) struct PackedFact {
+    /// The arrays the descriptors point into: held here, never moved.
+    _arrays: Vec<DeviceColumn<u32>>,
+    /// Per [`Flight`] (in `One..Four` order), its columns' descriptors in kernel order.
+    flights: Vec<PodBuffer<PackedCol>>,
+    /// What each column became, in [`FactCol::ALL`] order.
+    pub(crate) columns: Vec<PackedColumn>,
+}
+
+impl PackedFact {
+    /// Encodes each query column of `data` in the smallest of `schemes` (all cores) and
+    /// uploads it.
+    pub(crate) fn new(gpu: &Gpu, data: &SsbData, schemes: &[Scheme]) -> Result<PackedFact> {
+        if schemes.is_empty() || schemes.iter().any(|s| !PACKED_SCHEMES.contains(s)) {
+            return Err(Error::invalid(format!(
+                "compressed SSB columns: schemes {schemes:?}; the probes read {:?}",
+                PACKED_SCHEMES.map(Scheme::name)
+            )));
+        }
+        let mut arrays = Vec::new();
+        let mut descs = Vec::new();
+        let mut columns = Vec::new();
+        for c in FactCol::ALL {
+            let values: &[u32] = bytemuck::cast_slice(c.of(data));
+            let encoded = Scheme::smallest_of(values, schemes)?.encoded;
+            columns.push(PackedColumn {
+                column: c,
+                scheme: encoded.scheme(),
+                bytes: encoded.compressed_bytes(),
+            });
+            descs.push(upload(gpu, &encoded, &mut arrays)?);
+        }
+        let flights = [Flight::One, Flight::Two, Flight::Three, Flight::Four]
+            .iter()
+            .map(|f| {
+                let cols: Vec<PackedCol> = f.columns().iter().map(|&c| descs[c as usize]).collect();
+                debug_assert!(cols.len() <= FLIGHT_COLS);
+                PodBuffer::upload(gpu, &cols)
+            })
+            .collect::<Result<_>>()?;
+        Ok(PackedFact {
+            _arrays: arrays,
+            flights,
+            columns,
+        })
+    }
+
+    /// The descriptors of `flight`'s columns.
+    pub(crate) fn flight(&self, flight: Flight) -> &PodBuffer<PackedCol> {
+        &self.flights[flight as usize]
+    }
+}
+
+/// Uploads `e`'s arrays (kept in `arrays`) and returns the column's descriptor.
+fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result<PackedCol> {
+    let mut put = |words: &[u32]| -> Result<u64> {
+        let col = gpu.upload(words)?;
+        let ptr = col.view().device_ptr(gpu.stream()).0;
+        arrays.push(col);
+        Ok(ptr)
+    };
+    Ok(match e {
+        Encoded::Plain(c) => PackedCol {
+            data: put(c.values())?,
+            kind: column::PLAIN,
+            ..PackedCol::default()
+        },
+        Encoded::Nsf(c) => PackedCol {
+            data: put(c.data())?,
+            kind: match c.header().value_bytes {
+                1 => column::NSF1,
+                2 => column::NSF2,
+                _ => column::PLAIN,
+            },
+            ..PackedCol::default()
+        },
+        Encoded::For(c) => PackedCol {
+            data: put(c.data())?,
+            starts: put(c.block_starts())?,
+            kind: column::GPU_FOR,
+            pad: 0,
+        },
+        other => {
+            return Err(Error::invalid(format!(
+                "compressed SSB columns: no probe reads {}",
+                other.scheme().name()
+            )));
+        }
+    })
+}
