@@ -4,16 +4,35 @@
 //! in `block_load`'s places) and every later column at its survivors' rows only
 //! ([`FactColumn::gather`]).
 //!
-//! A GPU-FOR column is decoded where it is read, from global memory: a warp's items of a tile
-//! are runs of `V` consecutive rows, and `V` divides a miniblock, so each run reads its block's
-//! start, reference and bit widths once (the same words for the whole warp) and its values from
-//! the words that hold them. A survivor's row is decoded alone: block start, block header, then
-//! the one or two words of its value, each a predicated load, so the rounds over several
-//! survivors issue their loads together.
-use crate::arch::{funnel_shr, load_if, load_invariant_u32, load_invariant_u64, low_mask};
+//! A GPU-FOR column is decoded where it is read. As a probe's first column, its tiles are
+//! staged in shared memory by LoadBitPack with the next tile's copies in flight
+//! ([`FactColumn::for_each_tile`], where the kernel has the shared memory for it), else decoded
+//! from global memory run by run (a warp's items of a tile are runs of `V` consecutive rows in
+//! one miniblock: the block's start, reference and bit widths once per run, then the words of
+//! its values). At the survivors' rows, a value is one or two words at a position its block
+//! header gives: before a warp's survivor rounds, [`FactColumn::stage`] puts the headers of the
+//! warp's blocks of the tile, every column's at once, in a table in shared memory, so that the
+//! chain of dependent loads a survivor's value costs (block start, header, words) is paid once
+//! per warp and tile, for all columns together, and each gather is one load, as in a plain
+//! column.
+use crate::arch::{
+    Shared, funnel_shr, lane_id, load_if, load_invariant_u32, load_invariant_u64, low_mask,
+    sync_warp, thread_idx,
+};
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width};
-use crate::ssb::plan::{PackedCol, column};
+use crate::compress::load::{bitpack_shared_words, for_each_bitpack_tile};
+use crate::ssb::plan::{FLIGHT_COLS, PackedCol, column};
+
+/// Most GPU-FOR blocks a warp's items of a tile lie in (`IPT / V`, with runs of `V = 4` rows:
+/// 32 lanes x 4 rows is one block).
+pub const WARP_BLOCKS: usize = 3;
+/// Words of a block's entry in the header table: start, reference, bit widths.
+const HEAD_WORDS: usize = 3;
+/// Shared words of the header table of a probe of `nt` threads ([`FactColumn::stage`]).
+pub const fn head_table_words(nt: usize) -> usize {
+    nt / 32 * FLIGHT_COLS * WARP_BLOCKS * HEAD_WORDS
+}
 
 /// A lineorder column a probe reads.
 pub trait FactColumn: Copy {
@@ -21,6 +40,40 @@ pub trait FactColumn: Copy {
     /// ([`crate::ssb::for_each_loaded_tile`]): worth its registers where a tile is one load
     /// per run, not where it is a chain of dependent loads.
     const AHEAD: bool;
+
+    /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of the `n` this block
+    /// owns, as [`crate::ssb::for_each_loaded_tile`] does; `stage` is shared memory a GPU-FOR
+    /// column may stage its tiles in (empty where the kernel has none to spare). Called by the
+    /// whole block.
+    ///
+    /// # Safety
+    /// The column holds `n` rows; `stage` is free for the call.
+    #[inline(always)]
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize>(
+        self,
+        n: usize,
+        stage: Shared<u32>,
+        f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        let _ = stage;
+        // SAFETY: forwarded.
+        unsafe { crate::ssb::for_each_loaded_tile::<Self, NT, IPT>(self, n, f) }
+    }
+
+    /// Before a warp's rounds over its survivors of the tile at `start` (`valid` rows): makes
+    /// ready what [`FactColumn::gather`] of `cols` needs (a compressed column's block headers).
+    /// Called by the whole warp, with survivors, after their compaction.
+    ///
+    /// # Safety
+    /// `cols` hold the tile's rows.
+    #[inline(always)]
+    unsafe fn stage<const NT: usize, const IPT: usize, const K: usize>(
+        cols: &[Self; K],
+        start: usize,
+        valid: usize,
+    ) {
+        let _ = (cols, start, valid);
+    }
 
     /// The tile of rows `start..start + valid` (at most `NT * IPT`) in `block_load`'s places
     /// (`Tile::<i32, NT, IPT>::offset`); items past `valid` are 0.
@@ -33,11 +86,11 @@ pub trait FactColumn: Copy {
         valid: usize,
     ) -> [i32; IPT];
 
-    /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere).
+    /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`.
     ///
     /// # Safety
-    /// The column holds the live rows.
-    unsafe fn gather<const S: usize>(
+    /// The column holds the live rows; [`FactColumn::stage`] ran for the tile.
+    unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
         self,
         start: usize,
         offsets: &[u32; S],
@@ -59,7 +112,7 @@ impl FactColumn for *const i32 {
     }
 
     #[inline(always)]
-    unsafe fn gather<const S: usize>(
+    unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
         self,
         start: usize,
         offsets: &[u32; S],
@@ -70,41 +123,56 @@ impl FactColumn for *const i32 {
     }
 }
 
-/// A lineorder column in one of the [`column`] kinds: its [`PackedCol`] in global memory,
-/// whose fields are read where they are used. Held in registers, a flight's six descriptors
-/// took 30 of them across the tile loop and the kernels spilled.
+/// A lineorder column in one of the [`column`] kinds: column `slot` of a flight's
+/// [`PackedCol`]s in global memory, whose fields are read where they are used (held in
+/// registers, a flight's six descriptors took 30 of them across the tile loop and the kernels
+/// spilled), and the probe's header table.
 #[derive(Clone, Copy)]
 pub struct Packed {
-    col: *const PackedCol,
+    cols: *const PackedCol,
+    slot: usize,
+    heads: Shared<u32>,
 }
 
 impl Packed {
-    /// The column `*col` describes.
+    /// Column `slot` of `cols`, with `heads` (of [`head_table_words`]`(NT)` words) its
+    /// probe's header table.
     ///
     /// # Safety
-    /// `col` is a valid [`PackedCol`] in global memory, unchanged during the kernel, whose
-    /// arrays hold the column.
+    /// `cols` holds at least `slot + 1` valid [`PackedCol`]s in global memory, unchanged
+    /// during the kernel, whose arrays hold the columns.
     #[inline(always)]
-    pub unsafe fn read(col: *const PackedCol) -> Packed {
-        Packed { col }
+    pub unsafe fn new(cols: *const PackedCol, slot: usize, heads: Shared<u32>) -> Packed {
+        Packed { cols, slot, heads }
+    }
+
+    #[inline(always)]
+    fn desc(self) -> *const PackedCol {
+        self.cols.wrapping_add(self.slot)
     }
 
     #[inline(always)]
     fn kind(self) -> u32 {
         // SAFETY: a field of the valid descriptor.
-        unsafe { load_invariant_u32(&raw const (*self.col).kind) }
+        unsafe { load_invariant_u32(&raw const (*self.desc()).kind) }
     }
 
     #[inline(always)]
     fn data(self) -> *const u32 {
         // SAFETY: as above.
-        unsafe { load_invariant_u64(&raw const (*self.col).data) as *const u32 }
+        unsafe { load_invariant_u64(&raw const (*self.desc()).data) as *const u32 }
     }
 
     #[inline(always)]
     fn starts(self) -> *const u32 {
         // SAFETY: as above.
-        unsafe { load_invariant_u64(&raw const (*self.col).starts) as *const u32 }
+        unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
+    }
+
+    /// Index in the header table of block `g` of this warp's part of a tile, for column `slot`.
+    #[inline(always)]
+    fn head(slot: usize, g: usize) -> usize {
+        ((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * HEAD_WORDS
     }
 
     /// The `V` values of GPU-FOR rows `row..row + V` (`V` divides a miniblock, `row` is a
@@ -140,8 +208,117 @@ impl Packed {
     }
 }
 
+impl Packed {
+    /// The GPU-FOR value at tile offset `offset` of a tile whose headers are staged (0 where
+    /// not `live`).
+    ///
+    /// # Safety
+    /// [`FactColumn::stage`] ran for the tile, which holds the row when `live`.
+    #[inline(always)]
+    unsafe fn for_value<const NT: usize>(self, offset: u32, live: bool) -> u32 {
+        let at = Packed::head(self.slot, offset as usize / (NT * 4));
+        // SAFETY: the warp's own entries, written before its rounds; the value's words lie in
+        // its block, the next one only where the value runs into it.
+        unsafe {
+            let (s, reference, widths) = (
+                self.heads.read(at),
+                self.heads.read(at + 1),
+                self.heads.read(at + 2),
+            );
+            let i = offset % BLOCK as u32;
+            let m = (i / MINIBLOCK as u32) as usize;
+            let w = width(widths, m);
+            let pos = (BLOCK_HEADER_WORDS as u32 + miniblock_offset(widths, m)) * 32
+                + (i % MINIBLOCK as u32) * w;
+            let word = self.data().wrapping_add(s as usize + (pos / 32) as usize);
+            let lo = load_if(live, word);
+            let hi = load_if(live && pos % 32 + w > 32, word.wrapping_add(1));
+            reference.wrapping_add(funnel_shr(lo, hi, pos) & low_mask(w))
+        }
+    }
+}
+
 impl FactColumn for Packed {
     const AHEAD: bool = false;
+
+    #[inline(always)]
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize>(
+        self,
+        n: usize,
+        stage: Shared<u32>,
+        mut f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        let tile_rows = NT * IPT;
+        // SAFETY (both): forwarded; a GPU-FOR column is validated at upload, its data 16-byte
+        // aligned, and `stage` holds two buffers of LoadBitPack's words.
+        unsafe {
+            if self.kind() == column::GPU_FOR && stage.len() >= 2 * bitpack_shared_words(NT, IPT) {
+                for_each_bitpack_tile::<NT, IPT>(
+                    self.data(),
+                    self.starts(),
+                    n,
+                    stage,
+                    #[inline(always)]
+                    |tile, staged| {
+                        let mut v = [0u32; IPT];
+                        staged.load(&mut v);
+                        let start = tile * tile_rows;
+                        f(start, (n - start).min(tile_rows), &v.map(|x| x as i32));
+                    },
+                );
+            } else {
+                crate::ssb::for_each_loaded_tile::<Self, NT, IPT>(self, n, f);
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn stage<const NT: usize, const IPT: usize, const K: usize>(
+        cols: &[Self; K],
+        start: usize,
+        valid: usize,
+    ) {
+        const V: usize = 4;
+        const {
+            assert!(Tile::<i32, NT, IPT>::V == V && 32 * V == BLOCK);
+            assert!(IPT / V <= WARP_BLOCKS && K <= FLIGHT_COLS);
+        };
+        let groups = IPT / V;
+        let lane = lane_id() as usize;
+        let (c, g) = (lane / groups, lane % groups);
+        sync_warp(); // every lane is done with the last tile's entries
+        if c < K {
+            // Lane (c, g): block g of this warp's part of the tile, for the flight's column
+            // `cols[0].slot + c` (the flights' columns are consecutive slots).
+            let col = Packed {
+                slot: cols[0].slot + c,
+                ..cols[0]
+            };
+            if col.kind() == column::GPU_FOR {
+                let first = g * NT * V + thread_idx() / 32 * 32 * V;
+                let live = first < valid;
+                // SAFETY: the block holds rows of the tile when `live`; its header follows its
+                // start.
+                let (s, reference, widths) = unsafe {
+                    let s = load_if(live, col.starts().add((start + first) / BLOCK));
+                    let block = col.data().wrapping_add(s as usize);
+                    (
+                        s,
+                        load_if(live, block),
+                        load_if(live, block.wrapping_add(1)),
+                    )
+                };
+                let at = Packed::head(col.slot, g);
+                // SAFETY: the entry lies in this warp's part of the table.
+                unsafe {
+                    col.heads.write(at, s);
+                    col.heads.write(at + 1, reference);
+                    col.heads.write(at + 2, widths);
+                }
+            }
+        }
+        sync_warp();
+    }
 
     #[inline(always)]
     unsafe fn load<const NT: usize, const IPT: usize>(
@@ -173,7 +350,7 @@ impl FactColumn for Packed {
     }
 
     #[inline(always)]
-    unsafe fn gather<const S: usize>(
+    unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
         self,
         start: usize,
         offsets: &[u32; S],
@@ -183,9 +360,9 @@ impl FactColumn for Packed {
         // SAFETY (each arm): loads only where live, of rows the caller vouches for.
         unsafe {
             match self.kind() {
-                column::GPU_FOR => core::array::from_fn(|s| {
-                    self.for_run::<1>(row(s) as u32, live[s] as u32)[0] as i32
-                }),
+                column::GPU_FOR => {
+                    core::array::from_fn(|s| self.for_value::<NT>(offsets[s], live[s]) as i32)
+                }
                 column::NSF2 => core::array::from_fn(|s| {
                     load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s))) as i32
                 }),

@@ -35,7 +35,7 @@ mod device {
     /// Adds the supplier's part to the survivors' groups when the query groups by it: from
     /// their codes when the first test was the code map, else by joining `lo_suppkey` again.
     #[inline(always)]
-    unsafe fn group_by_supplier<C: FactColumn, const NT: usize>(
+    unsafe fn group_by_supplier<C: FactColumn, const NT: usize, const IPT: usize>(
         filter: Staged,
         (lo_suppkey, supplier): (C, DenseMap),
         at: (usize, &[u32; S]),
@@ -51,7 +51,7 @@ mod device {
             Some(map) => groups.fold(group, SUPPLIER, &map.values(codes)),
             // SAFETY: forwarded contracts.
             None => unsafe {
-                join_rows::<C, NT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
+                join_rows::<C, NT, IPT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
             },
         }
     }
@@ -84,6 +84,7 @@ mod device {
         out: Out,
         temp: [Shared<u64>; 2],
         survivors: Shared<u16>,
+        stage: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
@@ -94,9 +95,10 @@ mod device {
             let date_join = (*fact).date_join != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
-            for_each_loaded_tile::<C, NT, IPT>(
-                lo_orderdate,
+            let cols = [lo_orderdate, lo_discount, lo_quantity, lo_extendedprice];
+            lo_orderdate.for_each_tile::<NT, IPT>(
                 n,
+                stage,
                 #[inline(always)]
                 |start, valid, d| {
                     let mut flags = [false; IPT];
@@ -110,21 +112,25 @@ mod device {
                         });
                     }
                     let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
+                    if rows != 0 {
+                        C::stage::<NT, IPT, 4>(&cols, start, valid);
+                    }
                     for_each_survivor::<NT, IPT, S>(
                         survivors,
                         rows,
                         #[inline(always)]
                         |offsets, live| {
                             let mut flags = *live;
-                            let disc = lo_discount.gather(start, offsets, &flags);
+                            let disc = lo_discount.gather::<NT, IPT, S>(start, offsets, &flags);
                             for s in 0..S {
                                 flags[s] &= discount.matches(disc[s]);
                             }
-                            let qty = lo_quantity.gather(start, offsets, &flags);
+                            let qty = lo_quantity.gather::<NT, IPT, S>(start, offsets, &flags);
                             for s in 0..S {
                                 flags[s] &= quantity.matches(qty[s]);
                             }
-                            let price = lo_extendedprice.gather(start, offsets, &flags);
+                            let price =
+                                lo_extendedprice.gather::<NT, IPT, S>(start, offsets, &flags);
                             for s in 0..S {
                                 if flags[s] {
                                     let v = price[s] as i64 * disc[s] as i64;
@@ -145,18 +151,24 @@ mod device {
         }
     }
 
-    /// Flights 2-4's walk over lineorder: for each of the block's tiles, the rows whose
+    /// Flights 2-4's walk over lineorder (`cols`, the flight's columns in its kernel's order,
+    /// `lo_suppkey` first): for each of the block's tiles, the rows whose
     /// `lo_suppkey` passes the query's supplier filter (`filter`, staged in shared memory) are
     /// packed per warp into `survivors`, each with its supplier's code when the filter is the
     /// code map, and `f(start, offsets, codes, live)` runs over them, [`S`] per lane and round
     /// (rows `start + offsets[s]` where `live[s]`).
     ///
     /// # Safety
-    /// `lo_suppkey` holds `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
+    /// The columns hold `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
     #[inline(always)]
-    unsafe fn for_each_supplier_survivor<C: FactColumn, const NT: usize, const IPT: usize>(
+    unsafe fn for_each_supplier_survivor<
+        C: FactColumn,
+        const NT: usize,
+        const IPT: usize,
+        const K: usize,
+    >(
         n: usize,
-        lo_suppkey: C,
+        cols: &[C; K],
         filter: Staged,
         survivors: Shared<u16>,
         mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
@@ -164,7 +176,7 @@ mod device {
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
             for_each_loaded_tile::<C, NT, IPT>(
-                lo_suppkey,
+                cols[0],
                 n,
                 #[inline(always)]
                 |start, valid, suppkey| {
@@ -172,6 +184,9 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
+                    if count != 0 {
+                        C::stage::<NT, IPT, K>(cols, start, valid);
+                    }
                     for_each_survivor_coded::<NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
@@ -204,7 +219,7 @@ mod device {
     /// [`join_keys`] on the fact column `col` at the survivors' rows, read only where they
     /// are still flagged.
     #[inline(always)]
-    unsafe fn join_rows<C: FactColumn, const NT: usize>(
+    unsafe fn join_rows<C: FactColumn, const NT: usize, const IPT: usize>(
         col: C,
         (start, offsets): (usize, &[u32; S]),
         flags: &mut [bool; S],
@@ -215,7 +230,7 @@ mod device {
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
-            let keys = col.gather(start, offsets, flags);
+            let keys = col.gather::<NT, IPT, S>(start, offsets, flags);
             join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
         }
     }
@@ -247,17 +262,20 @@ mod device {
             let supplier = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_supplier_survivor::<C, NT, IPT>(
+            let flight_cols = [lo_suppkey, lo_partkey, lo_orderdate, lo_revenue];
+            for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                lo_suppkey,
+                &flight_cols,
                 supplier,
                 sh.survivors,
                 #[inline(always)]
                 |start, offsets, _, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
-                    join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, &groups, &mut group);
-                    join_rows::<C, NT>(
+                    join_rows::<C, NT, IPT>(
+                        lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
+                    );
+                    join_rows::<C, NT, IPT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -266,7 +284,7 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = lo_revenue.gather(start, offsets, &flags);
+                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
@@ -302,9 +320,10 @@ mod device {
             let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            for_each_supplier_survivor::<C, NT, IPT>(
+            let flight_cols = [lo_suppkey, lo_custkey, lo_orderdate, lo_revenue];
+            for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                lo_suppkey,
+                &flight_cols,
                 first,
                 sh.survivors,
                 #[inline(always)]
@@ -312,11 +331,13 @@ mod device {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
                     let g = (&groups, &mut group);
-                    group_by_supplier::<C, NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
-                    join_rows::<C, NT>(
+                    group_by_supplier::<C, NT, IPT>(
+                        first, supplier, at, codes, &mut flags, g.0, g.1,
+                    );
+                    join_rows::<C, NT, IPT>(
                         lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                     );
-                    join_rows::<C, NT>(
+                    join_rows::<C, NT, IPT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -325,7 +346,7 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = lo_revenue.gather(start, offsets, &flags);
+                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
                     groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
                 },
             );
@@ -367,9 +388,17 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             // The narrower of the part and customer filters first (the plan's choice).
             let part_first = (*plan).fact.part_first != 0;
-            for_each_supplier_survivor::<C, NT, IPT>(
-                n,
+            let flight_cols = [
                 lo_suppkey,
+                lo_custkey,
+                lo_partkey,
+                lo_orderdate,
+                lo_revenue,
+                lo_supplycost,
+            ];
+            for_each_supplier_survivor::<C, NT, IPT, _>(
+                n,
+                &flight_cols,
                 first,
                 sh.survivors,
                 #[inline(always)]
@@ -377,19 +406,21 @@ mod device {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
                     let g = (&groups, &mut group);
-                    group_by_supplier::<C, NT>(first, supplier, at, codes, &mut flags, g.0, g.1);
+                    group_by_supplier::<C, NT, IPT>(
+                        first, supplier, at, codes, &mut flags, g.0, g.1,
+                    );
                     if part_first {
-                        join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                        join_rows::<C, NT>(
+                        join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                        join_rows::<C, NT, IPT>(
                             lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
                         );
                     } else {
-                        join_rows::<C, NT>(
+                        join_rows::<C, NT, IPT>(
                             lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
                         );
-                        join_rows::<C, NT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
+                        join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
                     }
-                    join_rows::<C, NT>(
+                    join_rows::<C, NT, IPT>(
                         lo_orderdate,
                         at,
                         &mut flags,
@@ -398,8 +429,8 @@ mod device {
                         &groups,
                         &mut group,
                     );
-                    let revenue = lo_revenue.gather(start, offsets, &flags);
-                    let supplycost = lo_supplycost.gather(start, offsets, &flags);
+                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
+                    let supplycost = lo_supplycost.gather::<NT, IPT, S>(start, offsets, &flags);
                     groups.add(&flags, &group, |k| {
                         (revenue[k] as i64 - supplycost[k] as i64) as u64
                     });
@@ -440,8 +471,9 @@ crate::kernel! {
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
+            let stage = crate::arch::Shared::from_raw(core::ptr::null_mut(), 0);
             flight1::<_, NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
-                n as usize, payload, Out { plan, sums, counts }, temp, survivors)
+                n as usize, payload, Out { plan, sums, counts }, temp, survivors, stage)
         }
     }
 }
@@ -512,11 +544,13 @@ crate::kernel! {
             crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
         ];
         let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
+        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
+        let stage = crate::shared_array!(ssb_stage: [u32; 2 * crate::compress::load::bitpack_shared_words(NT, IPT)]);
         // SAFETY: as for flight 1, with `cols` describing the four columns of n rows.
         unsafe {
-            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
             flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
-                Out { plan, sums, counts }, temp, survivors)
+                Out { plan, sums, counts }, temp, survivors, stage)
         }
     }
 }
@@ -529,9 +563,10 @@ crate::kernel! {
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
+        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
         // SAFETY: as for flight 2, with `cols` describing the four columns of n rows.
         unsafe {
-            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
             flight2::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
                 Out { plan, sums, counts }, sh)
         }
@@ -541,14 +576,15 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 3 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
     /// persistent, tiles as [`SSB_FLIGHT3`]'s.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 12, MIN_BLOCKS = 4](
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
+        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
         // SAFETY: as for flight 3, with `cols` describing the four columns of n rows.
         unsafe {
-            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
             flight3::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
                 Out { plan, sums, counts }, sh)
         }
@@ -563,9 +599,10 @@ crate::kernel! {
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
         let sh = probe_shared!();
+        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
         // SAFETY: as for flight 4, with `cols` describing the six columns of n rows.
         unsafe {
-            let c = |i: usize| crate::ssb::Packed::read(cols.add(i));
+            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
             flight4::<_, NT, IPT>(c(0), c(1), c(2), c(3), c(4), c(5), n as usize, payload,
                 bits, Out { plan, sums, counts }, sh)
         }
