@@ -1,95 +1,59 @@
 //! The lineorder columns a probe reads, behind one trait: a plain `i32` column, or a
-//! [`Packed`] one (NSF or GPU-FOR, thesis §5.6.5), so that a probe kernel is written once and
-//! instantiated for both. A probe reads its first column a tile at a time ([`FactColumn::load`],
-//! in `block_load`'s places) and every later column at its survivors' rows only
-//! ([`FactColumn::gather`]).
+//! [`Packed`] one (None, NSF or GPU-FOR, thesis §5.6.5), so that a probe kernel is written
+//! once and instantiated for both. A probe walks its tiles with [`FactColumn::for_each_tile`],
+//! which hands it each tile of its first column, and reads every later column at its
+//! survivors' rows only ([`FactColumn::gather`]).
 //!
-//! A GPU-FOR column is decoded where it is read. As a probe's first column, its tiles are
-//! staged in shared memory by LoadBitPack with the next tile's copies in flight
-//! ([`FactColumn::for_each_tile`], where the kernel has the shared memory for it), else decoded
-//! from global memory run by run (a warp's items of a tile are runs of `V` consecutive rows in
-//! one miniblock: the block's start, reference and bit widths once per run, then the words of
-//! its values). At the survivors' rows, a value is one or two words at a position its block
-//! header gives: before a warp's survivor rounds, [`FactColumn::stage`] puts the headers of the
-//! warp's blocks of the tile, every column's at once, in a table in shared memory, so that the
-//! chain of dependent loads a survivor's value costs (block start, header, words) is paid once
-//! per warp and tile, for all columns together, and each gather is one load, as in a plain
-//! column.
+//! A GPU-FOR value is one or two words at a position its block's header gives (start,
+//! reference, bit widths), so reading it alone is a chain of three dependent loads: block start,
+//! header, words. The compressed walk takes the first two out of the chain: each warp keeps a
+//! table in shared memory of the headers of its blocks of the current tile, one entry per
+//! column and block, which its lanes fill from registers at the start of the tile; the headers
+//! of the next tile and the block starts of the one after are loaded into those registers
+//! while the warp works on the current tile. A value, in the first column's tile or at a
+//! survivor's row, is then one load, as in a plain column. No barrier: every warp walks its own
+//! part of the tiles.
 use crate::arch::{
-    Shared, funnel_shr, lane_id, load_if, load_invariant_u32, load_invariant_u64, low_mask,
-    sync_warp, thread_idx,
+    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
+    load_invariant_u64, low_mask, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width};
-use crate::compress::load::{bitpack_shared_words, for_each_bitpack_tile};
 use crate::ssb::plan::{FLIGHT_COLS, PackedCol, column};
 
-/// Most GPU-FOR blocks a warp's items of a tile lie in (`IPT / V`, with runs of `V = 4` rows:
-/// 32 lanes x 4 rows is one block).
+/// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
+/// GPU-FOR block, so a warp's part of a tile is `IPT / 4` whole blocks.
+const RUN: usize = 4;
+/// Most GPU-FOR blocks a warp's part of a tile holds (`IPT / RUN`).
 pub const WARP_BLOCKS: usize = 3;
 /// Words of a block's entry in the header table: start, reference, bit widths.
 const HEAD_WORDS: usize = 3;
-/// Shared words of the header table of a probe of `nt` threads ([`FactColumn::stage`]).
+/// Shared words of the header table of a compressed probe of `nt` threads.
 pub const fn head_table_words(nt: usize) -> usize {
     nt / 32 * FLIGHT_COLS * WARP_BLOCKS * HEAD_WORDS
 }
 
 /// A lineorder column a probe reads.
 pub trait FactColumn: Copy {
-    /// Whether a probe loads its next tile of this column while it works on the current one
-    /// ([`crate::ssb::for_each_loaded_tile`]): worth its registers where a tile is one load
-    /// per run, not where it is a chain of dependent loads.
-    const AHEAD: bool;
-
     /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of the `n` this block
-    /// owns, as [`crate::ssb::for_each_loaded_tile`] does; `stage` is shared memory a GPU-FOR
-    /// column may stage its tiles in (empty where the kernel has none to spare). Called by the
-    /// whole block.
+    /// owns (tiles `block, block + grid, ...`), `rows` the tile of `cols[0]` in `block_load`'s
+    /// places (`Tile::<i32, NT, IPT>::offset`; 0 past `valid`); `cols` are the probe's
+    /// columns, which [`FactColumn::gather`] then reads at the tile's rows.
     ///
     /// # Safety
-    /// The column holds `n` rows; `stage` is free for the call.
-    #[inline(always)]
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize>(
-        self,
-        n: usize,
-        stage: Shared<u32>,
-        f: impl FnMut(usize, usize, &[i32; IPT]),
-    ) {
-        let _ = stage;
-        // SAFETY: forwarded.
-        unsafe { crate::ssb::for_each_loaded_tile::<Self, NT, IPT>(self, n, f) }
-    }
-
-    /// Before a warp's rounds over its survivors of the tile at `start` (`valid` rows): makes
-    /// ready what [`FactColumn::gather`] of `cols` needs (a compressed column's block headers).
-    /// Called by the whole warp, with survivors, after their compaction.
-    ///
-    /// # Safety
-    /// `cols` hold the tile's rows.
-    #[inline(always)]
-    unsafe fn stage<const NT: usize, const IPT: usize, const K: usize>(
+    /// The columns hold `n` rows (plain ones 16-byte aligned).
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
         cols: &[Self; K],
-        start: usize,
-        valid: usize,
-    ) {
-        let _ = (cols, start, valid);
-    }
+        n: usize,
+        f: impl FnMut(usize, usize, &[i32; IPT]),
+    );
 
-    /// The tile of rows `start..start + valid` (at most `NT * IPT`) in `block_load`'s places
-    /// (`Tile::<i32, NT, IPT>::offset`); items past `valid` are 0.
+    /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`, from
+    /// within [`FactColumn::for_each_tile`]'s `f` for that tile, by the warp whose rows they
+    /// are.
     ///
     /// # Safety
-    /// The column holds the rows; `start` is a multiple of `NT * IPT`.
-    unsafe fn load<const NT: usize, const IPT: usize>(
-        self,
-        start: usize,
-        valid: usize,
-    ) -> [i32; IPT];
-
-    /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`.
-    ///
-    /// # Safety
-    /// The column holds the live rows; [`FactColumn::stage`] ran for the tile.
+    /// The column is one of the walk's and holds the live rows.
     unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
         self,
         start: usize,
@@ -99,16 +63,14 @@ pub trait FactColumn: Copy {
 }
 
 impl FactColumn for *const i32 {
-    const AHEAD: bool = true;
-
     #[inline(always)]
-    unsafe fn load<const NT: usize, const IPT: usize>(
-        self,
-        start: usize,
-        valid: usize,
-    ) -> [i32; IPT] {
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+        cols: &[Self; K],
+        n: usize,
+        f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
         // SAFETY: forwarded.
-        unsafe { crate::ssb::load::<NT, IPT>(self, start, valid) }
+        unsafe { crate::ssb::for_each_loaded_tile::<NT, IPT>(cols[0], n, f) }
     }
 
     #[inline(always)]
@@ -169,33 +131,40 @@ impl Packed {
         unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
     }
 
-    /// Index in the header table of block `g` of this warp's part of a tile, for column `slot`.
+    /// Index in the header table of block `g` of this warp's part of a tile, for `slot`.
     #[inline(always)]
     fn head(slot: usize, g: usize) -> usize {
         ((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * HEAD_WORDS
     }
 
-    /// The `V` values of GPU-FOR rows `row..row + V` (`V` divides a miniblock, `row` is a
-    /// multiple of `V`), of which the first `live` are read (the others are 0).
+    /// The GPU-FOR values at tile offsets `offset + j` (`j < V`, one miniblock), the first
+    /// `live` of them read (the others 0), from the header table.
     ///
     /// # Safety
-    /// `data` and `starts` hold a GPU-FOR column with the live rows.
+    /// The walk's table holds the tile's entry of this column's block of the rows, which the
+    /// column holds where live.
     #[inline(always)]
-    unsafe fn for_run<const V: usize>(self, row: u32, live: u32) -> [u32; V] {
-        let any = live != 0;
-        // SAFETY: the run's block exists when a row of it is live; every load is predicated on
-        // a live row, and a value's next word only where the value runs into it.
+    unsafe fn for_values<const NT: usize, const V: usize>(
+        self,
+        offset: u32,
+        live: u32,
+    ) -> [u32; V] {
+        let at = Packed::head(self.slot, offset as usize / (NT * RUN));
+        // SAFETY: the warp's own entry, written before the tile's work; the values' words lie
+        // in their block, the next one only where a value runs into it.
         unsafe {
-            let start = load_if(any, self.starts().add((row / BLOCK as u32) as usize));
-            let block = self.data().wrapping_add(start as usize);
-            let reference = load_if(any, block);
-            let widths = load_if(any, block.wrapping_add(1));
-            let i = row % BLOCK as u32;
+            let (s, reference, widths) = (
+                self.heads.read(at),
+                self.heads.read(at + 1),
+                self.heads.read(at + 2),
+            );
+            let i = offset % BLOCK as u32;
             let m = (i / MINIBLOCK as u32) as usize;
             let w = width(widths, m);
             let mask = low_mask(w);
             let first = (BLOCK_HEADER_WORDS as u32 + miniblock_offset(widths, m)) * 32
                 + (i % MINIBLOCK as u32) * w;
+            let block = self.data().wrapping_add(s as usize);
             core::array::from_fn(|j| {
                 let pos = first + j as u32 * w;
                 let word = block.wrapping_add((pos / 32) as usize);
@@ -206,120 +175,11 @@ impl Packed {
             })
         }
     }
-}
 
-impl Packed {
-    /// The GPU-FOR value at tile offset `offset` of a tile whose headers are staged (0 where
-    /// not `live`).
+    /// The tile of rows `start..start + valid` in `block_load`'s places.
     ///
     /// # Safety
-    /// [`FactColumn::stage`] ran for the tile, which holds the row when `live`.
-    #[inline(always)]
-    unsafe fn for_value<const NT: usize>(self, offset: u32, live: bool) -> u32 {
-        let at = Packed::head(self.slot, offset as usize / (NT * 4));
-        // SAFETY: the warp's own entries, written before its rounds; the value's words lie in
-        // its block, the next one only where the value runs into it.
-        unsafe {
-            let (s, reference, widths) = (
-                self.heads.read(at),
-                self.heads.read(at + 1),
-                self.heads.read(at + 2),
-            );
-            let i = offset % BLOCK as u32;
-            let m = (i / MINIBLOCK as u32) as usize;
-            let w = width(widths, m);
-            let pos = (BLOCK_HEADER_WORDS as u32 + miniblock_offset(widths, m)) * 32
-                + (i % MINIBLOCK as u32) * w;
-            let word = self.data().wrapping_add(s as usize + (pos / 32) as usize);
-            let lo = load_if(live, word);
-            let hi = load_if(live && pos % 32 + w > 32, word.wrapping_add(1));
-            reference.wrapping_add(funnel_shr(lo, hi, pos) & low_mask(w))
-        }
-    }
-}
-
-impl FactColumn for Packed {
-    const AHEAD: bool = false;
-
-    #[inline(always)]
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize>(
-        self,
-        n: usize,
-        stage: Shared<u32>,
-        mut f: impl FnMut(usize, usize, &[i32; IPT]),
-    ) {
-        let tile_rows = NT * IPT;
-        // SAFETY (both): forwarded; a GPU-FOR column is validated at upload, its data 16-byte
-        // aligned, and `stage` holds two buffers of LoadBitPack's words.
-        unsafe {
-            if self.kind() == column::GPU_FOR && stage.len() >= 2 * bitpack_shared_words(NT, IPT) {
-                for_each_bitpack_tile::<NT, IPT>(
-                    self.data(),
-                    self.starts(),
-                    n,
-                    stage,
-                    #[inline(always)]
-                    |tile, staged| {
-                        let mut v = [0u32; IPT];
-                        staged.load(&mut v);
-                        let start = tile * tile_rows;
-                        f(start, (n - start).min(tile_rows), &v.map(|x| x as i32));
-                    },
-                );
-            } else {
-                crate::ssb::for_each_loaded_tile::<Self, NT, IPT>(self, n, f);
-            }
-        }
-    }
-
-    #[inline(always)]
-    unsafe fn stage<const NT: usize, const IPT: usize, const K: usize>(
-        cols: &[Self; K],
-        start: usize,
-        valid: usize,
-    ) {
-        const V: usize = 4;
-        const {
-            assert!(Tile::<i32, NT, IPT>::V == V && 32 * V == BLOCK);
-            assert!(IPT / V <= WARP_BLOCKS && K <= FLIGHT_COLS);
-        };
-        let groups = IPT / V;
-        let lane = lane_id() as usize;
-        let (c, g) = (lane / groups, lane % groups);
-        sync_warp(); // every lane is done with the last tile's entries
-        if c < K {
-            // Lane (c, g): block g of this warp's part of the tile, for the flight's column
-            // `cols[0].slot + c` (the flights' columns are consecutive slots).
-            let col = Packed {
-                slot: cols[0].slot + c,
-                ..cols[0]
-            };
-            if col.kind() == column::GPU_FOR {
-                let first = g * NT * V + thread_idx() / 32 * 32 * V;
-                let live = first < valid;
-                // SAFETY: the block holds rows of the tile when `live`; its header follows its
-                // start.
-                let (s, reference, widths) = unsafe {
-                    let s = load_if(live, col.starts().add((start + first) / BLOCK));
-                    let block = col.data().wrapping_add(s as usize);
-                    (
-                        s,
-                        load_if(live, block),
-                        load_if(live, block.wrapping_add(1)),
-                    )
-                };
-                let at = Packed::head(col.slot, g);
-                // SAFETY: the entry lies in this warp's part of the table.
-                unsafe {
-                    col.heads.write(at, s);
-                    col.heads.write(at + 1, reference);
-                    col.heads.write(at + 2, widths);
-                }
-            }
-        }
-        sync_warp();
-    }
-
+    /// The column holds the rows; for GPU-FOR, the table holds the tile's entries.
     #[inline(always)]
     unsafe fn load<const NT: usize, const IPT: usize>(
         self,
@@ -330,7 +190,17 @@ impl FactColumn for Packed {
         // SAFETY (each arm): forwarded; the arrays are those of the kind.
         unsafe {
             match self.kind() {
-                column::GPU_FOR => for_tile::<NT, IPT>(self, start, valid, &mut v),
+                column::GPU_FOR => {
+                    let t = thread_idx();
+                    for g in 0..IPT / RUN {
+                        let o = Tile::<i32, NT, IPT>::offset(t, g * RUN);
+                        let live = valid.saturating_sub(o).min(RUN) as u32;
+                        let run = self.for_values::<NT, RUN>(o as u32, live);
+                        for j in 0..RUN {
+                            v[g * RUN + j] = run[j] as i32;
+                        }
+                    }
+                }
                 column::NSF2 => {
                     let mut w = [0u16; IPT];
                     let tile = self.data().cast::<u16>().add(start);
@@ -348,6 +218,87 @@ impl FactColumn for Packed {
         }
         v
     }
+}
+
+/// One lane's entry of the header table in registers: a block's start, reference and widths.
+type Head = (u32, u32, u32);
+
+impl FactColumn for Packed {
+    #[inline(always)]
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+        cols: &[Self; K],
+        n: usize,
+        mut f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        const {
+            assert!(Tile::<i32, NT, IPT>::V == RUN && 32 * RUN == BLOCK);
+            assert!(IPT / RUN <= WARP_BLOCKS && K <= FLIGHT_COLS && K * (IPT / RUN) <= 32);
+        };
+        let tile_rows = NT * IPT;
+        let (grid, mut tile) = (grid_dim(), block_idx());
+        // Lane (c, g) keeps the entry of block g of this warp's part of each tile for column
+        // c, the flights' columns being consecutive slots from `cols[0]`'s.
+        let groups = IPT / RUN;
+        let lane = lane_id() as usize;
+        let (c, g) = (lane / groups, lane % groups);
+        let col = Packed {
+            slot: cols[0].slot + c.min(K - 1),
+            ..cols[0]
+        };
+        let mine = c < K && col.kind() == column::GPU_FOR;
+        let block_row = g * NT * RUN + thread_idx() / 32 * 32 * RUN;
+        // The block start of this lane's block of `tile`, and its header from that start.
+        // SAFETY (both): read only where the block holds rows of the column.
+        let start_of = |tile: usize| {
+            let row = tile * tile_rows + block_row;
+            unsafe { load_if(mine && row < n, col.starts().add(row / BLOCK)) }
+        };
+        let head_of = |tile: usize, s: u32| -> Head {
+            let live = mine && tile * tile_rows + block_row < n;
+            let block = col.data().wrapping_add(s as usize);
+            unsafe {
+                (
+                    s,
+                    load_if(live, block),
+                    load_if(live, block.wrapping_add(1)),
+                )
+            }
+        };
+        let mut head = head_of(tile, start_of(tile));
+        let mut next_start = start_of(tile + grid);
+        while tile * tile_rows < n {
+            let next = tile + grid;
+            // In flight during this tile: the next tile's headers (their starts came during
+            // the last one) and the block starts of the tile after it.
+            let next_head = head_of(next, next_start);
+            next_start = start_of(next + grid);
+            sync_warp(); // every lane is done with the last tile's entries
+            if mine {
+                let at = Packed::head(col.slot, g);
+                // SAFETY: the entry lies in this warp's part of the table.
+                unsafe {
+                    col.heads.write(at, head.0);
+                    col.heads.write(at + 1, head.1);
+                    col.heads.write(at + 2, head.2);
+                }
+            }
+            sync_warp();
+            let start = tile * tile_rows;
+            // SAFETY: the tile holds rows; the table holds its entries.
+            unsafe {
+                if n - start >= tile_rows {
+                    // A constant `valid`: the bounds tests of the inlined body fold away.
+                    let rows = cols[0].load::<NT, IPT>(start, tile_rows);
+                    f(start, tile_rows, &rows);
+                } else {
+                    let rows = cols[0].load::<NT, IPT>(start, n - start);
+                    f(start, n - start, &rows);
+                }
+            }
+            head = next_head;
+            tile = next;
+        }
+    }
 
     #[inline(always)]
     unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
@@ -357,12 +308,13 @@ impl FactColumn for Packed {
         live: &[bool; S],
     ) -> [i32; S] {
         let row = |s: usize| start + offsets[s] as usize;
-        // SAFETY (each arm): loads only where live, of rows the caller vouches for.
+        // SAFETY (each arm): loads only where live, of rows the caller vouches for; the
+        // table holds the tile's entries.
         unsafe {
             match self.kind() {
-                column::GPU_FOR => {
-                    core::array::from_fn(|s| self.for_value::<NT>(offsets[s], live[s]) as i32)
-                }
+                column::GPU_FOR => core::array::from_fn(|s| {
+                    self.for_values::<NT, 1>(offsets[s], live[s] as u32)[0] as i32
+                }),
                 column::NSF2 => core::array::from_fn(|s| {
                     load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s))) as i32
                 }),
@@ -372,48 +324,5 @@ impl FactColumn for Packed {
                 _ => crate::ssb::gather(self.data().cast(), start, offsets, live),
             }
         }
-    }
-}
-
-/// [`FactColumn::load`] of a GPU-FOR column: each of a thread's runs of `V` rows decoded by
-/// [`Packed::for_run`].
-///
-/// # Safety
-/// As for [`FactColumn::load`].
-#[inline(always)]
-unsafe fn for_tile<const NT: usize, const IPT: usize>(
-    col: Packed,
-    start: usize,
-    valid: usize,
-    v: &mut [i32; IPT],
-) {
-    const { assert!(MINIBLOCK % Tile::<i32, NT, IPT>::V == 0) };
-    let t = crate::arch::thread_idx();
-    for g in 0..IPT / Tile::<i32, NT, IPT>::V {
-        match Tile::<i32, NT, IPT>::V {
-            4 => for_tile_run::<NT, IPT, 4>(col, start, valid, t, g, v),
-            2 => for_tile_run::<NT, IPT, 2>(col, start, valid, t, g, v),
-            _ => for_tile_run::<NT, IPT, 1>(col, start, valid, t, g, v),
-        }
-    }
-}
-
-/// Run `g` of thread `t` of a GPU-FOR tile (the run's `V` equal to the tile's).
-#[inline(always)]
-fn for_tile_run<const NT: usize, const IPT: usize, const V: usize>(
-    col: Packed,
-    start: usize,
-    valid: usize,
-    t: usize,
-    g: usize,
-    v: &mut [i32; IPT],
-) {
-    let o = Tile::<i32, NT, IPT>::offset(t, g * V);
-    let live = valid.saturating_sub(o).min(V) as u32;
-    // SAFETY: the caller's column holds rows `start..start + valid`; `for_run` reads the
-    // `live` of them.
-    let run = unsafe { col.for_run::<V>((start + o) as u32, live) };
-    for j in 0..V {
-        v[g * V + j] = run[j] as i32;
     }
 }

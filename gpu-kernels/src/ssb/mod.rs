@@ -51,11 +51,11 @@ pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, 
 /// (`build-ptx --check` rejects calls).
 ///
 /// # Safety
-/// `col` holds `n` rows (a plain column 16-byte aligned).
+/// `col` holds `n` rows and is 16-byte aligned.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub unsafe fn for_each_loaded_tile<C: FactColumn, const NT: usize, const IPT: usize>(
-    col: C,
+pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
+    col: *const i32,
     n: usize,
     mut f: impl FnMut(usize, usize, &[i32; IPT]),
 ) {
@@ -65,12 +65,12 @@ pub unsafe fn for_each_loaded_tile<C: FactColumn, const NT: usize, const IPT: us
     let mut tile = crate::arch::block_idx();
     if tile < full_tiles {
         // SAFETY (this block): tiles below `full_tiles` hold `tile_rows` rows of `col`.
-        let mut rows = unsafe { col.load::<NT, IPT>(tile * tile_rows, tile_rows) };
+        let mut rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, tile_rows) };
         loop {
             let next = tile + grid;
-            let ahead = if C::AHEAD && next < full_tiles {
+            let ahead = if next < full_tiles {
                 // SAFETY: as above.
-                unsafe { col.load::<NT, IPT>(next * tile_rows, tile_rows) }
+                unsafe { load::<NT, IPT>(col, next * tile_rows, tile_rows) }
             } else {
                 [0; IPT]
             };
@@ -79,18 +79,13 @@ pub unsafe fn for_each_loaded_tile<C: FactColumn, const NT: usize, const IPT: us
             if tile >= full_tiles {
                 break;
             }
-            rows = if C::AHEAD {
-                ahead
-            } else {
-                // SAFETY: as above.
-                unsafe { col.load::<NT, IPT>(tile * tile_rows, tile_rows) }
-            };
+            rows = ahead;
         }
     }
     if tile == full_tiles && n % tile_rows != 0 {
         let valid = n % tile_rows;
         // SAFETY: the last tile holds `valid` rows.
-        let rows = unsafe { col.load::<NT, IPT>(tile * tile_rows, valid) };
+        let rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, valid) };
         f(tile * tile_rows, valid, &rows);
     }
 }

@@ -11,7 +11,7 @@ mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
     use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER};
-    use crate::ssb::{DenseMap, FactColumn, GroupTable, Staged, for_each_loaded_tile, stage_first};
+    use crate::ssb::{DenseMap, FactColumn, GroupTable, Staged, stage_first};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -84,7 +84,6 @@ mod device {
         out: Out,
         temp: [Shared<u64>; 2],
         survivors: Shared<u16>,
-        stage: Shared<u32>,
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
@@ -96,9 +95,9 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
             let cols = [lo_orderdate, lo_discount, lo_quantity, lo_extendedprice];
-            lo_orderdate.for_each_tile::<NT, IPT>(
+            C::for_each_tile::<NT, IPT, 4>(
+                &cols,
                 n,
-                stage,
                 #[inline(always)]
                 |start, valid, d| {
                     let mut flags = [false; IPT];
@@ -112,9 +111,6 @@ mod device {
                         });
                     }
                     let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    if rows != 0 {
-                        C::stage::<NT, IPT, 4>(&cols, start, valid);
-                    }
                     for_each_survivor::<NT, IPT, S>(
                         survivors,
                         rows,
@@ -175,8 +171,8 @@ mod device {
     ) {
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
-            for_each_loaded_tile::<C, NT, IPT>(
-                cols[0],
+            C::for_each_tile::<NT, IPT, K>(
+                cols,
                 n,
                 #[inline(always)]
                 |start, valid, suppkey| {
@@ -184,9 +180,6 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
-                    if count != 0 {
-                        C::stage::<NT, IPT, K>(cols, start, valid);
-                    }
                     for_each_survivor_coded::<NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
@@ -471,9 +464,8 @@ crate::kernel! {
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
-            let stage = crate::arch::Shared::from_raw(core::ptr::null_mut(), 0);
             flight1::<_, NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
-                n as usize, payload, Out { plan, sums, counts }, temp, survivors, stage)
+                n as usize, payload, Out { plan, sums, counts }, temp, survivors)
         }
     }
 }
@@ -545,12 +537,11 @@ crate::kernel! {
         ];
         let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
         let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
-        let stage = crate::shared_array!(ssb_stage: [u32; 2 * crate::compress::load::bitpack_shared_words(NT, IPT)]);
         // SAFETY: as for flight 1, with `cols` describing the four columns of n rows.
         unsafe {
             let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
             flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
-                Out { plan, sums, counts }, temp, survivors, stage)
+                Out { plan, sums, counts }, temp, survivors)
         }
     }
 }
@@ -558,7 +549,7 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 2 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
     /// persistent.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
         cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
@@ -576,7 +567,7 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 3 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
     /// persistent, tiles as [`SSB_FLIGHT3`]'s.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
         cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
@@ -594,7 +585,7 @@ crate::kernel! {
 crate::kernel! {
     /// Flight 4 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`, `cols`
     /// the six columns in [`SSB_FLIGHT4`]'s order; persistent.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
         cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
         plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
