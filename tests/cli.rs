@@ -160,6 +160,24 @@ fn ssb_gen_run_and_json() {
         1,
         &["missing"],
     );
+    // --compressed: the query columns written beside the data set, one file each; the CPU
+    // engine refuses the flag before any work.
+    let packed = dir.join("packed").display().to_string();
+    let out = ok(tessera(&format!(
+        "ssb gen --sf 0.01 --out {packed} --compressed --quiet"
+    )));
+    assert!(out.contains("compressed query columns"), "{out}");
+    let files = std::fs::read_dir(dir.join("packed/compressed/lineorder"))
+        .unwrap()
+        .count();
+    assert_eq!(files, 9);
+    fails(
+        tessera(&format!(
+            "ssb run --data {packed} --device cpu --compressed --repeat 1"
+        )),
+        1,
+        &["--compressed", "--device cpu"],
+    );
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::sync::Mutex;
 
 use tessera::compress::Scheme;
 use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, model};
-use tessera::ssb::{Engine, GenConfig, Query, QueryResult, SsbData, cpu, generate, tbl};
+use tessera::ssb::{Engine, GenConfig, Query, QueryResult, SsbData, cpu, generate, storage, tbl};
 
 /// Generated data at `scale`, generated once per test binary (tests share it).
 fn sf(scale: f64) -> &'static SsbData {
@@ -249,6 +249,19 @@ fn every_compressed_kind_alone(gpu: &tessera::Gpu) {
         all_queries_agree(&e, &d, &format!("compressed, 2 blocks, {n} lineorder rows"));
     }
     gpu.set_resident_block_cap(None);
+    // Columns written to a data directory and read back (validated against the data).
+    let dir = std::env::temp_dir().join(format!("tessera-ssb-packed-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    storage::write_compressed(data, &dir).unwrap();
+    let cols = storage::read_compressed(&dir, data).unwrap().unwrap();
+    let e = GpuEngine::compressed_from(gpu, data, &cols).unwrap();
+    all_queries_agree(&e, data, "compressed columns read from files");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let short = truncated(data, 1000);
+    let err = GpuEngine::compressed_from(gpu, &short, &cols)
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("1000 rows"), "{err}");
     for bad in [&[][..], &[Scheme::Dfor], &[Scheme::For, Scheme::Rle]] {
         let err = GpuEngine::compressed_in(gpu, data, bad)
             .err()

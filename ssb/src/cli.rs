@@ -42,6 +42,11 @@ pub enum SsbCmd {
         /// Also write dbgen-format .tbl files into OUT/tbl.
         #[arg(long)]
         tbl: bool,
+        /// Also write lineorder's query columns compressed for the GPU engine into
+        /// OUT/compressed (each in the smallest of None, NSF, GPU-FOR), which `ssb run
+        /// --compressed` reads.
+        #[arg(long)]
+        compressed: bool,
         /// Replace the data set OUT holds (refused without it).
         #[arg(long)]
         force: bool,
@@ -56,6 +61,10 @@ pub enum SsbCmd {
         /// Data directory to write.
         #[arg(long)]
         out: PathBuf,
+        /// Also write lineorder's query columns compressed into OUT/compressed (as `ssb gen
+        /// --compressed`).
+        #[arg(long)]
+        compressed: bool,
         /// Replace the data set OUT holds (refused without it).
         #[arg(long)]
         force: bool,
@@ -130,16 +139,19 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             out,
             seed,
             tbl,
+            compressed,
             force,
             quiet,
         } => {
             let existing = existing(force);
             check_gen(sf, &out, tbl, existing)?;
-            gen_dir(sf, seed, &out, tbl, existing, !quiet)?;
+            let also = Also { tbl, compressed };
+            gen_dir(sf, seed, &out, also, existing, !quiet)?;
         }
         SsbCmd::LoadTbl {
             dir,
             out,
+            compressed,
             force,
             quiet,
         } => {
@@ -157,6 +169,9 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 out.display(),
                 t.elapsed().as_secs_f64()
             );
+            if compressed {
+                write_compressed(&data, &out)?;
+            }
         }
         SsbCmd::Storage { data, json } => {
             if let Some(path) = &json {
@@ -225,7 +240,11 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 return Err("--compressed needs a GPU, and none was found".into());
             }
             if generate_first {
-                gen_dir(sf, DEFAULT_SEED, &data, false, Existing::Refuse, !quiet)?;
+                let also = Also {
+                    tbl: false,
+                    compressed,
+                };
+                gen_dir(sf, DEFAULT_SEED, &data, also, Existing::Refuse, !quiet)?;
             }
             check_memory(
                 dir_bytes(&data),
@@ -253,7 +272,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 Some(gpu) => {
                     let modes = GpuModes {
                         coprocessor,
-                        compressed,
+                        compressed: compressed.then_some(data.as_path()),
                     };
                     gpu_run(&gpu, &set, &queries, repeat, !no_results, modes)?
                 }
@@ -347,11 +366,35 @@ fn check_gen(
 }
 
 /// Generates scale factor `sf` into `out` (and `.tbl` files into `out/tbl`).
+/// What `ssb gen` writes besides the data set.
+#[derive(Clone, Copy)]
+struct Also {
+    tbl: bool,
+    compressed: bool,
+}
+
+/// Writes the compressed query columns of `data` into its directory `out`, and says so.
+fn write_compressed(
+    data: &super::data::SsbData,
+    out: &std::path::Path,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    let bytes = storage::write_compressed(data, out)?;
+    println!(
+        "compressed query columns ({:.1} MB, {:.3} of uncompressed) in {} in {:.1} s",
+        bytes as f64 / 1e6,
+        bytes as f64 / (36 * data.lineorder.len()).max(1) as f64,
+        storage::compressed_dir(out).display(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 fn gen_dir(
     sf: f64,
     seed: u64,
     out: &std::path::Path,
-    tbl_too: bool,
+    also: Also,
     existing: Existing,
     progress: bool,
 ) -> Result<(), Box<dyn std::error::Error>> {
@@ -366,10 +409,13 @@ fn gen_dir(
         out.display(),
         t.elapsed().as_secs_f64() - generated
     );
-    if tbl_too {
+    if also.tbl {
         let dir = out.join("tbl");
         tbl::write_tbl_dir(&data, &dir, progress)?;
         println!(".tbl files in {}", dir.display());
+    }
+    if also.compressed {
+        write_compressed(&data, out)?;
     }
     Ok(())
 }
@@ -379,18 +425,25 @@ fn gen_dir(
 fn compressed_run(
     gpu: &Gpu,
     set: &super::data::SsbData,
+    dir: &std::path::Path,
     queries: &[Query],
     repeat: usize,
     plain: &[Timed],
 ) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
     let t = Instant::now();
-    let eng = GpuEngine::compressed(gpu, set)?;
-    let encode_s = t.elapsed().as_secs_f64();
+    let (eng, how) = match storage::read_compressed(dir, set)? {
+        Some(cols) => (
+            GpuEngine::compressed_from(gpu, set, &cols)?,
+            format!("read from {}", storage::compressed_dir(dir).display()),
+        ),
+        None => (GpuEngine::compressed(gpu, set)?, "encoded".to_string()),
+    };
+    let secs = t.elapsed().as_secs_f64();
     let cols = eng.packed_columns().unwrap_or_default();
     let rows = set.lineorder.len();
     println!(
-        "
-compressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; encoded          and uploaded in {encode_s:.2} s)"
+        "\ncompressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; {how} and \
+         uploaded in {secs:.2} s)"
     );
     println!(
         "{:<18} {:<8} {:>12} {:>9}",
@@ -415,8 +468,7 @@ compressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; encode
     );
     let timed = time_queries(&eng, queries, repeat, false)?;
     println!(
-        "
-{:<6} {:>16} {:>16} {:>7}",
+        "\n{:<6} {:>16} {:>16} {:>7}",
         "query", "uncompressed ms", "compressed ms", "ratio"
     );
     let mut records = Vec::new();
@@ -554,9 +606,10 @@ fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) ->
 
 /// The GPU runs `ssb run` adds to the resident engine's.
 #[derive(Clone, Copy)]
-struct GpuModes {
+struct GpuModes<'a> {
     coprocessor: bool,
-    compressed: bool,
+    /// `--compressed`, with the data directory (its compressed columns, if it has them).
+    compressed: Option<&'a std::path::Path>,
 }
 
 /// `--device gpu`: the resident engine against its bytes-touched model (bandwidth measured
@@ -568,7 +621,7 @@ fn gpu_run(
     queries: &[Query],
     repeat: usize,
     print: bool,
-    modes: GpuModes,
+    modes: GpuModes<'_>,
 ) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
     let GpuModes {
         coprocessor,
@@ -594,8 +647,8 @@ fn gpu_run(
         .collect();
     records.extend(timing_table(eng.name(), &timed, Some(&models)));
     drop(eng);
-    if compressed {
-        records.extend(compressed_run(gpu, set, queries, repeat, &timed)?);
+    if let Some(dir) = compressed {
+        records.extend(compressed_run(gpu, set, dir, queries, repeat, &timed)?);
     }
     if coprocessor {
         let h2d = h2d_bandwidth(gpu, 5)?;

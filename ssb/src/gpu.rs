@@ -26,7 +26,7 @@ mod scratch;
 pub use coprocessor::{CHUNK_ROWS, CoprocessorEngine, h2d_bandwidth};
 pub use model::{QueryModel, model};
 use packed::PackedFact;
-pub use packed::{PACKED_SCHEMES, PackedColumn};
+pub use packed::{PACKED_SCHEMES, PackedColumn, encode_fact};
 pub use plan::FactCol;
 pub(crate) use plan::{Flight, QueryPlan, TableLayout, dim_columns, dim_preds, group_source};
 pub(crate) use scratch::{FactView, Scratch};
@@ -34,7 +34,7 @@ pub(crate) use scratch::{FactView, Scratch};
 use super::data::SsbData;
 use super::engine::Engine;
 use super::query::{Query, QueryResult};
-use tessera_host::compress::Scheme;
+use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
 
@@ -135,7 +135,20 @@ impl<'g> GpuEngine<'g> {
         data: &SsbData,
         schemes: &[Scheme],
     ) -> Result<GpuEngine<'g>> {
-        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS, Some(schemes))
+        let encoded = encode_fact(data, schemes)?;
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS, Some(&encoded))
+    }
+
+    /// [`GpuEngine::compressed`] with lineorder's query columns already encoded (`encoded`, in
+    /// [`FactCol::ALL`] order, each in one of [`PACKED_SCHEMES`], as
+    /// [`crate::storage::read_compressed`] reads them): `Err` for another scheme, count or
+    /// length. The columns must hold `data`'s values; the caller vouches for that.
+    pub fn compressed_from(
+        gpu: &'g Gpu,
+        data: &SsbData,
+        encoded: &[Encoded],
+    ) -> Result<GpuEngine<'g>> {
+        GpuEngine::with(GpuRef::Borrowed(gpu), data, P::CODE_SLOTS, Some(encoded))
     }
 
     /// An engine on a GPU of its own (device 0).
@@ -170,7 +183,7 @@ impl<'g> GpuEngine<'g> {
         gpu: GpuRef<'g>,
         data: &SsbData,
         code_slots: usize,
-        packed: Option<&[Scheme]>,
+        packed: Option<&[Encoded]>,
     ) -> Result<GpuEngine<'g>> {
         data.validate()?;
         let layout = TableLayout::of(data)?;
@@ -189,7 +202,7 @@ impl<'g> GpuEngine<'g> {
                     .map(|c| g.upload(c.of(data)))
                     .collect::<Result<_>>()?,
             ),
-            Some(schemes) => Fact::Packed(PackedFact::new(g, data, schemes)?),
+            Some(encoded) => Fact::Packed(PackedFact::new(g, encoded, data.lineorder.len())?),
         };
         let dims = (0..P::DIMS)
             .map(|d| {

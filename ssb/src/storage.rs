@@ -2,11 +2,20 @@
 //! GPU-FOR and GPU-DFOR, and the smallest of them, the scheme a compressed engine stores the
 //! column in; per column and in total. A column is encoded as its 4-byte bit patterns (the
 //! encoders take `u32`; FOR and DFOR pick signed references where those are smaller).
+//!
+//! A data directory may also hold lineorder's query columns compressed for the GPU engine
+//! ([`write_compressed`], `tessera ssb gen --compressed`): `compressed/lineorder/<column>.tcol`,
+//! each in the on-disk form of [`tessera_host::compress::file`] and in the smallest of
+//! [`PACKED_SCHEMES`]; `tessera ssb run --compressed` reads them ([`read_compressed`]) instead of
+//! encoding the columns again.
+use std::path::{Path, PathBuf};
+
 use serde::Serialize;
-use tessera_host::Result;
-use tessera_host::compress::Scheme;
+use tessera_host::compress::{Encoded, Scheme, read_column, write_column};
+use tessera_host::{Error, Result};
 
 use super::SsbData;
+use super::gpu::{FactCol, PACKED_SCHEMES, encode_fact};
 
 /// The schemes of the thesis' storage table, in the order tried (the first wins a tie).
 pub const STORAGE_SCHEMES: [Scheme; 4] = [Scheme::Plain, Scheme::Nsf, Scheme::For, Scheme::Dfor];
@@ -105,6 +114,67 @@ pub fn storage(data: &SsbData) -> Result<Storage> {
     })
 }
 
+/// The directory of the compressed query columns in data directory `dir`.
+pub fn compressed_dir(dir: &Path) -> PathBuf {
+    dir.join("compressed").join("lineorder")
+}
+
+/// Encodes lineorder's query columns of `data` (the data set in `dir`) in the smallest of
+/// [`PACKED_SCHEMES`] and writes them to [`compressed_dir`]`(dir)`, replacing what is there.
+/// Returns the columns' compressed bytes.
+pub fn write_compressed(data: &SsbData, dir: &Path) -> Result<usize> {
+    let encoded = encode_fact(data, &PACKED_SCHEMES)?;
+    let out = compressed_dir(dir);
+    if out.exists() {
+        std::fs::remove_dir_all(&out).map_err(Error::io(&out, "cannot remove"))?;
+    }
+    std::fs::create_dir_all(&out).map_err(Error::io(&out, "cannot create"))?;
+    for (c, e) in FactCol::ALL.iter().zip(&encoded) {
+        write_column(out.join(format!("{}.tcol", c.name())), e)?;
+    }
+    Ok(encoded.iter().map(Encoded::compressed_bytes).sum())
+}
+
+/// The compressed query columns of the data directory `dir` (whose data set is `data`), in
+/// [`FactCol::ALL`] order, or `None` when it has none. Each file is validated completely and
+/// decoded on the CPU against `data`'s column: a corrupt file, a scheme the probes do not
+/// read, or columns that are not `data`'s (written before the data set was replaced) are an
+/// `Err` naming the file and the fix.
+pub fn read_compressed(dir: &Path, data: &SsbData) -> Result<Option<Vec<Encoded>>> {
+    let at = compressed_dir(dir);
+    if !at.is_dir() {
+        return Ok(None);
+    }
+    let fix = format!(
+        "remove {} or write it again with `tessera ssb gen --compressed`",
+        at.display()
+    );
+    FactCol::ALL
+        .iter()
+        .map(|c| {
+            let path = at.join(format!("{}.tcol", c.name()));
+            let e = read_column(&path)?;
+            if !PACKED_SCHEMES.contains(&e.scheme()) {
+                return Err(Error::invalid(format!(
+                    "{}: {}, which the GPU probes do not read; {fix}",
+                    path.display(),
+                    e.scheme().name()
+                )));
+            }
+            let values = tessera_host::cpu::decompress(&e)?;
+            if values.as_slice() != bytemuck::cast_slice::<i32, u32>(c.of(data)) {
+                return Err(Error::invalid(format!(
+                    "{}: not the values of {} in this data set; {fix}",
+                    path.display(),
+                    c.name()
+                )));
+            }
+            Ok(e)
+        })
+        .collect::<Result<_>>()
+        .map(Some)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,6 +203,40 @@ mod tests {
         assert!(chosen < totals[0] / 2, "{chosen} of {}", totals[0]);
         let text = s.render();
         assert!(text.contains("lo_orderdate") && text.contains("chosen / uncompressed"));
+    }
+
+    #[test]
+    fn compressed_columns_round_trip_and_stale_ones_are_refused() {
+        let data = generate(&GenConfig::new(0.01)).unwrap();
+        let dir = std::env::temp_dir().join(format!("tessera-packed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(read_compressed(&dir, &data).unwrap().is_none());
+        let bytes = write_compressed(&data, &dir).unwrap();
+        let cols = read_compressed(&dir, &data).unwrap().unwrap();
+        assert_eq!(cols.len(), FactCol::ALL.len());
+        assert_eq!(
+            bytes,
+            cols.iter().map(Encoded::compressed_bytes).sum::<usize>()
+        );
+        assert!(bytes < 9 * 4 * data.lineorder.len() / 2, "{bytes}");
+        // Another data set's columns are refused, naming the file.
+        let other = generate(&GenConfig {
+            seed: 7,
+            ..GenConfig::new(0.01)
+        })
+        .unwrap();
+        let err = read_compressed(&dir, &other).unwrap_err().to_string();
+        assert!(
+            err.contains("lo_orderdate.tcol") && err.contains("not the values"),
+            "{err}"
+        );
+        // A truncated file is refused.
+        let f = compressed_dir(&dir).join("lo_revenue.tcol");
+        let b = std::fs::read(&f).unwrap();
+        std::fs::write(&f, &b[..b.len() / 2]).unwrap();
+        let err = read_compressed(&dir, &data).unwrap_err().to_string();
+        assert!(err.contains("lo_revenue.tcol"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     fn count_values(data: &SsbData) -> usize {

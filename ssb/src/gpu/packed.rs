@@ -39,28 +39,50 @@ pub(crate) struct PackedFact {
     pub(crate) columns: Vec<PackedColumn>,
 }
 
+/// Each query column of `data` in the smallest of `schemes` (a non-empty subset of
+/// [`PACKED_SCHEMES`], else `Err`), in [`FactCol::ALL`] order; the encoders run on all cores.
+pub fn encode_fact(data: &SsbData, schemes: &[Scheme]) -> Result<Vec<Encoded>> {
+    if schemes.is_empty() || schemes.iter().any(|s| !PACKED_SCHEMES.contains(s)) {
+        return Err(Error::invalid(format!(
+            "compressed SSB columns: schemes {:?}; the probes read {:?}",
+            schemes.iter().map(|s| s.name()).collect::<Vec<_>>(),
+            PACKED_SCHEMES.map(Scheme::name)
+        )));
+    }
+    FactCol::ALL
+        .iter()
+        .map(|c| Ok(Scheme::smallest_of(bytemuck::cast_slice(c.of(data)), schemes)?.encoded))
+        .collect()
+}
+
 impl PackedFact {
-    /// Encodes each query column of `data` in the smallest of `schemes` (all cores) and
-    /// uploads it.
-    pub(crate) fn new(gpu: &Gpu, data: &SsbData, schemes: &[Scheme]) -> Result<PackedFact> {
-        if schemes.is_empty() || schemes.iter().any(|s| !PACKED_SCHEMES.contains(s)) {
+    /// Uploads the query columns `encoded` (in [`FactCol::ALL`] order, each of `rows` values
+    /// in one of [`PACKED_SCHEMES`], else `Err`).
+    pub(crate) fn new(gpu: &Gpu, encoded: &[Encoded], rows: usize) -> Result<PackedFact> {
+        if encoded.len() != FactCol::ALL.len() {
             return Err(Error::invalid(format!(
-                "compressed SSB columns: schemes {schemes:?}; the probes read {:?}",
-                PACKED_SCHEMES.map(Scheme::name)
+                "compressed SSB columns: {} columns, expected {}",
+                encoded.len(),
+                FactCol::ALL.len()
             )));
         }
         let mut arrays = Vec::new();
         let mut descs = Vec::new();
         let mut columns = Vec::new();
-        for c in FactCol::ALL {
-            let values: &[u32] = bytemuck::cast_slice(c.of(data));
-            let encoded = Scheme::smallest_of(values, schemes)?.encoded;
+        for (&c, encoded) in FactCol::ALL.iter().zip(encoded) {
+            if encoded.len() != rows {
+                return Err(Error::invalid(format!(
+                    "compressed {}: {} values, lineorder has {rows} rows",
+                    c.name(),
+                    encoded.len()
+                )));
+            }
             columns.push(PackedColumn {
                 column: c,
                 scheme: encoded.scheme(),
                 bytes: encoded.compressed_bytes(),
             });
-            descs.push(upload(gpu, &encoded, &mut arrays)?);
+            descs.push(upload(gpu, encoded, &mut arrays)?);
         }
         let flights = [Flight::One, Flight::Two, Flight::Three, Flight::Four]
             .iter()

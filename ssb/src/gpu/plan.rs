@@ -46,6 +46,21 @@ impl FactCol {
         FactCol::SupplyCost,
     ];
 
+    /// The column's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FactCol::OrderDate => "lo_orderdate",
+            FactCol::Discount => "lo_discount",
+            FactCol::Quantity => "lo_quantity",
+            FactCol::ExtendedPrice => "lo_extendedprice",
+            FactCol::SuppKey => "lo_suppkey",
+            FactCol::PartKey => "lo_partkey",
+            FactCol::CustKey => "lo_custkey",
+            FactCol::Revenue => "lo_revenue",
+            FactCol::SupplyCost => "lo_supplycost",
+        }
+    }
+
     /// The column's data.
     pub fn of(self, data: &SsbData) -> &[i32] {
         let lo = &data.lineorder;
