@@ -29,10 +29,18 @@ use serde::Serialize;
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, print_report, random_vec, write_json};
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::ops::{
-    DeviceEncoded, DeviceForColumn, ForTile, decompress_for_into, read_sum_into_for_bench,
-    sum_for_into,
+    DeviceDforColumn, DeviceEncoded, DeviceForColumn, ForTile, decompress_dfor_into,
+    decompress_for_into, read_sum_into_for_bench, sum_dfor_into, sum_for_into,
 };
 use tessera_host::{DeviceColumn, Error, Gpu, Result, gpu_or_skip};
+
+/// A column decoded with tiles of each D: its scheme's name, compressed bytes and decoders.
+struct Tiled<'a> {
+    scheme: &'static str,
+    bytes: f64,
+    sum: &'a dyn Fn(ForTile, &mut DeviceColumn<u64>) -> Result<()>,
+    decompress: &'a dyn Fn(ForTile, &mut DeviceColumn<u32>) -> Result<()>,
+}
 
 /// Options of `tessera bench compress`.
 #[derive(Clone, Debug, clap::Args)]
@@ -240,7 +248,26 @@ impl Bench<'_> {
                 Encoded::For(col) => {
                     let dev = DeviceForColumn::upload(self.gpu, &col)?;
                     drop(col);
-                    self.for_tiles(&dev, &values, want, &at)?;
+                    let bytes = dev.compressed_bytes() as f64;
+                    let tiles = Tiled {
+                        scheme: "GPU-FOR",
+                        bytes,
+                        sum: &|t, s| sum_for_into(self.gpu, &dev, s, t),
+                        decompress: &|t, o| decompress_for_into(self.gpu, &dev, o, t),
+                    };
+                    self.tiles(tiles, &values, want, &at)?;
+                }
+                Encoded::Dfor(col) => {
+                    let dev = DeviceDforColumn::upload(self.gpu, &col)?;
+                    drop(col);
+                    let bytes = dev.compressed_bytes() as f64;
+                    let tiles = Tiled {
+                        scheme: "GPU-DFOR",
+                        bytes,
+                        sum: &|t, s| sum_dfor_into(self.gpu, &dev, s, t),
+                        decompress: &|t, o| decompress_dfor_into(self.gpu, &dev, o, t),
+                    };
+                    self.tiles(tiles, &values, want, &at)?;
                 }
                 enc => self.measure(enc, &values, want, &at)?,
             }
@@ -305,30 +332,20 @@ impl Bench<'_> {
         self.check_out(at.check, name, at.param, values)
     }
 
-    /// [`Bench::measure`] for GPU-FOR, for each D of [`ForTile::ALL`] (implementation
-    /// `GPU-FOR D=..`).
-    fn for_tiles(
-        &mut self,
-        dev: &DeviceForColumn,
-        values: &[u32],
-        want: u64,
-        at: &Point,
-    ) -> Result<()> {
+    /// [`Bench::measure`] for GPU-FOR or GPU-DFOR, for each D of [`ForTile::ALL`]
+    /// (implementation `GPU-FOR D=..`, `GPU-DFOR D=..`).
+    fn tiles(&mut self, t: Tiled<'_>, values: &[u32], want: u64, at: &Point) -> Result<()> {
         let gpu = self.gpu;
-        let bytes = dev.compressed_bytes() as f64;
+        let bytes = t.bytes;
         for tile in ForTile::ALL {
-            let name = format!("GPU-FOR D={}", tile.blocks());
+            let name = format!("{} D={}", t.scheme, tile.blocks());
             let mut sum = gpu.zeros::<u64>(1)?;
-            sum_for_into(gpu, dev, &mut sum, tile)?;
+            (t.sum)(tile, &mut sum)?;
             check_sum(&name, at.param, sum.to_vec(gpu)?[0], want)?;
-            let ms = time(gpu, self.reps, || {
-                sum_for_into(gpu, dev, &mut self.sum, tile)
-            })?;
+            let ms = time(gpu, self.reps, || (t.sum)(tile, &mut self.sum))?;
             self.record(at.sum, &name, at.param, ms, self.bw.model_ms(bytes, 0.0));
             self.clear_out(at.check)?;
-            let ms = time(gpu, self.reps, || {
-                decompress_for_into(gpu, dev, &mut self.out, tile)
-            })?;
+            let ms = time(gpu, self.reps, || (t.decompress)(tile, &mut self.out))?;
             let model = self.bw.model_ms(bytes, self.plain_bytes());
             self.record(at.decompress, &name, at.param, ms, model);
             self.check_out(at.check, &name, at.param, values)?;

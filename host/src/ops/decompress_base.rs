@@ -545,12 +545,12 @@ impl DeviceEncoded {
     }
 
     /// Queues the decompression into `out`, which holds [`DeviceEncoded::len`] values (GPU-FOR's
-    /// with [`ForTile::DECOMPRESS`], as [`DeviceEncoded::decompress`]): no allocation, so a
-    /// benchmark times the decoder alone.
+    /// with [`ForTile::DECOMPRESS`], GPU-DFOR's [`ForTile::DFOR`], as
+    /// [`DeviceEncoded::decompress`]): no allocation, so a benchmark times the decoder alone.
     pub fn decompress_into(&self, gpu: &Gpu, out: &mut DeviceColumn<u32>) -> Result<()> {
         match self {
             DeviceEncoded::For(c) => decompress_for_into(gpu, c, out, ForTile::DECOMPRESS),
-            DeviceEncoded::Dfor(c) => decompress_dfor_into(gpu, c, out, ForTile::DECOMPRESS),
+            DeviceEncoded::Dfor(c) => decompress_dfor_into(gpu, c, out, ForTile::DFOR),
             DeviceEncoded::Nsf(c) => decompress_nsf_into(gpu, c, out),
             DeviceEncoded::Nsv(c) => decompress_nsv_into(gpu, c, out),
             DeviceEncoded::Rle(c) => decompress_rle_into(gpu, c, out),
@@ -559,11 +559,11 @@ impl DeviceEncoded {
     }
 
     /// Queues the decode-and-sum, adding into `sum[0]` (the caller zeroes it; GPU-FOR's with
-    /// [`ForTile::SUM`], as [`DeviceEncoded::sum`]).
+    /// [`ForTile::SUM`], GPU-DFOR's [`ForTile::DFOR`], as [`DeviceEncoded::sum`]).
     pub fn sum_into(&self, gpu: &Gpu, sum: &mut DeviceColumn<u64>) -> Result<()> {
         match self {
             DeviceEncoded::For(c) => sum_for_into(gpu, c, sum, ForTile::SUM),
-            DeviceEncoded::Dfor(c) => sum_dfor_into(gpu, c, sum, ForTile::SUM),
+            DeviceEncoded::Dfor(c) => sum_dfor_into(gpu, c, sum, ForTile::DFOR),
             DeviceEncoded::Nsf(c) => sum_nsf_into(gpu, c, sum),
             DeviceEncoded::Nsv(c) => sum_nsv_into(gpu, c, sum),
             DeviceEncoded::Rle(c) => sum_rle_into(gpu, c, sum),
