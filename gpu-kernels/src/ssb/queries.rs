@@ -546,56 +546,37 @@ crate::kernel! {
     }
 }
 
-crate::kernel! {
-    /// Flight 2 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
-    /// persistent.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
-        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
-        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
-    ) {
-        let sh = probe_shared!();
-        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
-        // SAFETY: as for flight 2, with `cols` describing the four columns of n rows.
-        unsafe {
-            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
-            flight2::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
-                Out { plan, sums, counts }, sh)
+/// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
+/// flight's columns in its plain probe's order; persistent, 3 blocks per SM (with 4, the
+/// probes spill).
+macro_rules! packed_probes {
+    ($($(#[$m:meta])* $name:ident = $entry:ident[IPT = $ipt:literal]: $flight:ident($($c:literal),*);)*) => {$(
+        crate::kernel! {
+            $(#[$m])*
+            $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = 3](
+                cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
+                plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+            ) {
+                let sh = probe_shared!();
+                let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
+                // SAFETY: as for the flight's plain probe, with `cols` describing its columns
+                // of n rows.
+                unsafe {
+                    let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
+                    $flight::<_, NT, IPT>($(c($c)),*, n as usize, payload, bits,
+                        Out { plan, sums, counts }, sh)
+                }
+            }
         }
-    }
+    )*};
 }
 
-crate::kernel! {
-    /// Flight 3 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`;
-    /// persistent, tiles as [`SSB_FLIGHT3`]'s.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
-        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
-        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
-    ) {
-        let sh = probe_shared!();
-        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
-        // SAFETY: as for flight 3, with `cols` describing the four columns of n rows.
-        unsafe {
-            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
-            flight3::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload, bits,
-                Out { plan, sums, counts }, sh)
-        }
-    }
-}
-
-crate::kernel! {
-    /// Flight 4 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`, `cols`
-    /// the six columns in [`SSB_FLIGHT4`]'s order; persistent.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed[NT = 256, IPT = 8, MIN_BLOCKS = 3](
-        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
-        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
-    ) {
-        let sh = probe_shared!();
-        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
-        // SAFETY: as for flight 4, with `cols` describing the six columns of n rows.
-        unsafe {
-            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
-            flight4::<_, NT, IPT>(c(0), c(1), c(2), c(3), c(4), c(5), n as usize, payload,
-                bits, Out { plan, sums, counts }, sh)
-        }
-    }
+packed_probes! {
+    /// Flight 2 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`.
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed[IPT = 8]: flight2(0, 1, 2, 3);
+    /// Flight 3 over compressed columns, with tiles of 256 x 8: the header table does not fit
+    /// beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed[IPT = 8]: flight3(0, 1, 2, 3);
+    /// Flight 4 over compressed columns, its six columns in [`SSB_FLIGHT4`]'s order.
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
 }

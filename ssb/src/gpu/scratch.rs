@@ -161,11 +161,11 @@ impl Scratch {
         if rows == 0 {
             return Ok(());
         }
-        let cols = match cols {
-            FactView::Plain(c) => c,
-            FactView::Packed(c) => return self.probe_packed(gpu, plan, c, rows),
+        let shape = match cols {
+            FactView::Plain(_) => plan.flight.shape(),
+            FactView::Packed(_) => plan.flight.packed_shape(),
         };
-        let cfg = resident_grid(gpu, &plan.flight.shape(), rows)?;
+        let cfg = resident_grid(gpu, &shape, rows)?;
         let n = rows as u32;
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
         let (pay, bits, sums, counts) = (
@@ -174,75 +174,47 @@ impl Scratch {
             &mut self.sums,
             &mut self.counts,
         );
-        let c = cols;
         // SAFETY (each arm): the probe kernels are persistent (any grid): every column holds
-        // `rows` rows, the plan was built for these buffers, and the group tables hold
+        // `rows` rows (a compressed one as its descriptor says, its arrays held by the
+        // engine), the plan was built for these buffers, and the group tables hold
         // GLOBAL_GROUPS slots.
-        match plan.flight {
-            Flight::One => {
+        match (cols, plan.flight) {
+            (FactView::Plain(c), Flight::One) => {
                 let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT1, cfg, args) }
             }
-            Flight::Two => {
+            (FactView::Plain(c), Flight::Two) => {
                 let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT2, cfg, args) }
             }
-            Flight::Three => {
+            (FactView::Plain(c), Flight::Three) => {
                 let args = (&c[0], &c[1], &c[2], &c[3], &n, pay, bits, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT3, cfg, args) }
             }
-            Flight::Four => {
+            (FactView::Plain(c), Flight::Four) => {
                 let cols = (&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]);
                 let (c0, c1, c2, c3, c4, c5) = cols;
                 let args = (c0, c1, c2, c3, c4, c5, &n, pay, bits, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
             }
-        }
-    }
-
-    /// [`Scratch::probe`] over compressed columns, `cols` their descriptors.
-    fn probe_packed(
-        &mut self,
-        gpu: &Gpu,
-        plan: &QueryPlan,
-        cols: &PodBuffer<PackedCol>,
-        rows: usize,
-    ) -> Result<()> {
-        let cfg = resident_grid(gpu, &plan.flight.packed_shape(), rows)?;
-        let n = rows as u32;
-        let pl = &mut self.plans.item_mut(plan.query as usize)?;
-        let (pay, bits, sums, counts) = (
-            &mut self.payload,
-            &mut self.bits,
-            &mut self.sums,
-            &mut self.counts,
-        );
-        // SAFETY (each arm): as in `probe`, with `cols` describing the flight's columns of
-        // `rows` rows each, in its order, whose arrays the engine holds.
-        match plan.flight {
-            Flight::One => {
-                let args = (cols, &n, pay, pl, sums, counts);
+            (FactView::Packed(c), Flight::One) => {
+                let args = (c, &n, pay, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT1_PACKED, cfg, args) }
             }
-            Flight::Two => {
-                let args = (cols, &n, pay, bits, pl, sums, counts);
+            (FactView::Packed(c), flight) => {
+                let args = (c, &n, pay, bits, pl, sums, counts);
+                let spec = match flight {
+                    Flight::Two => &kq::SSB_FLIGHT2_PACKED,
+                    Flight::Three => &kq::SSB_FLIGHT3_PACKED,
+                    _ => &kq::SSB_FLIGHT4_PACKED,
+                };
                 // SAFETY: as above.
-                unsafe { gpu.launch(&kq::SSB_FLIGHT2_PACKED, cfg, args) }
-            }
-            Flight::Three => {
-                let args = (cols, &n, pay, bits, pl, sums, counts);
-                // SAFETY: as above.
-                unsafe { gpu.launch(&kq::SSB_FLIGHT3_PACKED, cfg, args) }
-            }
-            Flight::Four => {
-                let args = (cols, &n, pay, bits, pl, sums, counts);
-                // SAFETY: as above.
-                unsafe { gpu.launch(&kq::SSB_FLIGHT4_PACKED, cfg, args) }
+                unsafe { gpu.launch(spec, cfg, args) }
             }
         }
     }
