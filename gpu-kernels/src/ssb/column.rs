@@ -85,7 +85,7 @@ impl FactColumn for *const i32 {
     }
 }
 
-/// A lineorder column in one of the [`column`] kinds: column `slot` of a flight's
+/// A lineorder column in one of the [`mod@column`] kinds: column `slot` of a flight's
 /// [`PackedCol`]s in global memory, whose fields are read where they are used (held in
 /// registers, a flight's six descriptors took 30 of them across the tile loop and the kernels
 /// spilled), and the probe's header table.

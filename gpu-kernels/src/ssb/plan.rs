@@ -349,7 +349,7 @@ pub mod column {
 /// Most lineorder columns a probe reads (flight 4).
 pub const FLIGHT_COLS: usize = 6;
 
-/// One lineorder column as a compressed probe reads it: its kind ([`column`]) and the device
+/// One lineorder column as a compressed probe reads it: its kind ([`mod@column`]) and the device
 /// addresses of its arrays. The host writes a flight's columns once per engine, in the order
 /// of the flight's kernel parameters.
 #[repr(C)]
@@ -363,7 +363,7 @@ pub struct PackedCol {
     pub data: u64,
     /// Device address of the GPU-FOR block starts (0 for the other kinds).
     pub starts: u64,
-    /// The kind, one of [`column`].
+    /// The kind, one of [`mod@column`].
     pub kind: u32,
     /// Padding to 8 bytes; 0.
     pub pad: u32,
