@@ -61,6 +61,21 @@ pub fn block_sum<
     block_reduce::<T, NT, IPT>(items, n, T::default(), |a, b| a + b, temp)
 }
 
+/// Adds the threads' partial sums `mine` into the global `*sum`, with one atomic per block (a
+/// kernel whose blocks loop over many tiles adds once; one atomic per tile on the one word
+/// would bound a narrow column's time).
+///
+/// # Safety
+/// `sum` is one valid global word; called by the whole block.
+#[inline(always)]
+pub unsafe fn block_sum_into<const NT: usize>(mine: u64, temp: Shared<u64>, sum: *mut u64) {
+    let s = block_sum::<u64, NT, 1>(&[mine], usize::MAX, temp);
+    if thread_idx() == 0 && s != 0 {
+        // SAFETY: the caller passes one word at `sum`.
+        unsafe { <u64 as crate::arch::Atomic>::atomic_add(sum, s) };
+    }
+}
+
 /// Minimum of the first `n` items (`identity` for an empty tile; NaN items are ignored).
 #[inline(always)]
 pub fn block_min<T: Copy + Shuffle + PartialOrd, const NT: usize, const IPT: usize>(

@@ -42,11 +42,8 @@ macro_rules! for_kernels {
                         mine += staged.sum();
                     });
                 }
-                let s = crate::block::block_sum::<u64, NT, 1>(&[mine], usize::MAX, temp);
-                if crate::arch::thread_idx() == 0 && s != 0 {
-                    // SAFETY: the host passes one word at `sum`.
-                    unsafe { <u64 as crate::arch::Atomic>::atomic_add(sum, s) };
-                }
+                // SAFETY: the host passes one word at `sum`.
+                unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
             }
         }
     )*};
@@ -103,11 +100,8 @@ macro_rules! dfor_kernels {
                         mine += staged.sum_items(&items);
                     });
                 }
-                let s = crate::block::block_sum::<u64, NT, 1>(&[mine], usize::MAX, temp);
-                if crate::arch::thread_idx() == 0 && s != 0 {
-                    // SAFETY: the host passes one word at `sum`.
-                    unsafe { <u64 as crate::arch::Atomic>::atomic_add(sum, s) };
-                }
+                // SAFETY: the host passes one word at `sum`.
+                unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
             }
         }
     )*};

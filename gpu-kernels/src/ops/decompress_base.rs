@@ -46,27 +46,14 @@ const _: () = assert!(VERTICAL_LANES == 128 && VERTICAL_BLOCK == 128 * 32);
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use crate::arch::{
-        Atomic, Shared, ballot, copy_async_wait_all, copy_async_words, funnel_shr, lane_id,
+        Shared, ballot, copy_async_wait_all, copy_async_words, funnel_shr, lane_id,
         load_shared_u32, load_vector, low_mask, popc, sync_threads, thread_idx,
     };
-    use crate::block::{Tile, block_exclusive_sum, block_sum};
+    use crate::block::{Tile, block_exclusive_sum};
     use crate::compress::format::{
         BLOCK_HEADER_WORDS, VERTICAL_BLOCK, VERTICAL_LANES, byte_position, extract, nsv_len,
         spans_next, unreference, vertical_position,
     };
-
-    /// Adds a block's partial sums into `*sum`: one atomic per block.
-    ///
-    /// # Safety
-    /// `sum` is one valid global word; called by the whole block.
-    #[inline(always)]
-    pub unsafe fn add_block_sum<const NT: usize>(mine: u64, temp: Shared<u64>, sum: *mut u64) {
-        let s = block_sum::<u64, NT, 1>(&[mine], usize::MAX, temp);
-        if thread_idx() == 0 && s != 0 {
-            // SAFETY: the caller passes one word at `sum`.
-            unsafe { <u64 as Atomic>::atomic_add(sum, s) };
-        }
-    }
 
     /// The values of the NSF tile of `B`-byte values that starts at value `start` (a multiple
     /// of the tile) into `items`, in `block_load`'s places, 0 past the `left` values the tile
@@ -452,7 +439,7 @@ macro_rules! nsf_kernels {
                     tile += crate::arch::grid_dim();
                 }
                 // SAFETY: the host passes one word at `sum`.
-                unsafe { add_block_sum::<NT>(mine, temp, sum) };
+                unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
             }
         }
     )*};
@@ -539,7 +526,7 @@ crate::kernel! {
             tile += crate::arch::grid_dim();
         }
         // SAFETY: the host passes one word at `sum`.
-        unsafe { add_block_sum::<NT>(mine, sum_temp, sum) };
+        unsafe { crate::block::block_sum_into::<NT>(mine, sum_temp, sum) };
     }
 }
 
@@ -590,7 +577,7 @@ crate::kernel! {
             tile += crate::arch::grid_dim();
         }
         // SAFETY: the host passes one word at `sum`.
-        unsafe { add_block_sum::<NT>(mine, temp, sum) };
+        unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
     }
 }
 
@@ -649,7 +636,7 @@ crate::kernel! {
             k += crate::arch::grid_dim();
         }
         // SAFETY: the host passes one word at `sum`.
-        unsafe { add_block_sum::<NT>(mine, temp, sum) };
+        unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
     }
 }
 
