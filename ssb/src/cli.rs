@@ -5,7 +5,7 @@ use std::time::Instant;
 use super::engine::{Device, Engine, engine};
 use super::format::{self, Existing};
 use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
-use super::gpu::{CoprocessorEngine, FactCol, GpuEngine, h2d_bandwidth, model};
+use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
 use super::storage;
@@ -383,7 +383,7 @@ fn write_compressed(
     println!(
         "compressed query columns ({:.1} MB, {:.3} of uncompressed) in {} in {:.1} s",
         bytes as f64 / 1e6,
-        bytes as f64 / (4 * FactCol::ALL.len() * data.lineorder.len()).max(1) as f64,
+        bytes as f64 / (36 * data.lineorder.len()).max(1) as f64,
         storage::compressed_dir(out).display(),
         t.elapsed().as_secs_f64()
     );

@@ -320,7 +320,7 @@ impl<const NT: usize, const IPT: usize> StagedTile<NT, IPT> {
 
 /// Bit position, from a block's first word, of value `i` (0..32) of miniblock `m`.
 #[inline(always)]
-pub fn position(widths: u32, m: u32, i: u32) -> u32 {
+fn position(widths: u32, m: u32, i: u32) -> u32 {
     // Algorithm 7: the byte-wise exclusive prefix sum of the widths, by shifts.
     let offsets = (widths << 8)
         .wrapping_add(widths << 16)

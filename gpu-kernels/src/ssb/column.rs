@@ -17,10 +17,8 @@ use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
     load_invariant_u64, low_mask, sync_warp, thread_idx,
 };
-use crate::block::Tile;
-use crate::compress::format::{BLOCK, MINIBLOCK, width};
-use crate::compress::load::position;
-use crate::ops::decompress_base::nsf_load;
+use crate::block::{Tile, block_load_as};
+use crate::compress::format::{BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width};
 use crate::ssb::plan::{FLIGHT_COLS, PackedCol, column};
 
 /// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
@@ -161,10 +159,11 @@ impl Packed {
                 self.heads.read(at + 2),
             );
             let i = offset % BLOCK as u32;
-            let m = i / MINIBLOCK as u32;
-            let w = width(widths, m as usize);
+            let m = (i / MINIBLOCK as u32) as usize;
+            let w = width(widths, m);
             let mask = low_mask(w);
-            let first = position(widths, m, i % MINIBLOCK as u32);
+            let first = (BLOCK_HEADER_WORDS as u32 + miniblock_offset(widths, m)) * 32
+                + (i % MINIBLOCK as u32) * w;
             let block = self.data().wrapping_add(s as usize);
             core::array::from_fn(|j| {
                 let pos = first + j as u32 * w;
@@ -202,14 +201,16 @@ impl Packed {
                         }
                     }
                 }
-                column::NSF2 | column::NSF1 => {
-                    let mut w = [0u32; IPT];
-                    let (data, left) = (self.data(), valid as u32);
-                    if self.kind() == column::NSF2 {
-                        nsf_load::<2, NT, IPT>(data, start, left, &mut w);
-                    } else {
-                        nsf_load::<1, NT, IPT>(data, start, left, &mut w);
-                    }
+                column::NSF2 => {
+                    let mut w = [0u16; IPT];
+                    let tile = self.data().cast::<u16>().add(start);
+                    block_load_as::<u16, i32, NT, IPT>(tile, valid, None, &mut w);
+                    v = w.map(|x| x as i32);
+                }
+                column::NSF1 => {
+                    let mut w = [0u8; IPT];
+                    let tile = self.data().cast::<u8>().add(start);
+                    block_load_as::<u8, i32, NT, IPT>(tile, valid, None, &mut w);
                     v = w.map(|x| x as i32);
                 }
                 _ => v = crate::ssb::load::<NT, IPT>(self.data().cast(), start, valid),
