@@ -169,7 +169,8 @@ impl Packed {
                 let pos = first + j as u32 * w;
                 let word = block.wrapping_add((pos / 32) as usize);
                 let live = (j as u32) < live;
-                let lo = load_if(live, word);
+                // A miniblock of width 0 has no words: its value is the reference.
+                let lo = load_if(live && w != 0, word);
                 let hi = load_if(live && pos % 32 + w > 32, word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
