@@ -1,5 +1,6 @@
 //! The SSB GPU engine against the CPU engine (the oracle): all 13 queries at each selected
-//! scale factor, resident (plain and compressed columns) and in coprocessor mode, and on data
+//! scale factor, resident (plain and compressed columns) and in coprocessor mode (plain and
+//! compressed transfers), and on data
 //! written to dbgen `.tbl` files and loaded back; edge cases (empty lineorder, lineorder shorter than a tile and than a
 //! chunk, qualifying rows in the partial last tile); the bytes-touched model against the rows
 //! the engines aggregate.
@@ -18,7 +19,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use tessera::compress::Scheme;
-use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, model};
+use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, encode_fact, model};
 use tessera::ssb::{Engine, GenConfig, Query, QueryResult, SsbData, cpu, generate, storage, tbl};
 
 /// Generated data at `scale`, generated once per test binary (tests share it).
@@ -140,9 +141,59 @@ fn coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor(gpu: &tessera::G
             );
             // It ships the flight's lineorder columns and at least the dimension keys it joins.
             let lo = 4 * data.lineorder.len() as u64;
-            assert!(coproc.shipped_bytes(q) >= 4 * lo, "SF {scale} {q}");
+            assert!(coproc.shipped_bytes(q).unwrap() >= 4 * lo, "SF {scale} {q}");
         }
     }
+}
+
+/// Coprocessor mode over compressed columns: each chunk ships its rows' compressed words
+/// (GPU-FOR: whole blocks and their starts, rebased), fewer bytes than the plain columns; at
+/// each scale factor in the default chunks, and in chunks of one GPU-FOR block up to several
+/// tiles (many chunks, short last ones) on awkward lineorder sizes, plain and compressed.
+fn compressed_coprocessor_mode_matches_the_cpu_engine(gpu: &tessera::Gpu) {
+    for scale in scale_factors() {
+        let data = sf(scale);
+        let encoded = encode_fact(data, &PACKED_SCHEMES).unwrap();
+        let co = CoprocessorEngine::compressed(gpu, data, &encoded).unwrap();
+        all_queries_agree_at(&co, scale, "compressed coprocessor");
+        let plain = CoprocessorEngine::new(gpu, data).unwrap();
+        for q in Query::ALL {
+            let (packed, whole) = (
+                co.shipped_bytes(q).unwrap(),
+                plain.shipped_bytes(q).unwrap(),
+            );
+            assert!(
+                packed < whole,
+                "SF {scale} {q}: ships {packed} of {whole} bytes"
+            );
+        }
+    }
+    let data = sf(0.01);
+    for n in common::capped(&[0, 1, 129, 4095, 30_001, data.lineorder.len()]) {
+        let d = truncated(data, n);
+        let encoded = encode_fact(&d, &PACKED_SCHEMES).unwrap();
+        for chunk in [128, 4096, 3 * 4096 + 128] {
+            let co = CoprocessorEngine::with_chunks(gpu, &d, Some(&encoded), chunk).unwrap();
+            all_queries_agree(
+                &co,
+                &d,
+                &format!("compressed coprocessor, {n} rows, chunks {chunk}"),
+            );
+            let co = CoprocessorEngine::with_chunks(gpu, &d, None, chunk).unwrap();
+            all_queries_agree(&co, &d, &format!("coprocessor, {n} rows, chunks {chunk}"));
+        }
+    }
+    for chunk in [0, 100, 4097] {
+        let err = CoprocessorEngine::with_chunks(gpu, data, None, chunk)
+            .err()
+            .expect("refused");
+        assert!(err.to_string().contains("multiple of 128"), "{err}");
+    }
+    let encoded = encode_fact(data, &PACKED_SCHEMES).unwrap();
+    let err = CoprocessorEngine::compressed(gpu, data, &encoded[..8])
+        .err()
+        .expect("refused");
+    assert!(err.to_string().contains("8 columns"), "{err}");
 }
 
 fn loaded_tbl_data_gives_the_same_results(gpu: &tessera::Gpu) {
@@ -300,6 +351,7 @@ harness! {
         all_queries_match_the_cpu_engine_at_each_scale_factor,
         queries_without_supplier_codes_fall_back_to_lookups,
         coprocessor_mode_matches_the_cpu_engine_at_each_scale_factor,
+        compressed_coprocessor_mode_matches_the_cpu_engine,
         loaded_tbl_data_gives_the_same_results,
         awkward_lineorder_sizes,
         probes_walk_many_tiles_per_block,

@@ -5,12 +5,13 @@ use std::time::Instant;
 use super::engine::{Device, Engine, engine};
 use super::format::{self, Existing};
 use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
-use super::gpu::{CoprocessorEngine, GpuEngine, h2d_bandwidth, model};
+use super::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, encode_fact, h2d_bandwidth, model};
 use super::query::Query;
 use super::query::QueryResult;
 use super::storage;
 use super::tbl;
 use tessera_bench::{Record, measure_bandwidth};
+use tessera_host::compress::Encoded;
 use tessera_host::preflight::{check_disk, check_memory, check_output_file};
 use tessera_host::runtime::{Gpu, median};
 
@@ -429,15 +430,16 @@ fn compressed_run(
     queries: &[Query],
     repeat: usize,
     plain: &[Timed],
-) -> Result<Vec<Record>, Box<dyn std::error::Error>> {
+) -> Result<(Vec<Record>, Vec<Encoded>), Box<dyn std::error::Error>> {
     let t = Instant::now();
-    let (eng, how) = match storage::read_compressed(dir, set)? {
+    let (encoded, how) = match storage::read_compressed(dir, set)? {
         Some(cols) => (
-            GpuEngine::compressed_from(gpu, set, &cols)?,
+            cols,
             format!("read from {}", storage::compressed_dir(dir).display()),
         ),
-        None => (GpuEngine::compressed(gpu, set)?, "encoded".to_string()),
+        None => (encode_fact(set, &PACKED_SCHEMES)?, "encoded".to_string()),
     };
+    let eng = GpuEngine::compressed_from(gpu, set, &encoded)?;
     let secs = t.elapsed().as_secs_f64();
     let cols = eng.packed_columns().unwrap_or_default();
     let rows = set.lineorder.len();
@@ -499,7 +501,7 @@ fn compressed_run(
         geomean(plain.iter().map(|t| median(&t.ms))),
         geomean(records.iter().map(|r| r.ratio))
     );
-    Ok(records)
+    Ok((records, encoded))
 }
 
 /// One query's result and its timed repetitions (ms).
@@ -647,47 +649,87 @@ fn gpu_run(
         .collect();
     records.extend(timing_table(eng.name(), &timed, Some(&models)));
     drop(eng);
+    let mut encoded = None;
     if let Some(dir) = compressed {
-        records.extend(compressed_run(gpu, set, dir, queries, repeat, &timed)?);
+        let (recs, cols) = compressed_run(gpu, set, dir, queries, repeat, &timed)?;
+        records.extend(recs);
+        encoded = Some(cols);
     }
     if coprocessor {
         let h2d = h2d_bandwidth(gpu, 5)?;
-        let co = CoprocessorEngine::new(gpu, set)?;
-        let co_timed = time_queries(&co, queries, repeat, false)?;
         println!(
             "\ncoprocessor mode: columns shipped per query from pinned memory (H2D {h2d:.1} \
              GB/s, same run); bound = shipped bytes / H2D bandwidth"
         );
-        println!(
-            "{:<6} {:>10} {:>10} {:>7} {:>10}",
-            "query", "median ms", "bound ms", "ratio", "shipped MB"
-        );
-        for (c, r) in co_timed.iter().zip(&timed) {
-            if c.result != r.result {
-                return Err(format!("{}: coprocessor and resident results differ", c.query).into());
-            }
-            let bytes = co.shipped_bytes(c.query) as f64;
-            let bound = bytes / h2d / 1e6;
-            let med = median(&c.ms);
+        let co = CoprocessorEngine::new(gpu, set)?;
+        let (co_timed, recs) =
+            coprocessor_table(&co, "ssb coprocessor", (h2d, repeat), &timed, None)?;
+        records.extend(recs);
+        drop(co);
+        if let Some(encoded) = &encoded {
             println!(
-                "{:<6} {med:>10.3} {bound:>10.3} {:>7.2} {:>10.1}",
-                c.query.name(),
-                med / bound,
-                bytes / 1e6
+                "\ncoprocessor mode over the compressed columns (each chunk ships its rows' words)"
             );
-            records.push(Record::new(
-                "ssb coprocessor",
-                "gpu-coprocessor",
-                c.query.name(),
-                bytes as u64,
-                med,
-                bound,
-            ));
+            let co = CoprocessorEngine::compressed(gpu, set, encoded)?;
+            let label = "ssb coprocessor compressed";
+            let (_, recs) = coprocessor_table(&co, label, (h2d, repeat), &timed, Some(&co_timed))?;
+            records.extend(recs);
         }
-        println!(
-            "geometric mean: {:.3} ms",
-            geomean(co_timed.iter().map(|t| median(&t.ms)))
-        );
     }
+    Ok((timed, records))
+}
+
+/// Times `co` on the resident run's queries (`resident`, whose answers it must give) and
+/// prints each against its PCIe bound; with `plain`, the uncompressed coprocessor's run, also
+/// the time the compressed transfers save.
+fn coprocessor_table(
+    co: &CoprocessorEngine<'_>,
+    label: &str,
+    (h2d, repeat): (f64, usize),
+    resident: &[Timed],
+    plain: Option<&[Timed]>,
+) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
+    let queries: Vec<Query> = resident.iter().map(|t| t.query).collect();
+    let timed = time_queries(co, &queries, repeat, false)?;
+    print!(
+        "{:<6} {:>10} {:>10} {:>7} {:>10}",
+        "query", "median ms", "bound ms", "ratio", "shipped MB"
+    );
+    if plain.is_some() {
+        print!(" {:>16} {:>7}", "uncompressed ms", "speedup");
+    }
+    println!();
+    let mut records = Vec::new();
+    for (i, (c, r)) in timed.iter().zip(resident).enumerate() {
+        if c.result != r.result {
+            return Err(format!("{}: {label} and resident results differ", c.query).into());
+        }
+        let bytes = co.shipped_bytes(c.query)? as f64;
+        let bound = bytes / h2d / 1e6;
+        let med = median(&c.ms);
+        print!(
+            "{:<6} {med:>10.3} {bound:>10.3} {:>7.2} {:>10.1}",
+            c.query.name(),
+            med / bound,
+            bytes / 1e6
+        );
+        if let Some(p) = plain {
+            let pm = median(&p[i].ms);
+            print!(" {pm:>16.3} {:>7.2}", pm / med);
+        }
+        println!();
+        records.push(Record::new(
+            label,
+            co.name(),
+            c.query.name(),
+            bytes as u64,
+            med,
+            bound,
+        ));
+    }
+    println!(
+        "geometric mean: {:.3} ms",
+        geomean(timed.iter().map(|t| median(&t.ms)))
+    );
     Ok((timed, records))
 }

@@ -3,30 +3,53 @@
 //! columns in chunks, double-buffered on a copy stream so that the probe of chunk `i` runs
 //! while chunk `i + 1` is in flight. The builds and probes are the resident engine's; the
 //! time is bound below by the shipped bytes over the PCIe bandwidth.
+//!
+//! Over compressed columns ([`CoprocessorEngine::compressed`], thesis §5.6.5) a chunk ships
+//! each column's compressed words of its rows (for GPU-FOR, its whole blocks and their block
+//! starts), which the compressed probes decode where they read them: fewer bytes over the
+//! bus, the same answers.
 use std::cell::RefCell;
+use std::ops::Range;
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, CudaStream, CudaView, PinnedHostSlice};
-use tessera_kernels::ssb::plan as P;
+use cudarc::driver::PinnedHostSlice;
+use cudarc::driver::ValidAsZeroBits;
+use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, DevicePtr, DeviceRepr};
+use tessera_host::compress::Encoded;
+use tessera_host::runtime::PodBuffer;
+use tessera_kernels::compress::format::BLOCK;
+use tessera_kernels::ssb::plan::{self as P, PackedCol, column};
 
-use super::{Events, FactCol, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds};
+use super::packed::{check_columns, parts};
+use super::{Events, FactCol, Flight, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds};
 use crate::data::SsbData;
 use crate::engine::Engine;
 use crate::query::{Query, QueryResult};
 use tessera_host::runtime::{Gpu, median};
 use tessera_host::{Error, Result};
 
-/// Lineorder rows per shipped chunk (16 MB per 4-byte column).
+/// Lineorder rows per shipped chunk (16 MB per 4-byte column); whole GPU-FOR blocks.
 pub const CHUNK_ROWS: usize = 1 << 22;
+const _: () = assert!(CHUNK_ROWS.is_multiple_of(BLOCK));
+
+/// The chunks `(start, len)` of `rows` rows, `chunk_rows` each but the last.
+fn chunks(rows: usize, chunk_rows: usize) -> impl Iterator<Item = (usize, usize)> {
+    (0..rows)
+        .step_by(chunk_rows)
+        .map(move |start| (start, chunk_rows.min(rows - start)))
+}
 
 /// Most lineorder columns one query reads (flight 4).
 const MAX_FACT_COLS: usize = 6;
 
-fn pinned(gpu: &Gpu, data: &[i32]) -> Result<PinnedHostSlice<i32>> {
+fn pinned<T: DeviceRepr + ValidAsZeroBits + Copy>(
+    gpu: &Gpu,
+    data: &[T],
+) -> Result<PinnedHostSlice<T>> {
     // A zero-byte pinned allocation is refused by the driver: keep one item of room.
     // SAFETY: the memory is written below before any use.
-    let mut p = unsafe { gpu.context().alloc_pinned::<i32>(data.len().max(1)) }.map_err(
-        Error::driver("allocating pinned host memory", data.len() * 4),
+    let mut p = unsafe { gpu.context().alloc_pinned::<T>(data.len().max(1)) }.map_err(
+        Error::driver("allocating pinned host memory", std::mem::size_of_val(data)),
     )?;
     p.as_mut_slice()
         .map_err(Error::driver("writing pinned host memory", 0))?[..data.len()]
@@ -38,7 +61,7 @@ fn pinned(gpu: &Gpu, data: &[i32]) -> Result<PinnedHostSlice<i32>> {
 pub struct CoprocessorEngine<'g> {
     gpu: &'g Gpu,
     copy: Arc<CudaStream>,
-    fact: Vec<PinnedHostSlice<i32>>,
+    fact: HostFact,
     dims: Vec<Vec<PinnedHostSlice<i32>>>,
     dim_rows: Vec<usize>,
     staged: RefCell<Staging>,
@@ -46,11 +69,67 @@ pub struct CoprocessorEngine<'g> {
     scratch: RefCell<Scratch>,
     events: Events,
     rows: usize,
+    chunk_rows: usize,
+}
+
+/// Lineorder's query columns in pinned host memory, in [`FactCol::ALL`] order.
+enum HostFact {
+    Plain(Vec<PinnedHostSlice<i32>>),
+    Packed(Packed),
+}
+
+/// The compressed query columns, their device chunk buffers and the descriptors of each
+/// flight's columns in each chunk.
+struct Packed {
+    cols: Vec<HostPacked>,
+    /// Two sets of chunk buffers.
+    chunks: RefCell<[ChunkSet; 2]>,
+    /// Per [`Flight`], per chunk: the descriptors of the flight's columns there.
+    descs: Vec<Vec<PodBuffer<PackedCol>>>,
+}
+
+/// Per column, a chunk's data words and block starts on the device.
+type ChunkSet = Vec<(CudaSlice<u32>, CudaSlice<u32>)>;
+
+/// A compressed query column in pinned host memory.
+struct HostPacked {
+    kind: u32,
+    data: PinnedHostSlice<u32>,
+    data_len: usize,
+    starts: PinnedHostSlice<u32>,
+    starts_len: usize,
+}
+
+impl HostPacked {
+    /// What ships for the rows `start..start + len` (`start` a multiple of [`BLOCK`]): the
+    /// range of data words and that of block starts (empty but for GPU-FOR).
+    fn chunk(&self, start: usize, len: usize) -> Result<(Range<usize>, Range<usize>)> {
+        let end = start + len;
+        Ok(match self.kind {
+            column::GPU_FOR => {
+                let starts = self
+                    .starts
+                    .as_slice()
+                    .map_err(Error::driver("reading pinned memory", 0))?;
+                let (b0, b1) = (start / BLOCK, end.div_ceil(BLOCK));
+                let last = if b1 < self.starts_len {
+                    starts[b1] as usize
+                } else {
+                    self.data_len
+                };
+                (starts[b0] as usize..last, b0..b1)
+            }
+            column::NSF1 => (start / 4..end.div_ceil(4), 0..0),
+            column::NSF2 => (start / 2..end.div_ceil(2), 0..0),
+            _ => (start..end, 0..0),
+        })
+    }
 }
 
 /// Device buffers the shipped columns land in.
 struct Staging {
     dims: Vec<Vec<CudaSlice<i32>>>,
+    /// Two sets of chunk buffers for the plain columns (empty over compressed ones).
     chunks: [Vec<CudaSlice<i32>>; 2],
 }
 
@@ -58,16 +137,48 @@ impl<'g> CoprocessorEngine<'g> {
     /// Copies `data`'s query columns into pinned host memory and sets up the device buffers
     /// (dimension columns, two sets of chunk buffers) and a copy stream.
     pub fn new(gpu: &'g Gpu, data: &SsbData) -> Result<CoprocessorEngine<'g>> {
+        CoprocessorEngine::with_chunks(gpu, data, None, CHUNK_ROWS)
+    }
+
+    /// Coprocessor mode over compressed lineorder columns: `encoded`, the nine query
+    /// columns in [`FactCol::ALL`] order, each in one of
+    /// [`PACKED_SCHEMES`](super::PACKED_SCHEMES) (`Err` otherwise), as
+    /// [`GpuEngine::compressed_from`](super::GpuEngine::compressed_from) takes them; they
+    /// must hold `data`'s values, which the caller vouches for. Each chunk ships its rows'
+    /// compressed words.
+    pub fn compressed(
+        gpu: &'g Gpu,
+        data: &SsbData,
+        encoded: &[Encoded],
+    ) -> Result<CoprocessorEngine<'g>> {
+        CoprocessorEngine::with_chunks(gpu, data, Some(encoded), CHUNK_ROWS)
+    }
+
+    /// [`CoprocessorEngine::new`] (`encoded` `None`) or [`CoprocessorEngine::compressed`]
+    /// shipping lineorder in chunks of `chunk_rows` rows rather than [`CHUNK_ROWS`]: a positive
+    /// multiple of 128 (a GPU-FOR block), else `Err`.
+    pub fn with_chunks(
+        gpu: &'g Gpu,
+        data: &SsbData,
+        encoded: Option<&[Encoded]>,
+        chunk_rows: usize,
+    ) -> Result<CoprocessorEngine<'g>> {
+        if chunk_rows == 0 || !chunk_rows.is_multiple_of(BLOCK) {
+            return Err(Error::invalid(format!(
+                "coprocessor chunks of {chunk_rows} rows: use a positive multiple of {BLOCK} \
+                 (a GPU-FOR block), such as {CHUNK_ROWS}"
+            )));
+        }
         data.validate()?;
         let layout = TableLayout::of(data)?;
         let plans: Vec<QueryPlan> = Query::ALL
             .iter()
             .map(|&q| QueryPlan::new(q, data, &layout))
             .collect();
-        let fact = FactCol::ALL
-            .iter()
-            .map(|c| pinned(gpu, c.of(data)))
-            .collect::<Result<Vec<_>>>()?;
+        let rows = data.lineorder.len();
+        if let Some(e) = encoded {
+            check_columns(e, rows)?;
+        }
         let dims = (0..P::DIMS)
             .map(|d| {
                 dim_columns(data, d)
@@ -87,13 +198,25 @@ impl<'g> CoprocessorEngine<'g> {
         let staged_dims = (0..P::DIMS)
             .map(|d| dims[d].iter().map(|_| alloc(dim_rows[d])).collect())
             .collect::<Result<Vec<Vec<_>>>>()?;
-        let chunk = CHUNK_ROWS.min(data.lineorder.len());
+        let chunk = chunk_rows.min(rows);
         let set = || {
             (0..MAX_FACT_COLS)
                 .map(|_| alloc(chunk))
                 .collect::<Result<Vec<_>>>()
         };
-        let chunks = [set()?, set()?];
+        let (fact, chunks) = match encoded {
+            None => {
+                let fact = FactCol::ALL
+                    .iter()
+                    .map(|c| pinned(gpu, c.of(data)))
+                    .collect::<Result<Vec<_>>>()?;
+                (HostFact::Plain(fact), [set()?, set()?])
+            }
+            Some(e) => (
+                HostFact::Packed(Packed::new(gpu, e, rows, chunk_rows)?),
+                [Vec::new(), Vec::new()],
+            ),
+        };
         let copy = gpu
             .context()
             .new_stream()
@@ -103,8 +226,8 @@ impl<'g> CoprocessorEngine<'g> {
             .iter()
             .map(|cols| cols.iter().map(|c| c.slice(..)).collect())
             .collect();
-        let rows = std::array::from_fn(|d| dim_rows[d]);
-        let scratch = Scratch::new(gpu, layout, &plans, &staged_refs, rows)?;
+        let dim_counts = std::array::from_fn(|d| dim_rows[d]);
+        let scratch = Scratch::new(gpu, layout, &plans, &staged_refs, dim_counts)?;
         Ok(CoprocessorEngine {
             scratch: RefCell::new(scratch),
             events: Events::new(gpu)?,
@@ -118,7 +241,8 @@ impl<'g> CoprocessorEngine<'g> {
             dims,
             dim_rows,
             plans,
-            rows: data.lineorder.len(),
+            rows,
+            chunk_rows,
         })
     }
 
@@ -141,14 +265,27 @@ impl<'g> CoprocessorEngine<'g> {
     }
 
     /// Bytes query `q` ships to the device.
-    pub fn shipped_bytes(&self, q: Query) -> u64 {
+    pub fn shipped_bytes(&self, q: Query) -> Result<u64> {
         let plan = &self.plans[q as usize];
         let dims: usize = plan
             .builds
             .iter()
             .map(|&d| self.shipped_dim_columns(plan, d).len() * self.dim_rows[d])
             .sum();
-        4 * (dims + plan.flight.columns().len() * self.rows) as u64
+        let fact = match &self.fact {
+            HostFact::Plain(_) => plan.flight.columns().len() * self.rows,
+            HostFact::Packed(p) => {
+                let mut words = 0;
+                for &c in plan.flight.columns() {
+                    for (start, len) in chunks(self.rows, self.chunk_rows) {
+                        let (data, starts) = p.cols[c as usize].chunk(start, len)?;
+                        words += data.len() + starts.len();
+                    }
+                }
+                words
+            }
+        };
+        Ok(4 * (dims + fact) as u64)
     }
 
     fn queue(&self, q: Query) -> Result<()> {
@@ -183,12 +320,15 @@ impl<'g> CoprocessorEngine<'g> {
             .wait(&shipped)
             .map_err(err("waiting for the shipped dimensions"))?;
         s.build(gpu, plan)?;
+        let fact = match &self.fact {
+            HostFact::Plain(fact) => fact,
+            HostFact::Packed(p) => return self.ship_packed(p, plan, &mut s),
+        };
         let fact_cols = plan.flight.columns();
-        for (i, start) in (0..self.rows).step_by(CHUNK_ROWS).enumerate() {
-            let len = CHUNK_ROWS.min(self.rows - start);
+        for (i, (start, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
             let set = &mut st.chunks[i % 2];
             for (j, &c) in fact_cols.iter().enumerate() {
-                let host = self.fact[c as usize]
+                let host = fact[c as usize]
                     .as_slice()
                     .map_err(err("reading pinned memory"))?;
                 self.copy
@@ -203,11 +343,142 @@ impl<'g> CoprocessorEngine<'g> {
         }
         Ok(())
     }
+
+    /// Ships the compressed columns of `plan`'s flight chunk by chunk and probes each. The
+    /// probe finds the chunk buffers through its descriptors, where cudarc's tracking does not
+    /// see them: a chunk's probe waits for its copies, and the copies into a set of buffers
+    /// for the probe that read that set before, by events.
+    fn ship_packed(&self, p: &Packed, plan: &QueryPlan, s: &mut Scratch) -> Result<()> {
+        let gpu = self.gpu;
+        let err = |what| Error::driver(what, 0);
+        let mut bufs = p.chunks.borrow_mut();
+        let mut read: [Option<CudaEvent>; 2] = [None, None];
+        for (i, (start, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
+            let (set, slot) = (i % 2, &mut read[i % 2]);
+            if let Some(ev) = slot.take() {
+                self.copy
+                    .wait(&ev)
+                    .map_err(err("waiting for a chunk's probe"))?;
+            }
+            for &c in plan.flight.columns() {
+                let col = &p.cols[c as usize];
+                let (words, starts) = col.chunk(start, len)?;
+                let (data_buf, starts_buf) = &mut bufs[set][c as usize];
+                let host = col.data.as_slice().map_err(err("reading pinned memory"))?;
+                self.copy
+                    .memcpy_htod(&host[words.clone()], &mut data_buf.slice_mut(..words.len()))
+                    .map_err(err("shipping a compressed chunk"))?;
+                if !starts.is_empty() {
+                    let host = col
+                        .starts
+                        .as_slice()
+                        .map_err(err("reading pinned memory"))?;
+                    self.copy
+                        .memcpy_htod(
+                            &host[starts.clone()],
+                            &mut starts_buf.slice_mut(..starts.len()),
+                        )
+                        .map_err(err("shipping a compressed chunk's block starts"))?;
+                }
+            }
+            let shipped = self
+                .copy
+                .record_event(None)
+                .map_err(err("recording a shipped chunk"))?;
+            gpu.stream()
+                .wait(&shipped)
+                .map_err(err("waiting for a shipped chunk"))?;
+            let descs = &p.descs[plan.flight as usize][i];
+            s.probe(gpu, plan, super::FactView::Packed(descs), len)?;
+            *slot = Some(
+                gpu.stream()
+                    .record_event(None)
+                    .map_err(err("recording a chunk's probe"))?,
+            );
+        }
+        Ok(())
+    }
+}
+
+impl Packed {
+    /// Copies `encoded` (checked) into pinned memory, allocates two sets of chunk buffers,
+    /// each column's as large as its largest chunk, and uploads every flight's descriptors
+    /// of every chunk.
+    fn new(gpu: &Gpu, encoded: &[Encoded], rows: usize, chunk_rows: usize) -> Result<Packed> {
+        let cols = encoded
+            .iter()
+            .map(|e| {
+                let p = parts(e)?;
+                Ok(HostPacked {
+                    kind: p.kind,
+                    data: pinned(gpu, p.data)?,
+                    data_len: p.data.len(),
+                    starts: pinned(gpu, p.starts)?,
+                    starts_len: p.starts.len(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let chunks: Vec<(usize, usize)> = chunks(rows, chunk_rows).collect();
+        let alloc = |n: usize| {
+            gpu.stream()
+                .alloc_zeros::<u32>(n.max(1))
+                .map_err(Error::driver("allocating coprocessor buffers", n * 4))
+        };
+        let mut sets: [ChunkSet; 2] = [Vec::new(), Vec::new()];
+        for col in &cols {
+            let (mut words, mut starts) = (0, 0);
+            for &(start, len) in &chunks {
+                let (w, s) = col.chunk(start, len)?;
+                words = words.max(w.len());
+                starts = starts.max(s.len());
+            }
+            for set in &mut sets {
+                set.push((alloc(words)?, alloc(starts)?));
+            }
+        }
+        let ptr = |b: &CudaSlice<u32>| b.device_ptr(gpu.stream()).0;
+        let mut descs = Vec::new();
+        for flight in [Flight::One, Flight::Two, Flight::Three, Flight::Four] {
+            let mut per_chunk = Vec::new();
+            for (i, &(start, len)) in chunks.iter().enumerate() {
+                let mut flight_descs = Vec::new();
+                for &c in flight.columns() {
+                    let col = &cols[c as usize];
+                    let (words, _) = col.chunk(start, len)?;
+                    let (data, starts) = &sets[i % 2][c as usize];
+                    // A GPU-FOR probe adds its block starts, word offsets into the whole
+                    // column, to `data`: point it where word 0 would lie. The other kinds
+                    // index by the chunk's rows.
+                    let rebase = if col.kind == column::GPU_FOR {
+                        words.start
+                    } else {
+                        0
+                    };
+                    flight_descs.push(PackedCol {
+                        data: ptr(data).wrapping_sub(4 * rebase as u64),
+                        starts: ptr(starts),
+                        kind: col.kind,
+                        pad: 0,
+                    });
+                }
+                per_chunk.push(PodBuffer::upload(gpu, &flight_descs)?);
+            }
+            descs.push(per_chunk);
+        }
+        Ok(Packed {
+            cols,
+            chunks: RefCell::new(sets),
+            descs,
+        })
+    }
 }
 
 impl Engine for CoprocessorEngine<'_> {
     fn name(&self) -> &str {
-        "gpu-coprocessor"
+        match self.fact {
+            HostFact::Plain(_) => "gpu-coprocessor",
+            HostFact::Packed(_) => "gpu-coprocessor-compressed",
+        }
     }
 
     fn run(&self, q: Query) -> Result<QueryResult> {

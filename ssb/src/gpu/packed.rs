@@ -59,24 +59,11 @@ impl PackedFact {
     /// Uploads the query columns `encoded` (in [`FactCol::ALL`] order, each of `rows` values
     /// in one of [`PACKED_SCHEMES`], else `Err`).
     pub(crate) fn new(gpu: &Gpu, encoded: &[Encoded], rows: usize) -> Result<PackedFact> {
-        if encoded.len() != FactCol::ALL.len() {
-            return Err(Error::invalid(format!(
-                "compressed SSB columns: {} columns, expected {}",
-                encoded.len(),
-                FactCol::ALL.len()
-            )));
-        }
+        check_columns(encoded, rows)?;
         let mut arrays = Vec::new();
         let mut descs = Vec::new();
         let mut columns = Vec::new();
         for (&c, encoded) in FactCol::ALL.iter().zip(encoded) {
-            if encoded.len() != rows {
-                return Err(Error::invalid(format!(
-                    "compressed {}: {} values, lineorder has {rows} rows",
-                    c.name(),
-                    encoded.len()
-                )));
-            }
             columns.push(PackedColumn {
                 column: c,
                 scheme: encoded.scheme(),
@@ -105,34 +92,60 @@ impl PackedFact {
     }
 }
 
-/// Uploads `e`'s arrays (kept in `arrays`) and returns the column's descriptor.
-fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result<PackedCol> {
-    let mut put = |words: &[u32]| -> Result<u64> {
-        let col = gpu.upload(words)?;
-        let ptr = col.view().device_ptr(gpu.stream()).0;
-        arrays.push(col);
-        Ok(ptr)
-    };
+/// `Err` unless `encoded` holds the nine query columns in [`FactCol::ALL`] order, each of
+/// `rows` values in one of [`PACKED_SCHEMES`].
+pub(crate) fn check_columns(encoded: &[Encoded], rows: usize) -> Result<()> {
+    if encoded.len() != FactCol::ALL.len() {
+        return Err(Error::invalid(format!(
+            "compressed SSB columns: {} columns, expected {}",
+            encoded.len(),
+            FactCol::ALL.len()
+        )));
+    }
+    for (&c, e) in FactCol::ALL.iter().zip(encoded) {
+        if e.len() != rows {
+            return Err(Error::invalid(format!(
+                "compressed {}: {} values, lineorder has {rows} rows",
+                c.name(),
+                e.len()
+            )));
+        }
+        parts(e)?;
+    }
+    Ok(())
+}
+
+/// A query column's arrays as a probe reads them.
+pub(crate) struct Parts<'a> {
+    /// Its [`column`] kind.
+    pub(crate) kind: u32,
+    /// Its data words: the values (None), their bytes (NSF) or the blocks (GPU-FOR).
+    pub(crate) data: &'a [u32],
+    /// GPU-FOR's block starts (word offsets into `data`); empty for the other kinds.
+    pub(crate) starts: &'a [u32],
+}
+
+/// `e`'s arrays and kind, `Err` for a scheme no probe reads.
+pub(crate) fn parts(e: &Encoded) -> Result<Parts<'_>> {
     Ok(match e {
-        Encoded::Plain(c) => PackedCol {
-            data: put(c.values())?,
+        Encoded::Plain(c) => Parts {
             kind: column::PLAIN,
-            ..PackedCol::default()
+            data: c.values(),
+            starts: &[],
         },
-        Encoded::Nsf(c) => PackedCol {
-            data: put(c.data())?,
+        Encoded::Nsf(c) => Parts {
             kind: match c.header().value_bytes {
                 1 => column::NSF1,
                 2 => column::NSF2,
                 _ => column::PLAIN,
             },
-            ..PackedCol::default()
+            data: c.data(),
+            starts: &[],
         },
-        Encoded::For(c) => PackedCol {
-            data: put(c.data())?,
-            starts: put(c.block_starts())?,
+        Encoded::For(c) => Parts {
             kind: column::GPU_FOR,
-            pad: 0,
+            data: c.data(),
+            starts: c.block_starts(),
         },
         other => {
             return Err(Error::invalid(format!(
@@ -140,5 +153,26 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
                 other.scheme().name()
             )));
         }
+    })
+}
+
+/// Uploads `e`'s arrays (kept in `arrays`) and returns the column's descriptor.
+fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result<PackedCol> {
+    let p = parts(e)?;
+    let mut put = |words: &[u32]| -> Result<u64> {
+        let col = gpu.upload(words)?;
+        let ptr = col.view().device_ptr(gpu.stream()).0;
+        arrays.push(col);
+        Ok(ptr)
+    };
+    Ok(PackedCol {
+        data: put(p.data)?,
+        starts: if p.starts.is_empty() {
+            0
+        } else {
+            put(p.starts)?
+        },
+        kind: p.kind,
+        pad: 0,
     })
 }
