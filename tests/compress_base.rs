@@ -1,5 +1,5 @@
-//! Compression (issue 21), the baselines' GPU decoders (NSF, NSV, RLE and the vertical
-//! GPU-SIMDBP128 layout): decompression and decode-and-sum on the GPU equal the CPU decoders
+//! Compression (issue 21), the baselines' GPU decoders (NSF, NSV, RLE, the vertical
+//! GPU-SIMDBP128 layout) and RFOR's: decompression and decode-and-sum on the GPU equal the CPU decoders
 //! on awkward lengths (every tile of every kernel crossed) and on small, wide, mixed-width,
 //! equal, sorted and run-length inputs; the `_into` forms write every value and add into the
 //! caller's word; bad output buffers and schemes without GPU decoders are refused.
@@ -9,15 +9,16 @@ use std::ops::RangeInclusive;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::compress::format::VERTICAL_BLOCK;
 use tessera::compress::{
-    Compressed, Encoded, NsfColumn, NsvColumn, RleColumn, Scheme, VerticalColumn,
+    Compressed, Encoded, NsfColumn, NsvColumn, RforColumn, RleColumn, Scheme, VerticalColumn,
 };
 use tessera::cpu::{decompress, decompress_sum};
 use tessera::ops::{
-    BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRleColumn,
-    DeviceVerticalColumn, check_gpu_decodable, decompress_nsf, decompress_nsf_into, decompress_nsv,
-    decompress_nsv_into, decompress_rle, decompress_rle_into, decompress_vertical,
-    decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rle, sum_rle_into,
-    sum_vertical, sum_vertical_into,
+    BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRforColumn,
+    DeviceRleColumn, DeviceVerticalColumn, check_gpu_decodable, decompress_nsf,
+    decompress_nsf_into, decompress_nsv, decompress_nsv_into, decompress_rfor,
+    decompress_rfor_into, decompress_rle, decompress_rle_into, decompress_vertical,
+    decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rfor,
+    sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
 use tessera::{DeviceColumn, Error, Gpu, Result};
 
@@ -184,9 +185,30 @@ fn rle_decoders_match_the_cpu(gpu: &Gpu) {
     });
 }
 
+fn check_rfor(gpu: &Gpu, values: &[u32], what: &str) {
+    let col = RforColumn::encode(values).unwrap();
+    let dev = DeviceRforColumn::upload(gpu, &col).unwrap();
+    assert_eq!((dev.len(), dev.runs()), (col.len(), col.values().len()));
+    assert_eq!(dev.is_empty(), values.is_empty());
+    let d = Decoders {
+        decompress: &|| decompress_rfor(gpu, &dev),
+        decompress_into: &|out| decompress_rfor_into(gpu, &dev, out),
+        sum: &|| sum_rfor(gpu, &dev),
+        sum_into: &|s| sum_rfor_into(gpu, &dev, s),
+    };
+    check(gpu, &Encoded::Rfor(col), d, what);
+}
+
+fn rfor_decoders_match_the_cpu(gpu: &Gpu) {
+    for_each_input(5308, usize::MAX, |values, what| {
+        check_rfor(gpu, values, what)
+    });
+}
+
 /// Runs that end exactly at tile boundaries, one before and one after, a single run over many
-/// tiles after short ones, and run counts of a tile +- 1 (the sum's tiles count runs).
-fn rle_runs_at_tile_boundaries(gpu: &Gpu) {
+/// tiles after short ones, and run counts of a tile +- 1 (the sums' tiles count runs: RLE's
+/// of the baselines' tile, RFOR's of 1024), for RLE and RFOR.
+fn runs_at_tile_boundaries(gpu: &Gpu) {
     let t = BASELINE_TILE;
     let mut inputs: Vec<(String, Vec<u32>)> = Vec::new();
     for len in [t - 1, t, t + 1, 1, 2 * t] {
@@ -197,12 +219,13 @@ fn rle_runs_at_tile_boundaries(gpu: &Gpu) {
     v.extend(std::iter::repeat_n(9, 10 * t + 11));
     v.extend(0..3);
     inputs.push(("distinct then one long run".into(), v));
-    for runs in [t - 1, t, t + 1] {
+    for runs in [t - 1, t, t + 1, 1023, 1024, 1025, 3 * 1024 + 1] {
         let v: Vec<u32> = (0..runs).flat_map(|r| [r as u32; 3]).collect();
         inputs.push((format!("{runs} runs of 3"), v));
     }
     for (what, values) in inputs {
         check_rle(gpu, &values, &what);
+        check_rfor(gpu, &values, &what);
     }
 }
 
@@ -275,6 +298,7 @@ fn wrong_output_lengths_are_refused(gpu: &Gpu) {
     let nsf = DeviceNsfColumn::upload(gpu, &NsfColumn::encode(&values).unwrap()).unwrap();
     let nsv = DeviceNsvColumn::upload(gpu, &NsvColumn::encode(&values).unwrap()).unwrap();
     let rle = DeviceRleColumn::upload(gpu, &RleColumn::encode(&values).unwrap()).unwrap();
+    let rfor = DeviceRforColumn::upload(gpu, &RforColumn::encode(&values).unwrap()).unwrap();
     let vertical =
         DeviceVerticalColumn::upload(gpu, &VerticalColumn::encode(&values).unwrap()).unwrap();
     let empty = DeviceRleColumn::upload(gpu, &RleColumn::encode(&[]).unwrap()).unwrap();
@@ -289,6 +313,10 @@ fn wrong_output_lengths_are_refused(gpu: &Gpu) {
     refused(decompress_nsv_into(gpu, &nsv, &mut short), "decompress_nsv");
     refused(decompress_rle_into(gpu, &rle, &mut short), "decompress_rle");
     refused(
+        decompress_rfor_into(gpu, &rfor, &mut short),
+        "decompress_rfor",
+    );
+    refused(
         decompress_vertical_into(gpu, &vertical, &mut short),
         "decompress_vertical",
     );
@@ -299,6 +327,7 @@ fn wrong_output_lengths_are_refused(gpu: &Gpu) {
     refused(sum_nsf_into(gpu, &nsf, &mut two), "sum_nsf");
     refused(sum_nsv_into(gpu, &nsv, &mut two), "sum_nsv");
     refused(sum_rle_into(gpu, &rle, &mut two), "sum_rle");
+    refused(sum_rfor_into(gpu, &rfor, &mut two), "sum_rfor");
     refused(sum_vertical_into(gpu, &vertical, &mut two), "sum_vertical");
     refused(sum_rle_into(gpu, &empty, &mut two), "sum_rle");
     // An empty column with a right-sized output launches nothing and succeeds.
@@ -313,7 +342,13 @@ fn inputs_round_trip_on_the_cpu() {
     let (mut widths, mut lengths, mut longest, mut most_runs) = (0u32, 0u32, 0usize, 0usize);
     for_each_input(5307, 100_003, |values, what| {
         let sum: u64 = values.iter().map(|&v| v as u64).sum();
-        for scheme in [Scheme::Nsf, Scheme::Nsv, Scheme::Rle, Scheme::Vertical] {
+        for scheme in [
+            Scheme::Nsf,
+            Scheme::Nsv,
+            Scheme::Rle,
+            Scheme::Rfor,
+            Scheme::Vertical,
+        ] {
             let col = scheme.encode(values).unwrap();
             let what = format!("{what}, {} ({} values)", scheme.name(), values.len());
             same(&decompress(&col).unwrap(), values, &what);
@@ -375,7 +410,8 @@ fn schemes_without_gpu_decoders_are_named() {
         }
     }
     assert!(check_gpu_decodable(Scheme::Dfor).is_ok());
-    assert!(check_gpu_decodable(Scheme::Rfor).is_err());
+    assert!(check_gpu_decodable(Scheme::Rfor).is_ok());
+    assert!(check_gpu_decodable(Scheme::Plain).is_err());
 }
 
 harness! {
@@ -383,7 +419,8 @@ harness! {
         nsf_decoders_match_the_cpu,
         nsv_decoders_match_the_cpu,
         rle_decoders_match_the_cpu,
-        rle_runs_at_tile_boundaries,
+        rfor_decoders_match_the_cpu,
+        runs_at_tile_boundaries,
         vertical_decoders_match_the_cpu,
         vertical_decoders_at_every_bit_width,
         device_encoded_dispatches_every_scheme,

@@ -250,6 +250,30 @@ pub const fn unreference(reference: u32, stored: u32) -> u32 {
     reference.wrapping_add(stored)
 }
 
+/// Value `i` of a GPU-FOR column (its `data` and `starts` arrays) read alone: its block's
+/// start, the block's header, then the one or two words that hold it (none in a miniblock of
+/// width 0, whose values are the reference: its position may lie past the data).
+///
+/// # Safety
+/// `data` and `starts` are a validated GPU-FOR column that holds value `i`.
+#[inline(always)]
+pub unsafe fn for_value_at(data: *const u32, starts: *const u32, i: usize) -> u32 {
+    // SAFETY: the block holding value `i`, its header and the words its widths give.
+    unsafe {
+        let block = data.add(starts.add(i / BLOCK).read() as usize);
+        let (reference, widths) = (block.read(), block.add(1).read());
+        let (word, bit) = block_position(widths, i % BLOCK);
+        let w = width(widths, i % BLOCK / MINIBLOCK);
+        let lo = if w == 0 { 0 } else { block.add(word).read() };
+        let hi = if spans_next(bit, w) {
+            block.add(word + 1).read()
+        } else {
+            0
+        };
+        unreference(reference, extract(lo, hi, bit, w))
+    }
+}
+
 /// Index in the data array of a DFOR group's first value, from the start of its first block.
 #[inline(always)]
 pub const fn dfor_first_value_index(group_first_block_start: u32) -> usize {

@@ -1,5 +1,6 @@
 //! GPU decoders of the baseline schemes of thesis §5.6 (NSF, NSV, RLE and the vertical
-//! GPU-SIMDBP128 layout of §5.3.3): for each, decompression to a plain column and
+//! GPU-SIMDBP128 layout of §5.3.3) and of RFOR (RLE whose run values and lengths are GPU-FOR
+//! columns): for each, decompression to a plain column and
 //! decode-and-sum, the two micro-benchmarks GPU-FOR's decoders (`ops::decompress`) are
 //! measured by. The formats and their index arithmetic are [`crate::compress::format`]'s.
 //!
@@ -242,15 +243,19 @@ mod device {
     /// gives every position its run. The work per tile is the same whatever the run lengths:
     /// long runs cost no thread more than short ones.
     ///
+    /// The run values come from `value(r)`, so that RLE reads them from a plain array and
+    /// RFOR decodes each from its GPU-FOR column.
+    ///
     /// # Safety
-    /// `values` and `starts` are `runs` run values and their first positions (an exclusive
-    /// scan of lengths of at least 1 that sum to `n`); `out` holds `n` values, 16-byte
-    /// aligned; `first < last <= ` the tiles of `n`; the buffers of `sh` hold `NT * IPT`,
-    /// `NT * IPT` and the block scan's words. Called by the whole block.
+    /// `value(r)` reads run `r`'s value for every run below `runs`, and `starts` holds the
+    /// runs' first positions (an exclusive scan of lengths of at least 1 that sum to `n`);
+    /// `out` holds `n` values, 16-byte aligned; `first < last <= ` the tiles of `n`; the
+    /// buffers of `sh` hold `NT * IPT`, `NT * IPT` and the block scan's words. Called by the
+    /// whole block.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn rle_expand<const NT: usize, const IPT: usize>(
-        values: *const u32,
+        value: impl Fn(usize) -> u32,
         starts: *const u32,
         runs: u32,
         n: u32,
@@ -288,7 +293,7 @@ mod device {
                     // tile, at distinct positions.
                     unsafe {
                         let r = (ra + i) as usize;
-                        sh.values.write(i as usize, values.add(r).read());
+                        sh.values.write(i as usize, value(r));
                         if i > 0 {
                             sh.flags.write((starts.add(r).read() - p0) as usize, 1);
                         }
@@ -546,8 +551,11 @@ crate::kernel! {
         let (first, last) = block_tiles(crate::arch::block_idx(), crate::arch::grid_dim(), tiles);
         if first < last {
             // SAFETY: the host passes a valid RLE column with its run starts and room for `n`
-            // in `out`; this block's tiles hold values.
-            unsafe { rle_expand::<NT, IPT>(values, starts, runs, n, first, last, &sh, out) };
+            // in `out`; this block's tiles hold values; `rle_expand` reads runs below `runs`.
+            unsafe {
+                let value = |r: usize| values.add(r).read();
+                rle_expand::<NT, IPT>(value, starts, runs, n, first, last, &sh, out)
+            };
         }
     }
 }
@@ -575,6 +583,67 @@ crate::kernel! {
                 mine = mine.wrapping_add(v[k] as u64 * l[k] as u64);
             }
             tile += crate::arch::grid_dim();
+        }
+        // SAFETY: the host passes one word at `sum`.
+        unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };
+    }
+}
+
+crate::kernel! {
+    /// Expands an RFOR column of `runs` runs (run values in GPU-FOR, `values` and
+    /// `value_starts`; `starts`, the exclusive scan of the run lengths) and `n` values into
+    /// `out`: [`RLE_DECOMPRESS`]'s expansion, each run value decoded where the tile stages it.
+    RFOR_DECOMPRESS = rfor_decompress[NT = 128, IPT = 16](
+        values: *const u32, value_starts: *const u32, starts: *const u32, runs: u32, n: u32,
+        out: *mut u32
+    ) {
+        let sh = RleShared {
+            flags: crate::shared_array!(rfor_flags: [u32; NT * IPT]),
+            values: crate::shared_array!(rfor_values: [u32; NT * IPT]),
+            temp: crate::shared_array!(rfor_scan: [u32; crate::block::Tile::<u32, NT, IPT>::SCAN_WORDS]),
+        };
+        let tiles = (n as usize).div_ceil(NT * IPT);
+        let (first, last) = block_tiles(crate::arch::block_idx(), crate::arch::grid_dim(), tiles);
+        if first < last {
+            // SAFETY: the host passes a valid RFOR column (its values a validated GPU-FOR
+            // column of `runs` values) with its run starts and room for `n` in `out`; this
+            // block's tiles hold values; `rle_expand` reads runs below `runs`.
+            unsafe {
+                let value = |r: usize| crate::compress::format::for_value_at(values, value_starts, r);
+                rle_expand::<NT, IPT>(value, starts, runs, n, first, last, &sh, out)
+            };
+        }
+    }
+}
+
+crate::kernel! {
+    /// Adds `value * length` of every run of an RFOR column of `runs` runs into `*sum` (which
+    /// the host zeroes), never expanding a run: the run values and lengths, both GPU-FOR, are
+    /// decoded tile by tile (LoadBitPack, the values' next tile in flight); any grid.
+    RFOR_SUM = rfor_sum[NT = 128, IPT = 8](
+        values: *const u32, value_starts: *const u32, lengths: *const u32,
+        length_starts: *const u32, runs: u32, sum: *mut u64
+    ) {
+        use crate::compress::load::{bitpack_shared_words, for_each_bitpack_tile, load_bitpack};
+        let sh = crate::shared_array!(rfor_value_words: [u32; 2 * bitpack_shared_words(NT, IPT)]);
+        let lsh = crate::shared_array!(rfor_length_words: [u32; bitpack_shared_words(NT, IPT)]);
+        let temp = crate::shared_array!(rfor_sum_temp: [u64; NT / 32 + 1]);
+        let runs = runs as usize;
+        let mut mine = 0u64;
+        // SAFETY: the host passes a valid RFOR column: two validated GPU-FOR columns of
+        // `runs` values each, 16-byte aligned; every thread gets to each tile, which holds
+        // runs of both.
+        unsafe {
+            for_each_bitpack_tile::<NT, IPT>(values, value_starts, runs, sh, |tile, staged| {
+                // Items past the runs stay 0 in both: they add nothing.
+                let (mut v, mut l) = ([0u32; IPT], [0u32; IPT]);
+                staged.load(&mut v);
+                load_bitpack::<NT, IPT>(lengths, length_starts, runs, tile, lsh, &mut l);
+                for k in 0..IPT {
+                    // The lengths sum to fewer than 2^32 values: the total is below 2^64.
+                    mine = mine.wrapping_add(v[k] as u64 * l[k] as u64);
+                }
+            });
         }
         // SAFETY: the host passes one word at `sum`.
         unsafe { crate::block::block_sum_into::<NT>(mine, temp, sum) };

@@ -146,7 +146,7 @@ pub(crate) fn has_work(
 
 /// A GPU-FOR column in device memory.
 pub struct DeviceForColumn {
-    arrays: BlockArrays,
+    pub(crate) arrays: BlockArrays,
 }
 
 impl DeviceForColumn {

@@ -4,15 +4,15 @@
 //! from its host column, which is valid by construction (encoded here, or checked when read,
 //! see [`crate::compress::validate`]), so the kernels' reads stay within its arrays.
 //!
-//! Two columns carry an index that the upload derives on the GPU: an NSV column its tiles'
-//! first bytes (the lengths' sum per tile, then an exclusive scan), an RLE column its runs'
-//! first positions (the exclusive scan of the lengths), which its expansion searches.
+//! Three columns carry an index that the upload derives on the GPU: an NSV column its tiles'
+//! first bytes (the lengths' sum per tile, then an exclusive scan), an RLE or RFOR column its
+//! runs' first positions (the exclusive scan of the lengths), which its expansion searches.
 use tessera_kernels::compress::format::{VERTICAL_BLOCK, VERTICAL_LANES};
 use tessera_kernels::ops::decompress_base as k;
 use tessera_kernels::spec::KernelSpec;
 
 use crate::compress::{
-    Compressed, Encoded, NsfColumn, NsvColumn, RleColumn, Scheme, VerticalColumn,
+    Compressed, Encoded, NsfColumn, NsvColumn, RforColumn, RleColumn, Scheme, VerticalColumn,
 };
 use crate::error::{Error, Result};
 use crate::ops::decompress::{BlockArrays, decompressed, has_work, summed};
@@ -39,6 +39,7 @@ const _: () = {
         k::NSV_SUM.tile(),
         k::RLE_DECOMPRESS.tile(),
         k::RLE_SUM.tile(),
+        k::RFOR_DECOMPRESS.tile(),
     ];
     let mut i = 0;
     while i < tiles.len() {
@@ -363,6 +364,123 @@ pub fn sum_rle_into(gpu: &Gpu, col: &DeviceRleColumn, sum: &mut DeviceColumn<u64
     unsafe { gpu.launch(spec, cfg, (&col.values, &col.lengths, &runs32, sum)) }
 }
 
+/// An RFOR column in device memory: its run values and lengths as GPU-FOR columns, and each
+/// run's first position (the exclusive scan of the lengths, decoded and scanned on the GPU at
+/// upload), which the expansion searches while it decodes the run values it needs; the sum
+/// decodes the values and lengths tile by tile.
+pub struct DeviceRforColumn {
+    len: usize,
+    values: DeviceForColumn,
+    lengths: DeviceForColumn,
+    starts: DeviceColumn<u32>,
+}
+
+impl DeviceRforColumn {
+    /// Uploads `col` (four host-to-device copies), decodes its run lengths on the GPU and
+    /// scans them into the runs' first positions; the scan's total is read back (a
+    /// synchronization) and checked against the header.
+    pub fn upload(gpu: &Gpu, col: &RforColumn) -> Result<DeviceRforColumn> {
+        let values = DeviceForColumn::upload(gpu, col.values())?;
+        let lengths = DeviceForColumn::upload(gpu, col.lengths())?;
+        // The lengths sum to the column's count, below 2^32: the scan does not wrap.
+        let (starts, total) = exclusive_scan(gpu, &decompress_for(gpu, &lengths)?)?;
+        if total as usize != col.len() || values.len() != lengths.len() {
+            return Err(Error::Data(format!(
+                "RFOR: {} run values, {} run lengths summing to {total} on the GPU; the \
+                 header says {} values",
+                values.len(),
+                lengths.len(),
+                col.len()
+            )));
+        }
+        Ok(DeviceRforColumn {
+            len: col.len(),
+            values,
+            lengths,
+            starts,
+        })
+    }
+
+    /// Values in the column.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the column holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Runs in the column.
+    pub fn runs(&self) -> usize {
+        self.values.len()
+    }
+
+    /// Bytes of the encoded arrays, the run values and lengths in GPU-FOR: what the sum reads
+    /// (the expansion reads the run starts, 4 bytes a run, in place of the lengths).
+    pub fn compressed_bytes(&self) -> usize {
+        self.values.compressed_bytes() + self.lengths.compressed_bytes()
+    }
+}
+
+/// The values of `col` as a plain device column.
+pub fn decompress_rfor(gpu: &Gpu, col: &DeviceRforColumn) -> Result<DeviceColumn<u32>> {
+    decompressed(gpu, col.len(), |out| decompress_rfor_into(gpu, col, out))
+}
+
+/// Queues the expansion of `col` into `out`, which holds `col.len()` values.
+pub fn decompress_rfor_into(
+    gpu: &Gpu,
+    col: &DeviceRforColumn,
+    out: &mut DeviceColumn<u32>,
+) -> Result<()> {
+    let n = col.len();
+    if !has_work("decompress_rfor", "out", out.len(), n, n)? {
+        return Ok(());
+    }
+    let spec = &k::RFOR_DECOMPRESS;
+    // As RLE's: resident blocks, each expanding a contiguous range of tiles.
+    let cfg = resident_grid(gpu, spec, n)?;
+    let (runs, n32) = (col.runs() as u32, n as u32);
+    let v = &col.values.arrays;
+    // SAFETY: a valid RFOR column of `runs` runs and `n` values (its values a validated
+    // GPU-FOR column of `runs` values) with its runs' first positions (see
+    // `DeviceRforColumn::upload`); room for `n` in `out`; any grid.
+    unsafe {
+        gpu.launch(
+            spec,
+            cfg,
+            (&v.data, &v.starts, &col.starts, &runs, &n32, out),
+        )
+    }
+}
+
+/// The sum of the values of `col`: each run's value times its length, no run expanded.
+pub fn sum_rfor(gpu: &Gpu, col: &DeviceRforColumn) -> Result<u64> {
+    summed(gpu, |sum| sum_rfor_into(gpu, col, sum))
+}
+
+/// Queues the decode-and-sum of `col`, adding into `sum[0]` (the caller zeroes it).
+pub fn sum_rfor_into(gpu: &Gpu, col: &DeviceRforColumn, sum: &mut DeviceColumn<u64>) -> Result<()> {
+    let runs = col.runs();
+    if !has_work("sum_rfor", "sum", sum.len(), 1, runs)? {
+        return Ok(());
+    }
+    let spec = &k::RFOR_SUM;
+    let cfg = resident_grid(gpu, spec, runs)?;
+    let runs32 = runs as u32;
+    let (v, l) = (&col.values.arrays, &col.lengths.arrays);
+    // SAFETY: two validated GPU-FOR columns of `runs` values each, each array in its own
+    // allocation (16-byte aligned); one word at `sum`; any grid.
+    unsafe {
+        gpu.launch(
+            spec,
+            cfg,
+            (&v.data, &v.starts, &l.data, &l.starts, &runs32, sum),
+        )
+    }
+}
+
 /// A vertical (GPU-SIMDBP128) column in device memory.
 pub struct DeviceVerticalColumn {
     arrays: BlockArrays,
@@ -451,6 +569,8 @@ pub enum DeviceEncoded {
     Nsv(DeviceNsvColumn),
     /// A [`DeviceRleColumn`].
     Rle(DeviceRleColumn),
+    /// A [`DeviceRforColumn`].
+    Rfor(DeviceRforColumn),
     /// A [`DeviceVerticalColumn`].
     Vertical(DeviceVerticalColumn),
 }
@@ -464,6 +584,7 @@ macro_rules! each_device_column {
             DeviceEncoded::Nsf($c) => $body,
             DeviceEncoded::Nsv($c) => $body,
             DeviceEncoded::Rle($c) => $body,
+            DeviceEncoded::Rfor($c) => $body,
             DeviceEncoded::Vertical($c) => $body,
         }
     };
@@ -471,12 +592,13 @@ macro_rules! each_device_column {
 
 impl DeviceEncoded {
     /// The schemes with GPU decoders.
-    pub const SCHEMES: [Scheme; 6] = [
+    pub const SCHEMES: [Scheme; 7] = [
         Scheme::For,
         Scheme::Dfor,
         Scheme::Nsf,
         Scheme::Nsv,
         Scheme::Rle,
+        Scheme::Rfor,
         Scheme::Vertical,
     ];
 
@@ -488,6 +610,7 @@ impl DeviceEncoded {
             Encoded::Nsf(c) => DeviceEncoded::Nsf(DeviceNsfColumn::upload(gpu, c)?),
             Encoded::Nsv(c) => DeviceEncoded::Nsv(DeviceNsvColumn::upload(gpu, c)?),
             Encoded::Rle(c) => DeviceEncoded::Rle(DeviceRleColumn::upload(gpu, c)?),
+            Encoded::Rfor(c) => DeviceEncoded::Rfor(DeviceRforColumn::upload(gpu, c)?),
             Encoded::Vertical(c) => DeviceEncoded::Vertical(DeviceVerticalColumn::upload(gpu, c)?),
             other => return Err(no_gpu_decoder(other.scheme())),
         })
@@ -501,6 +624,7 @@ impl DeviceEncoded {
             DeviceEncoded::Nsf(_) => Scheme::Nsf,
             DeviceEncoded::Nsv(_) => Scheme::Nsv,
             DeviceEncoded::Rle(_) => Scheme::Rle,
+            DeviceEncoded::Rfor(_) => Scheme::Rfor,
             DeviceEncoded::Vertical(_) => Scheme::Vertical,
         }
     }
@@ -528,6 +652,7 @@ impl DeviceEncoded {
             DeviceEncoded::Nsf(c) => decompress_nsf(gpu, c),
             DeviceEncoded::Nsv(c) => decompress_nsv(gpu, c),
             DeviceEncoded::Rle(c) => decompress_rle(gpu, c),
+            DeviceEncoded::Rfor(c) => decompress_rfor(gpu, c),
             DeviceEncoded::Vertical(c) => decompress_vertical(gpu, c),
         }
     }
@@ -540,6 +665,7 @@ impl DeviceEncoded {
             DeviceEncoded::Nsf(c) => sum_nsf(gpu, c),
             DeviceEncoded::Nsv(c) => sum_nsv(gpu, c),
             DeviceEncoded::Rle(c) => sum_rle(gpu, c),
+            DeviceEncoded::Rfor(c) => sum_rfor(gpu, c),
             DeviceEncoded::Vertical(c) => sum_vertical(gpu, c),
         }
     }
@@ -554,6 +680,7 @@ impl DeviceEncoded {
             DeviceEncoded::Nsf(c) => decompress_nsf_into(gpu, c, out),
             DeviceEncoded::Nsv(c) => decompress_nsv_into(gpu, c, out),
             DeviceEncoded::Rle(c) => decompress_rle_into(gpu, c, out),
+            DeviceEncoded::Rfor(c) => decompress_rfor_into(gpu, c, out),
             DeviceEncoded::Vertical(c) => decompress_vertical_into(gpu, c, out),
         }
     }
@@ -567,6 +694,7 @@ impl DeviceEncoded {
             DeviceEncoded::Nsf(c) => sum_nsf_into(gpu, c, sum),
             DeviceEncoded::Nsv(c) => sum_nsv_into(gpu, c, sum),
             DeviceEncoded::Rle(c) => sum_rle_into(gpu, c, sum),
+            DeviceEncoded::Rfor(c) => sum_rfor_into(gpu, c, sum),
             DeviceEncoded::Vertical(c) => sum_vertical_into(gpu, c, sum),
         }
     }

@@ -26,11 +26,12 @@ pub use decompress::{
     decompress_for, decompress_for_into, sum_dfor, sum_dfor_into, sum_for, sum_for_into,
 };
 pub use decompress_base::{
-    BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRleColumn,
-    DeviceVerticalColumn, check_gpu_decodable, decompress_nsf, decompress_nsf_into, decompress_nsv,
-    decompress_nsv_into, decompress_rle, decompress_rle_into, decompress_vertical,
-    decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rle, sum_rle_into,
-    sum_vertical, sum_vertical_into,
+    BASELINE_TILE, DeviceEncoded, DeviceNsfColumn, DeviceNsvColumn, DeviceRforColumn,
+    DeviceRleColumn, DeviceVerticalColumn, check_gpu_decodable, decompress_nsf,
+    decompress_nsf_into, decompress_nsv, decompress_nsv_into, decompress_rfor,
+    decompress_rfor_into, decompress_rle, decompress_rle_into, decompress_vertical,
+    decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rfor,
+    sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
