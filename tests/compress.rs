@@ -1,4 +1,5 @@
-//! Compression (issue 21): the GPU-FOR and GPU-DFOR decoders on the GPU against the input, and
+//! Compression (issue 21): the GPU-FOR and GPU-DFOR decoders on the GPU against the input (and
+//! every row of the GPU-FOR ablation, the miniblock-free variant with its encoder), and
 //! on the CPU: exact round trips of every scheme on awkward lengths and
 //! on the thesis' distributions, decode-and-sum, the smallest-footprint choice, the bits per
 //! value of known inputs, the on-disk form, output independent of the thread count, and a
@@ -14,7 +15,7 @@ use tessera::compress::{
 };
 use tessera::cpu::{decompress, decompress_sum};
 use tessera::ops::{
-    DeviceDforColumn, DeviceForColumn, ForTile, decompress_dfor, decompress_dfor_into,
+    DeviceDforColumn, DeviceForColumn, ForAblation, ForTile, decompress_dfor, decompress_dfor_into,
     decompress_for, decompress_for_into, sum_dfor, sum_dfor_into, sum_for, sum_for_into,
 };
 use tessera::{Error, Gpu};
@@ -218,6 +219,83 @@ fn gpu_for_decoders_at_every_bit_width(gpu: &Gpu) {
             );
         }
     }
+}
+
+/// Every row of the §5.3.2-5.3.3 ablation decodes `values` (the miniblock-free rows their
+/// one-width encoding, which every product decoder also reads), over a buffer of garbage.
+fn check_ablation(gpu: &Gpu, values: &[u32], what: &str) {
+    let cols = [
+        DeviceForColumn::upload(gpu, &ForColumn::encode(values).unwrap()).unwrap(),
+        DeviceForColumn::upload(gpu, &ForColumn::encode_one_width(values).unwrap()).unwrap(),
+    ];
+    assert!(cols[1].is_one_width(), "{what}");
+    same(
+        &decompress_for(gpu, &cols[1]).unwrap().to_vec(gpu).unwrap(),
+        values,
+        &format!("{what}, one width, product decoder"),
+    );
+    for row in ForAblation::all() {
+        let what = format!(
+            "{what}, ablation {:?} D = {} ({} values)",
+            row.name,
+            row.blocks,
+            values.len()
+        );
+        let mut out = gpu.upload(&vec![0xdead_beef; values.len()]).unwrap();
+        row.decompress_into(gpu, &cols[row.one_width as usize], &mut out)
+            .unwrap();
+        same(&out.to_vec(gpu).unwrap(), values, &what);
+    }
+}
+
+fn gpu_for_ablation_rows_on_awkward_lengths_and_widths(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2104);
+    for n in sizes() {
+        for (name, gen_values) in distributions() {
+            check_ablation(gpu, &gen_values(n, &mut rng), name);
+        }
+    }
+    for bits in 1..=32 {
+        for n in common::capped(&[129, 32 * 128 * 3 + 17]) {
+            check_ablation(
+                gpu,
+                &uniform_bits(n, bits, &mut rng),
+                &format!("{bits} bits"),
+            );
+        }
+    }
+    // A miniblock-free row refuses a column of several widths per block, naming the fix.
+    let mixed: Vec<u32> = (0..1000)
+        .map(|i| if i % 128 < 32 { 1 } else { i })
+        .collect();
+    let col = DeviceForColumn::upload(gpu, &ForColumn::encode(&mixed).unwrap()).unwrap();
+    assert!(!col.is_one_width());
+    let mut out = gpu.zeros::<u32>(mixed.len()).unwrap();
+    for row in ForAblation::all().iter().filter(|r| r.one_width) {
+        let err = row.decompress_into(gpu, &col, &mut out).unwrap_err();
+        assert!(err.to_string().contains("encode_one_width"), "{err}");
+    }
+}
+
+/// The one-width encoding round-trips on the CPU, is one width per block, and is never
+/// smaller than GPU-FOR's (same headers, miniblocks only widened).
+fn one_width_encoding_round_trips() {
+    let mut rng = StdRng::seed_from_u64(33);
+    for n in sizes() {
+        for (name, gen_values) in distributions() {
+            let values = gen_values(n, &mut rng);
+            let one = ForColumn::encode_one_width(&values).unwrap();
+            let four = ForColumn::encode(&values).unwrap();
+            assert!(one.is_one_width(), "{name}, {n}");
+            assert!(
+                one.compressed_bytes() >= four.compressed_bytes(),
+                "{name}, {n}"
+            );
+            same(&decompress(&Encoded::For(one)).unwrap(), &values, name);
+        }
+    }
+    let mixed: Vec<u32> = (0..256).map(|i| if i < 32 { 0 } else { i }).collect();
+    assert!(!ForColumn::encode(&mixed).unwrap().is_one_width());
 }
 
 fn round_trips_at_every_bit_width() {
@@ -453,10 +531,12 @@ harness! {
         gpu_for_decoders_at_every_bit_width,
         gpu_dfor_decoders_on_awkward_lengths,
         gpu_dfor_refuses_groups_that_do_not_tile,
+        gpu_for_ablation_rows_on_awkward_lengths_and_widths,
     ],
     cpu: [
         round_trips_on_awkward_lengths,
         round_trips_at_every_bit_width,
+        one_width_encoding_round_trips,
         signed_values_round_trip_through_their_bits,
         encoding_does_not_depend_on_the_thread_count,
         the_smallest_footprint_is_chosen,

@@ -11,6 +11,10 @@
 //!   Zipf with alpha 1 to 5 over 2^20 values ([`Dist`]). Every scheme with a GPU decoder, and
 //!   the uncompressed sum.
 //!
+//! * The ablation of §5.3.2-5.3.3 (section `ablation`): GPU-FOR decompression at 16 bits from
+//!   the thesis' base algorithm through its three optimizations, and the miniblock-free
+//!   variant ([`tessera_host::ops::ForAblation`]).
+//!
 //! Each time is a median against its model: the compressed bytes read once, plus 4 bytes per
 //! value written for decompression, at the bandwidth measured in the same run. Every scheme's
 //! footprint (bits per value) and host encoding speed is reported at every point, at the
@@ -161,6 +165,11 @@ pub fn run(args: &CompressArgs) -> Result<()> {
         (1..=31).collect()
     };
     let raw: Vec<u32> = random_vec(n, 21);
+    #[cfg(feature = "sweeps")]
+    {
+        eprintln!("bench compress: the ablation of §5.3.2-5.3.3 at 16 bits");
+        bench.ablation(&raw)?;
+    }
     let mut width_infos = Vec::with_capacity(widths.len());
     for (i, &bits) in widths.iter().enumerate() {
         eprintln!("bench compress: {bits} bits ({}/{})", i + 1, widths.len());
@@ -349,6 +358,38 @@ impl Bench<'_> {
             let model = self.bw.model_ms(bytes, self.plain_bytes());
             self.record(at.decompress, &name, at.param, ms, model);
             self.check_out(at.check, &name, at.param, values)?;
+        }
+        Ok(())
+    }
+
+    /// The GPU-FOR decompression ablation of thesis §5.3.2-5.3.3 (section `ablation`) on
+    /// uniformly random values of 16 bits, the thesis' sample data set (`raw` masked): from
+    /// Algorithm 6 to the precomputed miniblock offsets, and the miniblock-free variant on the
+    /// same values encoded with one width per block; every output checked. The product
+    /// decoders' rows are the `decompress` section's at 16 bits.
+    #[cfg(feature = "sweeps")]
+    fn ablation(&mut self, raw: &[u32]) -> Result<()> {
+        use tessera_host::compress::ForColumn;
+        use tessera_host::ops::ForAblation;
+        let gpu = self.gpu;
+        let values: Vec<u32> = raw.par_iter().map(|&x| x & 0xffff).collect();
+        let param = "16 bits";
+        let cols = [
+            DeviceForColumn::upload(gpu, &ForColumn::encode(&values)?)?,
+            DeviceForColumn::upload(gpu, &ForColumn::encode_one_width(&values)?)?,
+        ];
+        for row in ForAblation::all() {
+            let col = &cols[row.one_width as usize];
+            let name = format!("{} D={}", row.name, row.blocks);
+            self.clear_out(true)?;
+            let ms = time(gpu, self.reps, || {
+                row.decompress_into(gpu, col, &mut self.out)
+            })?;
+            let model = self
+                .bw
+                .model_ms(col.compressed_bytes() as f64, self.plain_bytes());
+            self.record("ablation", &name, param, ms, model);
+            self.check_out(true, &name, param, &values)?;
         }
         Ok(())
     }

@@ -48,8 +48,27 @@ fn put(words: &mut [u32], (word, bit): (usize, u32), stride: usize, width: u32, 
 /// Appends one GPU-FOR block of up to [`BLOCK`] values to `out` (a short last block is padded
 /// with its reference, which stores as 0).
 pub(crate) fn encode_block(values: &[u32], out: &mut Vec<u32>) {
-    let reference = best_reference(values, |r| miniblock_widths(values, r).iter().sum());
-    let widths = pack_widths(miniblock_widths(values, reference));
+    encode_block_as(values, out, false)
+}
+
+/// [`encode_block`] with every miniblock at the block's widest width: the miniblock-free
+/// layout of thesis §5.3.3 (one width per block, value `i` at bit `i * width`), still a
+/// GPU-FOR block that every decoder reads.
+pub(crate) fn encode_block_one_width(values: &[u32], out: &mut Vec<u32>) {
+    encode_block_as(values, out, true)
+}
+
+fn encode_block_as(values: &[u32], out: &mut Vec<u32>, one_width: bool) {
+    let widths_of = |r: u32| {
+        let w = miniblock_widths(values, r);
+        if one_width {
+            [w.into_iter().max().unwrap_or(0); MINIBLOCKS]
+        } else {
+            w
+        }
+    };
+    let reference = best_reference(values, |r| widths_of(r).iter().sum());
+    let widths = pack_widths(widths_of(reference));
     let start = out.len();
     out.resize(start + block_words(widths) as usize, 0);
     let block = &mut out[start..];
@@ -127,6 +146,12 @@ impl Blocks {
     pub(crate) fn push_for(&mut self, values: &[u32]) {
         self.starts.push(self.data.len());
         encode_block(values, &mut self.data);
+    }
+
+    /// Appends a GPU-FOR block of one width ([`encode_block_one_width`]).
+    pub(crate) fn push_for_one_width(&mut self, values: &[u32]) {
+        self.starts.push(self.data.len());
+        encode_block_one_width(values, &mut self.data);
     }
 
     /// Appends a vertical block.

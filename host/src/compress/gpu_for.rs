@@ -16,9 +16,35 @@ column! {
 impl ForColumn {
     /// `values` in GPU-FOR; `Err` only past the format's limits (2^32 - 1 values or words).
     pub fn encode(values: &[u32]) -> Result<ForColumn> {
+        ForColumn::encode_as(values, false)
+    }
+
+    /// `values` in GPU-FOR with every miniblock of a block at the block's widest width: the
+    /// miniblock-free variant of thesis §5.3.3, as large or larger (the same headers, a
+    /// narrow miniblock widened) but decodable without miniblock offsets (value `i` of a
+    /// block at bit `i * width`). It is a GPU-FOR column: every decoder reads it.
+    pub fn encode_one_width(values: &[u32]) -> Result<ForColumn> {
+        ForColumn::encode_as(values, true)
+    }
+
+    /// Whether every block's miniblocks have one width.
+    pub fn is_one_width(&self) -> bool {
+        self.block_starts[..self.block_starts.len().saturating_sub(1)]
+            .iter()
+            .all(|&s| {
+                let w = self.data[s as usize + 1];
+                w == w.rotate_left(8)
+            })
+    }
+
+    fn encode_as(values: &[u32], one_width: bool) -> Result<ForColumn> {
         let (block_starts, data) =
             encode_chunks("GPU-FOR", values, TASK_BLOCKS * BLOCK, |c, b| {
-                c.chunks(BLOCK).for_each(|blk| b.push_for(blk))
+                if one_width {
+                    c.chunks(BLOCK).for_each(|blk| b.push_for_one_width(blk))
+                } else {
+                    c.chunks(BLOCK).for_each(|blk| b.push_for(blk))
+                }
             })?;
         Ok(ForColumn {
             header: ForHeader {

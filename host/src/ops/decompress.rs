@@ -147,13 +147,22 @@ pub(crate) fn has_work(
 /// A GPU-FOR column in device memory.
 pub struct DeviceForColumn {
     pub(crate) arrays: BlockArrays,
+    one_width: bool,
 }
 
 impl DeviceForColumn {
     /// Uploads `col` (two host-to-device copies: its block starts and its data).
     pub fn upload(gpu: &Gpu, col: &ForColumn) -> Result<DeviceForColumn> {
         let arrays = BlockArrays::upload(gpu, col.len(), col.block_starts(), col.data())?;
-        Ok(DeviceForColumn { arrays })
+        Ok(DeviceForColumn {
+            arrays,
+            one_width: col.is_one_width(),
+        })
+    }
+
+    /// Whether every block has one width (as [`ForColumn::encode_one_width`] writes them).
+    pub fn is_one_width(&self) -> bool {
+        self.one_width
     }
 
     /// Values in the column.
@@ -349,5 +358,80 @@ pub fn sum_dfor_into(
             cfg,
             (&col.arrays.data, &col.arrays.starts, &n32, &shift, sum),
         )
+    }
+}
+
+/// A row of the GPU-FOR decompression ablation (thesis §5.3.2-5.3.3): the base algorithm,
+/// then one optimization more per row; see `tessera_kernels::ops::decompress::ablation`.
+#[cfg(feature = "sweeps")]
+#[derive(Clone, Copy, Debug)]
+pub struct ForAblation {
+    /// The row's name.
+    pub name: &'static str,
+    /// D, the GPU-FOR blocks per thread block.
+    pub blocks: usize,
+    /// Whether the row decodes columns of one width per block only
+    /// ([`ForColumn::encode_one_width`]).
+    pub one_width: bool,
+    spec: KernelSpec<DecompressArgs>,
+}
+
+#[cfg(feature = "sweeps")]
+impl ForAblation {
+    /// Every row, in the thesis' order.
+    pub fn all() -> Vec<ForAblation> {
+        use tessera_kernels::ops::decompress::ablation as a;
+        let row = |name, spec: KernelSpec<DecompressArgs>, one_width| ForAblation {
+            name,
+            blocks: spec.items_per_thread() as usize,
+            one_width,
+            spec,
+        };
+        vec![
+            row("base (Algorithm 6)", a::FOR_ABLATE_BASE, false),
+            row("+ shared memory", a::FOR_ABLATE_SHARED_D1, false),
+            row("+ blocks per thread block", a::FOR_ABLATE_SHARED_D2, false),
+            row("+ blocks per thread block", a::FOR_ABLATE_SHARED_D4, false),
+            row("+ blocks per thread block", a::FOR_ABLATE_SHARED_D8, false),
+            row("+ blocks per thread block", a::FOR_ABLATE_SHARED_D16, false),
+            row("+ blocks per thread block", a::FOR_ABLATE_SHARED_D32, false),
+            row("+ precomputed offsets", a::FOR_ABLATE_PRE_D4, false),
+            row("+ precomputed offsets", a::FOR_ABLATE_PRE_D16, false),
+            row("miniblock-free", a::FOR_ABLATE_ONE_D4, true),
+            row("miniblock-free", a::FOR_ABLATE_ONE_D16, true),
+        ]
+    }
+
+    /// Queues this row's decompression of `col` into `out`, which holds `col.len()` values;
+    /// `Err` for a miniblock-free row on a column of several widths per block.
+    pub fn decompress_into(
+        &self,
+        gpu: &Gpu,
+        col: &DeviceForColumn,
+        out: &mut DeviceColumn<u32>,
+    ) -> Result<()> {
+        if self.one_width && !col.is_one_width() {
+            return Err(Error::invalid(format!(
+                "GPU-FOR ablation row {:?} decodes columns of one width per block: encode \
+                 with ForColumn::encode_one_width",
+                self.name
+            )));
+        }
+        let n = col.len();
+        if !has_work(self.spec.name(), "out", out.len(), n, n)? {
+            return Ok(());
+        }
+        // One tile of D blocks per thread block, as in the thesis.
+        let cfg = crate::runtime::tile_grid(&self.spec, n, 0)?;
+        let n32 = n as u32;
+        // SAFETY: a valid GPU-FOR column of `n` values (of one width per block for the
+        // one-width rows, checked above), room for `n` in `out`; a thread block per tile.
+        unsafe {
+            gpu.launch(
+                &self.spec,
+                cfg,
+                (&col.arrays.data, &col.arrays.starts, &n32, out),
+            )
+        }
     }
 }

@@ -21,6 +21,8 @@ mod topk;
 pub use bandwidth::read_sum_into_for_bench;
 pub use bandwidth::{copy_u32, read_sum_u32};
 pub use baseline::ThreeKernelSelect;
+#[cfg(feature = "sweeps")]
+pub use decompress::ForAblation;
 pub use decompress::{
     DeviceDforColumn, DeviceForColumn, ForTile, decompress_dfor, decompress_dfor_into,
     decompress_for, decompress_for_into, sum_dfor, sum_dfor_into, sum_for, sum_for_into,
