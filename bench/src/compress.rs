@@ -61,6 +61,12 @@ pub struct CompressArgs {
     /// Only the bit-width sweep, none of the distributions.
     #[arg(long)]
     pub no_distributions: bool,
+    /// None of the bit widths (nor the ablation): the distributions only.
+    #[arg(long)]
+    pub no_widths: bool,
+    /// Only these distributions (D1, D2, D3; comma-separated; all by default).
+    #[arg(long, value_delimiter = ',', value_parser = ["D1", "D2", "D3"])]
+    pub dist: Vec<String>,
     /// Where to write the JSON report.
     #[arg(long, default_value = "target/bench/compress.json")]
     pub json: PathBuf,
@@ -159,14 +165,20 @@ pub fn run(args: &CompressArgs) -> Result<()> {
         sum: gpu.zeros(1)?,
         records,
     };
-    let widths: Vec<u32> = if args.quick {
+    let widths: Vec<u32> = if args.no_widths {
+        Vec::new()
+    } else if args.quick {
         vec![1, 16, 31]
     } else {
         (1..=31).collect()
     };
-    let raw: Vec<u32> = random_vec(n, 21);
+    let raw: Vec<u32> = if widths.is_empty() {
+        Vec::new()
+    } else {
+        random_vec(n, 21)
+    };
     #[cfg(feature = "sweeps")]
-    {
+    if !widths.is_empty() {
         eprintln!("bench compress: the ablation of §5.3.2-5.3.3 at 16 bits");
         bench.ablation(&raw)?;
     }
@@ -176,10 +188,13 @@ pub fn run(args: &CompressArgs) -> Result<()> {
         width_infos.push(bench.width(&raw, bits)?);
     }
     drop(raw);
-    let groups = if args.no_distributions {
+    let groups: Vec<Vec<Dist>> = if args.no_distributions {
         Vec::new()
     } else {
         Dist::points(args.quick)
+            .into_iter()
+            .filter(|g| args.dist.is_empty() || args.dist.iter().any(|d| d == g[0].name()))
+            .collect()
     };
     let total: usize = groups.iter().map(Vec::len).sum();
     let mut dist_infos = Vec::with_capacity(total);
