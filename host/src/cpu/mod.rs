@@ -4,6 +4,7 @@
 
 mod basic;
 mod decompress;
+mod groupby;
 mod join;
 mod pkjoin;
 mod sort;
@@ -14,6 +15,7 @@ mod topk_multi;
 
 pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_where2, sum_u32};
 pub use decompress::{decompress, decompress_sum};
+pub use groupby::group_by;
 pub use join::{CpuHashTable, join, join_sum, semi_join};
 pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};

@@ -5,6 +5,7 @@ mod bandwidth;
 mod baseline;
 mod decompress;
 mod decompress_base;
+mod groupby;
 mod join;
 mod pkjoin;
 mod project;
@@ -35,6 +36,7 @@ pub use decompress_base::{
     decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rfor,
     sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
+pub use groupby::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn, check_group_by};
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
 pub use join::{

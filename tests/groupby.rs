@@ -1,0 +1,432 @@
+//! Group-by and aggregation (issue 22), the CPU implementation (the GPU variants' oracle)
+//! against a naive one written here (a `BTreeMap` from composite key to rows): every key type
+//! and up to four key columns, every value type and aggregate, on one group, all-distinct
+//! keys, uniform, heavy-hitter and skewed keys, and awkward sizes; the semantics the
+//! documentation promises (order by key, NaN and signed zeros in min and max, 64-bit sums, the
+//! mean); empty input; and the errors before any work.
+mod common;
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+
+use rand::{Rng, SeedableRng, rngs::StdRng};
+use tessera::Error;
+use tessera::cpu::group_by;
+use tessera::ops::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn};
+
+/// Sizes: empty, one row, a few, and past any parallel split.
+const SIZES: [usize; 6] = [0, 1, 2, 17, 4097, 100_003];
+
+/// A composite key as the naive grouping orders it: each key widened to `i128` keeps its
+/// type's order.
+fn naive_key(keys: &[KeyColumn], row: usize) -> Vec<i128> {
+    keys.iter()
+        .map(|k| match k {
+            KeyColumn::U32(c) => c[row] as i128,
+            KeyColumn::I32(c) => c[row] as i128,
+            KeyColumn::I64(c) => c[row] as i128,
+        })
+        .collect()
+}
+
+/// The greatest (`max`) or least value with every NaN above everything, NaN canonical.
+fn naive_extreme(v: &[f64], max: bool) -> f64 {
+    let nans = v.iter().filter(|x| x.is_nan()).count();
+    if max && nans > 0 || nans == v.len() {
+        return f64::NAN;
+    }
+    let mut it = v.iter().copied().filter(|x| !x.is_nan());
+    let first = it.next().unwrap();
+    it.fold(first, |b, x| {
+        let o = x.total_cmp(&b);
+        if max && o == Ordering::Greater || !max && o == Ordering::Less {
+            x
+        } else {
+            b
+        }
+    })
+}
+
+/// Each group's greatest (`max`) or least value of `c`.
+fn naive_ord_extreme<T: Ord + Copy>(
+    c: &[T],
+    groups: &BTreeMap<Vec<i128>, Vec<usize>>,
+    max: bool,
+) -> Vec<T> {
+    groups
+        .values()
+        .map(|rs| {
+            let it = rs.iter().map(|&r| c[r]);
+            if max { it.max() } else { it.min() }.unwrap()
+        })
+        .collect()
+}
+
+/// The grouping computed naively.
+fn naive(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) -> Grouped {
+    let rows = keys[0].len();
+    let mut groups: BTreeMap<Vec<i128>, Vec<usize>> = BTreeMap::new();
+    for r in 0..rows {
+        groups.entry(naive_key(keys, r)).or_default().push(r);
+    }
+    let key_cols = keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let firsts = groups.values().map(|rs| rs[0]);
+            match k {
+                KeyColumn::U32(c) => ResultColumn::U32(firsts.map(|r| c[r]).collect()),
+                KeyColumn::I32(c) => ResultColumn::I32(firsts.map(|r| c[r]).collect()),
+                KeyColumn::I64(c) => {
+                    let col = ResultColumn::I64(firsts.map(|r| c[r]).collect());
+                    // The map's key holds the same values.
+                    assert!(
+                        groups
+                            .keys()
+                            .zip(groups.values())
+                            .all(|(k, rs)| k[i] == c[rs[0]] as i128)
+                    );
+                    col
+                }
+            }
+        })
+        .collect();
+    let aggregates = aggs
+        .iter()
+        .map(|&a| {
+            let Some(col) = a.column() else {
+                return ResultColumn::U64(groups.values().map(|rs| rs.len() as u64).collect());
+            };
+            let as_f64 = |rs: &Vec<usize>| -> Vec<f64> {
+                rs.iter()
+                    .map(|&r| match values[col] {
+                        ValueColumn::U32(c) => c[r] as f64,
+                        ValueColumn::I32(c) => c[r] as f64,
+                        ValueColumn::F32(c) => c[r] as f64,
+                        ValueColumn::F64(c) => c[r],
+                    })
+                    .collect()
+            };
+            let per =
+                |f: &dyn Fn(&Vec<usize>) -> f64| -> Vec<f64> { groups.values().map(f).collect() };
+            match (a, values[col]) {
+                (Agg::Sum(_), ValueColumn::U32(c)) => ResultColumn::U64(
+                    groups
+                        .values()
+                        .map(|rs| rs.iter().map(|&r| c[r] as u64).sum())
+                        .collect(),
+                ),
+                (Agg::Sum(_), ValueColumn::I32(c)) => ResultColumn::I64(
+                    groups
+                        .values()
+                        .map(|rs| rs.iter().map(|&r| c[r] as i64).sum())
+                        .collect(),
+                ),
+                (Agg::Sum(_), _) => ResultColumn::F64(per(&|rs| as_f64(rs).iter().sum())),
+                (Agg::Mean(_), ValueColumn::U32(c)) => ResultColumn::F64(per(&|rs| {
+                    rs.iter().map(|&r| c[r] as u64).sum::<u64>() as f64 / rs.len() as f64
+                })),
+                (Agg::Mean(_), ValueColumn::I32(c)) => ResultColumn::F64(per(&|rs| {
+                    rs.iter().map(|&r| c[r] as i64).sum::<i64>() as f64 / rs.len() as f64
+                })),
+                (Agg::Mean(_), _) => {
+                    ResultColumn::F64(per(&|rs| as_f64(rs).iter().sum::<f64>() / rs.len() as f64))
+                }
+                (Agg::Min(_) | Agg::Max(_), ValueColumn::U32(c)) => {
+                    ResultColumn::U32(naive_ord_extreme(c, &groups, matches!(a, Agg::Max(_))))
+                }
+                (Agg::Min(_) | Agg::Max(_), ValueColumn::I32(c)) => {
+                    ResultColumn::I32(naive_ord_extreme(c, &groups, matches!(a, Agg::Max(_))))
+                }
+                (Agg::Min(_) | Agg::Max(_), ValueColumn::F32(_)) => ResultColumn::F32(
+                    per(&|rs| naive_extreme(&as_f64(rs), matches!(a, Agg::Max(_))))
+                        .into_iter()
+                        .map(|x| x as f32)
+                        .collect(),
+                ),
+                (Agg::Min(_) | Agg::Max(_), ValueColumn::F64(_)) => ResultColumn::F64(per(&|rs| {
+                    naive_extreme(&as_f64(rs), matches!(a, Agg::Max(_)))
+                })),
+                (Agg::Count, _) => unreachable!(),
+            }
+        })
+        .collect();
+    Grouped {
+        keys: key_cols,
+        aggregates,
+    }
+}
+
+/// `got` equals `want`, floats bit for bit but NaN (any NaN equals any NaN) and float sums
+/// and means to rounding (the orders of addition differ).
+fn same(got: &Grouped, want: &Grouped, what: &str) {
+    assert_eq!(got.keys, want.keys, "{what}: keys");
+    assert_eq!(got.aggregates.len(), want.aggregates.len(), "{what}");
+    for (i, (g, w)) in got.aggregates.iter().zip(&want.aggregates).enumerate() {
+        let close = |x: f64, y: f64| {
+            x.is_nan() && y.is_nan()
+                || x.to_bits() == y.to_bits()
+                || (x - y).abs() <= 1e-9 * x.abs().max(y.abs())
+        };
+        match (g, w) {
+            (ResultColumn::F64(g), ResultColumn::F64(w)) => {
+                assert_eq!(g.len(), w.len(), "{what}: aggregate {i}");
+                for (j, (&x, &y)) in g.iter().zip(w).enumerate() {
+                    assert!(close(x, y), "{what}: aggregate {i}, group {j}: {x} vs {y}");
+                }
+            }
+            (ResultColumn::F32(g), ResultColumn::F32(w)) => {
+                assert_eq!(g.len(), w.len(), "{what}: aggregate {i}");
+                for (j, (&x, &y)) in g.iter().zip(w).enumerate() {
+                    let ok = x.is_nan() && y.is_nan() || x.to_bits() == y.to_bits();
+                    assert!(ok, "{what}: aggregate {i}, group {j}: {x} vs {y}");
+                }
+            }
+            _ => assert_eq!(g, w, "{what}: aggregate {i}"),
+        }
+    }
+}
+
+/// Every aggregate of every value column.
+fn all_aggs(values: usize) -> Vec<Agg> {
+    let mut a = vec![Agg::Count];
+    for c in 0..values {
+        a.extend([Agg::Sum(c), Agg::Min(c), Agg::Max(c), Agg::Mean(c)]);
+    }
+    a
+}
+
+/// Keys of `n` rows by distribution: one group, all distinct, uniform over a few and over
+/// many groups, a heavy hitter (90% one key), skewed (a key's frequency falls as its square).
+fn key_distributions(n: usize, rng: &mut StdRng) -> Vec<(&'static str, Vec<u32>)> {
+    vec![
+        ("one group", vec![7; n]),
+        ("all distinct", (0..n as u32).rev().collect()),
+        (
+            "uniform 100",
+            (0..n).map(|_| rng.random_range(0..100)).collect(),
+        ),
+        (
+            "uniform 2^31",
+            (0..n).map(|_| rng.random::<u32>() >> 1).collect(),
+        ),
+        (
+            "heavy hitter",
+            (0..n)
+                .map(|_| {
+                    if rng.random_bool(0.9) {
+                        42
+                    } else {
+                        rng.random()
+                    }
+                })
+                .collect(),
+        ),
+        (
+            "skewed",
+            (0..n)
+                .map(|_| (rng.random::<f64>().powi(2) * 1000.0) as u32)
+                .collect(),
+        ),
+    ]
+}
+
+/// Values of every type: integers over their whole range, floats with NaNs, infinities and
+/// signed zeros.
+struct Values {
+    u: Vec<u32>,
+    i: Vec<i32>,
+    f: Vec<f32>,
+    d: Vec<f64>,
+}
+
+fn values(n: usize, rng: &mut StdRng) -> Values {
+    let special = [
+        f64::NAN,
+        -f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        0.0,
+        -0.0,
+    ];
+    let float = |rng: &mut StdRng| {
+        if rng.random_bool(0.01) {
+            special[rng.random_range(0..special.len())]
+        } else {
+            rng.random_range(-1e6..1e6)
+        }
+    };
+    Values {
+        u: (0..n).map(|_| rng.random()).collect(),
+        i: (0..n).map(|_| rng.random()).collect(),
+        f: (0..n).map(|_| float(rng) as f32).collect(),
+        d: (0..n).map(|_| float(rng)).collect(),
+    }
+}
+
+fn cpu_matches_the_naive_grouping_on_every_distribution() {
+    let mut rng = StdRng::seed_from_u64(2201);
+    for n in common::capped(&SIZES) {
+        let v = values(n, &mut rng);
+        let vals = [
+            ValueColumn::U32(&v.u),
+            ValueColumn::I32(&v.i),
+            ValueColumn::F32(&v.f),
+            ValueColumn::F64(&v.d),
+        ];
+        let aggs = all_aggs(vals.len());
+        for (name, k) in key_distributions(n, &mut rng) {
+            let signed: Vec<i32> = k
+                .iter()
+                .map(|&x| (x as i32).wrapping_sub(1 << 30))
+                .collect();
+            let wide: Vec<i64> = k.iter().map(|&x| (x as i64 - 500) * (1 << 30)).collect();
+            let low: Vec<u32> = k.iter().map(|&x| x % 3).collect();
+            let sets: [(&str, Vec<KeyColumn>); 5] = [
+                ("u32", vec![KeyColumn::U32(&k)]),
+                ("i32", vec![KeyColumn::I32(&signed)]),
+                ("i64", vec![KeyColumn::I64(&wide)]),
+                (
+                    "u32, i32",
+                    vec![KeyColumn::U32(&low), KeyColumn::I32(&signed)],
+                ),
+                (
+                    "i64, u32, i32, u32",
+                    vec![
+                        KeyColumn::I64(&wide),
+                        KeyColumn::U32(&low),
+                        KeyColumn::I32(&signed),
+                        KeyColumn::U32(&k),
+                    ],
+                ),
+            ];
+            for (types, keys) in sets {
+                let what = format!("{name}, keys {types}, {n} rows");
+                let got = group_by(&keys, &vals, &aggs).unwrap();
+                same(&got, &naive(&keys, &vals, &aggs), &what);
+                assert_eq!(got.aggregates.len(), aggs.len());
+            }
+        }
+    }
+}
+
+/// The documented semantics on inputs small enough to read: order by key, 64-bit sums, the
+/// mean, and NaN and signed zeros in min and max.
+fn documented_semantics() {
+    let keys = [3u32, 1, 3, 2, 3];
+    let big = [u32::MAX, 5, u32::MAX, 7, 1];
+    let f = [f32::NAN, 1.0, -0.0, 2.0, 0.0];
+    let d = [1.5, f64::NAN, 2.5, -0.0, f64::INFINITY];
+    let g = group_by(
+        &[KeyColumn::U32(&keys)],
+        &[
+            ValueColumn::U32(&big),
+            ValueColumn::F32(&f),
+            ValueColumn::F64(&d),
+        ],
+        &[
+            Agg::Count,
+            Agg::Sum(0),
+            Agg::Mean(0),
+            Agg::Min(1),
+            Agg::Max(1),
+            Agg::Min(2),
+            Agg::Max(2),
+        ],
+    )
+    .unwrap();
+    assert_eq!(g.groups(), 3);
+    assert_eq!(g.keys, vec![ResultColumn::U32(vec![1, 2, 3])]);
+    assert_eq!(g.aggregates[0], ResultColumn::U64(vec![1, 1, 3]));
+    // Two u32::MAX and a 1 in 64 bits: no wrap.
+    assert_eq!(
+        g.aggregates[1],
+        ResultColumn::U64(vec![5, 7, 2 * u32::MAX as u64 + 1])
+    );
+    let ResultColumn::F64(mean) = &g.aggregates[2] else {
+        panic!("mean is f64")
+    };
+    assert_eq!(mean[2], (2 * u32::MAX as u64 + 1) as f64 / 3.0);
+    // Group 3's f32 values: NaN, -0.0, +0.0: min -0.0 (below +0.0), max NaN.
+    let (ResultColumn::F32(min), ResultColumn::F32(max)) = (&g.aggregates[3], &g.aggregates[4])
+    else {
+        panic!("f32 min and max are f32")
+    };
+    assert_eq!(min[2].to_bits(), (-0.0f32).to_bits());
+    assert!(max[2].is_nan() && max[2].to_bits() == f32::NAN.to_bits());
+    // Group 1's one f64 value is NaN: both min and max are NaN.
+    let (ResultColumn::F64(min), ResultColumn::F64(max)) = (&g.aggregates[5], &g.aggregates[6])
+    else {
+        panic!("f64 min and max are f64")
+    };
+    assert!(min[0].is_nan() && max[0].is_nan());
+    assert_eq!((min[2], max[2]), (1.5, f64::INFINITY));
+}
+
+/// Empty input gives no groups, with the result's columns typed as documented.
+fn empty_input_gives_typed_empty_columns() {
+    let g = group_by(
+        &[KeyColumn::I64(&[]), KeyColumn::U32(&[])],
+        &[ValueColumn::I32(&[])],
+        &[Agg::Count, Agg::Sum(0), Agg::Min(0), Agg::Mean(0)],
+    )
+    .unwrap();
+    assert_eq!(g.groups(), 0);
+    assert_eq!(
+        g.keys,
+        vec![ResultColumn::I64(vec![]), ResultColumn::U32(vec![])]
+    );
+    assert_eq!(
+        g.aggregates,
+        vec![
+            ResultColumn::U64(vec![]),
+            ResultColumn::I64(vec![]),
+            ResultColumn::I32(vec![]),
+            ResultColumn::F64(vec![]),
+        ]
+    );
+}
+
+/// Bad groupings are refused before any work, each naming what is wrong.
+fn bad_groupings_are_refused() {
+    let (a, b) = ([1u32, 2, 3], [1i32, 2]);
+    let refused = |r: Result<Grouped, Error>, needle: &str| {
+        let e = r.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert!(e.to_string().contains(needle), "{needle:?} not in {e}");
+    };
+    refused(group_by(&[], &[], &[Agg::Count]), "no key column");
+    refused(group_by(&[KeyColumn::U32(&a)], &[], &[]), "no aggregate");
+    refused(
+        group_by(
+            &[KeyColumn::U32(&a), KeyColumn::I32(&b)],
+            &[],
+            &[Agg::Count],
+        ),
+        "key column 1 has 2 rows",
+    );
+    refused(
+        group_by(
+            &[KeyColumn::U32(&a)],
+            &[ValueColumn::I32(&b)],
+            &[Agg::Count],
+        ),
+        "value column 0 has 2 rows",
+    );
+    refused(
+        group_by(
+            &[KeyColumn::U32(&a)],
+            &[ValueColumn::U32(&a)],
+            &[Agg::Sum(1)],
+        ),
+        "sum(v1) reads value column 1",
+    );
+}
+
+harness! {
+    cpu: [
+        cpu_matches_the_naive_grouping_on_every_distribution,
+        documented_semantics,
+        empty_input_gives_typed_empty_columns,
+        bad_groupings_are_refused,
+    ],
+}
