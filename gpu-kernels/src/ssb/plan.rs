@@ -359,7 +359,9 @@ pub const FLIGHT_COLS: usize = 6;
     derive(bytemuck::Pod, bytemuck::Zeroable)
 )]
 pub struct PackedCol {
-    /// Device address of the values (PLAIN, NSF) or of the GPU-FOR blocks.
+    /// Device address of the values (PLAIN, NSF) or of the GPU-FOR blocks; GPU-FOR data is
+    /// followed by one readable word (a value of a width-0 miniblock reads, and masks, the
+    /// word at its place, which for the column's last block lies past its data).
     pub data: u64,
     /// Device address of the GPU-FOR block starts (0 for the other kinds).
     pub starts: u64,

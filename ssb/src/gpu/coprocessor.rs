@@ -432,8 +432,11 @@ impl Packed {
                 words = words.max(w.len());
                 starts = starts.max(s.len());
             }
+            // GPU-FOR: one word past a chunk's blocks, which a width-0 value reads
+            // (`PackedCol`).
+            let pad = (col.kind == column::GPU_FOR) as usize;
             for set in &mut sets {
-                set.push((alloc(words)?, alloc(starts)?));
+                set.push((alloc(words + pad)?, alloc(starts)?));
             }
         }
         let ptr = |b: &CudaSlice<u32>| b.device_ptr(gpu.stream()).0;

@@ -165,8 +165,17 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
         arrays.push(col);
         Ok(ptr)
     };
+    let data = if p.kind == column::GPU_FOR {
+        // One word past the blocks, which a width-0 value of the last block reads (`PackedCol`).
+        let mut padded = Vec::with_capacity(p.data.len() + 1);
+        padded.extend_from_slice(p.data);
+        padded.push(0);
+        put(&padded)?
+    } else {
+        put(p.data)?
+    };
     Ok(PackedCol {
-        data: put(p.data)?,
+        data,
         starts: if p.starts.is_empty() {
             0
         } else {
