@@ -150,10 +150,9 @@ impl Packed {
         live: u32,
     ) -> [u32; V] {
         let at = Packed::head(self.slot, offset as usize / (NT * RUN));
-        // SAFETY: the warp's own entry, written before the tile's work; the values' words lie
-        // in their block, the next one only where a value runs into it; a value of a
-        // miniblock of width 0 (no words) reads the word at its miniblock's place and masks
-        // it to nothing: at most the word past the column's data, which the host allocates.
+        // SAFETY: the warp's own entry, written before the tile's work; a value's two words
+        // start at its place in its block: at most two words past the column's data (a
+        // width-0 miniblock has no words), which the host allocates.
         unsafe {
             let (s, reference, widths) = (
                 self.heads.read(at),
@@ -171,10 +170,11 @@ impl Packed {
                 let pos = first + j as u32 * w;
                 let word = block.wrapping_add((pos / 32) as usize);
                 let live = (j as u32) < live;
-                // Not predicated on the width (the predicate measured slower, see the perf
-                // log): a width-0 value reads a word it masks away.
+                // Neither load is predicated on the width or the bit position (predicates
+                // measured slower, see the perf log): a value reads two words and masks away
+                // what is not its own.
                 let lo = load_if(live, word);
-                let hi = load_if(live && pos % 32 + w > 32, word.wrapping_add(1));
+                let hi = load_if(live, word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
         }

@@ -360,8 +360,8 @@ pub const FLIGHT_COLS: usize = 6;
 )]
 pub struct PackedCol {
     /// Device address of the values (PLAIN, NSF) or of the GPU-FOR blocks; GPU-FOR data is
-    /// followed by one readable word (a value of a width-0 miniblock reads, and masks, the
-    /// word at its place, which for the column's last block lies past its data).
+    /// followed by [`FOR_PAD_WORDS`] readable words (a value reads, and masks, the two words
+    /// from its place, which for the column's last block may lie past its data).
     pub data: u64,
     /// Device address of the GPU-FOR block starts (0 for the other kinds).
     pub starts: u64,
@@ -372,3 +372,6 @@ pub struct PackedCol {
 }
 
 const _: () = assert!(size_of::<PackedCol>() == 24);
+
+/// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
+pub const FOR_PAD_WORDS: usize = 2;

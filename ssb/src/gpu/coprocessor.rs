@@ -432,9 +432,13 @@ impl Packed {
                 words = words.max(w.len());
                 starts = starts.max(s.len());
             }
-            // GPU-FOR: one word past a chunk's blocks, which a width-0 value reads
+            // GPU-FOR: words past a chunk's blocks, which its last block's values read
             // (`PackedCol`).
-            let pad = (col.kind == column::GPU_FOR) as usize;
+            let pad = if col.kind == column::GPU_FOR {
+                P::FOR_PAD_WORDS
+            } else {
+                0
+            };
             for set in &mut sets {
                 set.push((alloc(words + pad)?, alloc(starts)?));
             }

@@ -9,7 +9,7 @@ use cudarc::driver::DevicePtr;
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::runtime::{DeviceColumn, Gpu, PodBuffer};
 use tessera_host::{Error, Result};
-use tessera_kernels::ssb::plan::{FLIGHT_COLS, PackedCol, column};
+use tessera_kernels::ssb::plan::{FLIGHT_COLS, FOR_PAD_WORDS, PackedCol, column};
 
 use super::plan::{FactCol, Flight};
 use crate::data::SsbData;
@@ -166,10 +166,10 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
         Ok(ptr)
     };
     let data = if p.kind == column::GPU_FOR {
-        // One word past the blocks, which a width-0 value of the last block reads (`PackedCol`).
-        let mut padded = Vec::with_capacity(p.data.len() + 1);
+        // Words past the blocks, which the last block's values read (`PackedCol`).
+        let mut padded = Vec::with_capacity(p.data.len() + FOR_PAD_WORDS);
         padded.extend_from_slice(p.data);
-        padded.push(0);
+        padded.extend([0; FOR_PAD_WORDS]);
         put(&padded)?
     } else {
         put(p.data)?
