@@ -704,7 +704,7 @@ fn coprocessor_table(
         if c.result != r.result {
             return Err(format!("{}: {label} and resident results differ", c.query).into());
         }
-        let bytes = co.shipped_bytes(c.query)? as f64;
+        let bytes = co.shipped_bytes(c.query) as f64;
         let bound = bytes / h2d / 1e6;
         let med = median(&c.ms);
         print!(

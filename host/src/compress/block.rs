@@ -51,13 +51,9 @@ pub(crate) fn encode_block(values: &[u32], out: &mut Vec<u32>) {
     encode_block_as(values, out, false)
 }
 
-/// [`encode_block`] with every miniblock at the block's widest width: the miniblock-free
-/// layout of thesis §5.3.3 (one width per block, value `i` at bit `i * width`), still a
-/// GPU-FOR block that every decoder reads.
-pub(crate) fn encode_block_one_width(values: &[u32], out: &mut Vec<u32>) {
-    encode_block_as(values, out, true)
-}
-
+/// [`encode_block`], with `one_width` every miniblock at the block's widest width: the
+/// miniblock-free layout of thesis §5.3.3 (one width per block, value `i` at bit
+/// `i * width`), still a GPU-FOR block that every decoder reads.
 fn encode_block_as(values: &[u32], out: &mut Vec<u32>, one_width: bool) {
     let widths_of = |r: u32| {
         let w = miniblock_widths(values, r);
@@ -148,10 +144,10 @@ impl Blocks {
         encode_block(values, &mut self.data);
     }
 
-    /// Appends a GPU-FOR block of one width ([`encode_block_one_width`]).
+    /// Appends a GPU-FOR block of one width ([`encode_block_as`]).
     pub(crate) fn push_for_one_width(&mut self, values: &[u32]) {
         self.starts.push(self.data.len());
-        encode_block_one_width(values, &mut self.data);
+        encode_block_as(values, &mut self.data, true);
     }
 
     /// Appends a vertical block.

@@ -282,14 +282,7 @@ impl DeviceRleColumn {
     pub fn upload(gpu: &Gpu, col: &RleColumn) -> Result<DeviceRleColumn> {
         let values = gpu.upload(col.values())?;
         let lengths = gpu.upload(col.lengths())?;
-        // The lengths sum to the column's count, below 2^32: the scan does not wrap.
-        let (starts, total) = exclusive_scan(gpu, &lengths)?;
-        if total as usize != col.len() {
-            return Err(Error::Data(format!(
-                "RLE: the GPU's run lengths sum to {total}, the header says {}",
-                col.len()
-            )));
-        }
+        let starts = run_starts(gpu, "RLE", &lengths, col.len())?;
         Ok(DeviceRleColumn {
             len: col.len(),
             values,
@@ -318,6 +311,25 @@ impl DeviceRleColumn {
     pub fn compressed_bytes(&self) -> usize {
         4 * (self.values.len() + self.lengths.len())
     }
+}
+
+/// The runs' first positions of a run-length column of `len` values: the exclusive scan of its
+/// run `lengths` on the GPU, whose total is read back (a synchronization) and checked against
+/// `len`, so that a corrupt column is an `Err` before an expansion searches the starts.
+fn run_starts(
+    gpu: &Gpu,
+    scheme: &str,
+    lengths: &DeviceColumn<u32>,
+    len: usize,
+) -> Result<DeviceColumn<u32>> {
+    // The lengths sum to the column's count, below 2^32: the scan does not wrap.
+    let (starts, total) = exclusive_scan(gpu, lengths)?;
+    if total as usize != len {
+        return Err(Error::Data(format!(
+            "{scheme}: the GPU's run lengths sum to {total}, the header says {len}"
+        )));
+    }
+    Ok(starts)
 }
 
 /// The values of `col` as a plain device column.
@@ -382,17 +394,14 @@ impl DeviceRforColumn {
     pub fn upload(gpu: &Gpu, col: &RforColumn) -> Result<DeviceRforColumn> {
         let values = DeviceForColumn::upload(gpu, col.values())?;
         let lengths = DeviceForColumn::upload(gpu, col.lengths())?;
-        // The lengths sum to the column's count, below 2^32: the scan does not wrap.
-        let (starts, total) = exclusive_scan(gpu, &decompress_for(gpu, &lengths)?)?;
-        if total as usize != col.len() || values.len() != lengths.len() {
+        if values.len() != lengths.len() {
             return Err(Error::Data(format!(
-                "RFOR: {} run values, {} run lengths summing to {total} on the GPU; the \
-                 header says {} values",
+                "RFOR: {} run values, {} run lengths",
                 values.len(),
-                lengths.len(),
-                col.len()
+                lengths.len()
             )));
         }
+        let starts = run_starts(gpu, "RFOR", &decompress_for(gpu, &lengths)?, col.len())?;
         Ok(DeviceRforColumn {
             len: col.len(),
             values,

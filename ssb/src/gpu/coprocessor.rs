@@ -20,7 +20,7 @@ use tessera_host::runtime::PodBuffer;
 use tessera_kernels::compress::format::BLOCK;
 use tessera_kernels::ssb::plan::{self as P, PackedCol, column};
 
-use super::packed::{check_columns, parts};
+use super::packed::{Parts, check_columns, parts};
 use super::{Events, FactCol, Flight, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds};
 use crate::data::SsbData;
 use crate::engine::Engine;
@@ -91,38 +91,28 @@ struct Packed {
 /// Per column, a chunk's data words and block starts on the device.
 type ChunkSet = Vec<(CudaSlice<u32>, CudaSlice<u32>)>;
 
-/// A compressed query column in pinned host memory.
+/// A compressed query column in pinned host memory, and what each chunk ships of it.
 struct HostPacked {
     kind: u32,
     data: PinnedHostSlice<u32>,
-    data_len: usize,
     starts: PinnedHostSlice<u32>,
-    starts_len: usize,
+    /// Per chunk, its ranges of data words and block starts ([`chunk_ranges`]).
+    ranges: Vec<(Range<usize>, Range<usize>)>,
 }
 
-impl HostPacked {
-    /// What ships for the rows `start..start + len` (`start` a multiple of [`BLOCK`]): the
-    /// range of data words and that of block starts (empty but for GPU-FOR).
-    fn chunk(&self, start: usize, len: usize) -> Result<(Range<usize>, Range<usize>)> {
-        let end = start + len;
-        Ok(match self.kind {
-            column::GPU_FOR => {
-                let starts = self
-                    .starts
-                    .as_slice()
-                    .map_err(Error::driver("reading pinned memory", 0))?;
-                let (b0, b1) = (start / BLOCK, end.div_ceil(BLOCK));
-                let last = if b1 < self.starts_len {
-                    starts[b1] as usize
-                } else {
-                    self.data_len
-                };
-                (starts[b0] as usize..last, b0..b1)
-            }
-            column::NSF1 => (start / 4..end.div_ceil(4), 0..0),
-            column::NSF2 => (start / 2..end.div_ceil(2), 0..0),
-            _ => (start..end, 0..0),
-        })
+/// What ships of column `p` for the rows `start..start + len` (`start` a multiple of
+/// [`BLOCK`]): the range of data words and that of block starts (empty but for GPU-FOR).
+fn chunk_ranges(p: &Parts, start: usize, len: usize) -> (Range<usize>, Range<usize>) {
+    let end = start + len;
+    match p.kind {
+        column::GPU_FOR => {
+            let (b0, b1) = (start / BLOCK, end.div_ceil(BLOCK));
+            let last = p.starts.get(b1).map_or(p.data.len(), |&s| s as usize);
+            (p.starts[b0] as usize..last, b0..b1)
+        }
+        column::NSF1 => (start / 4..end.div_ceil(4), 0..0),
+        column::NSF2 => (start / 2..end.div_ceil(2), 0..0),
+        _ => (start..end, 0..0),
     }
 }
 
@@ -265,7 +255,7 @@ impl<'g> CoprocessorEngine<'g> {
     }
 
     /// Bytes query `q` ships to the device.
-    pub fn shipped_bytes(&self, q: Query) -> Result<u64> {
+    pub fn shipped_bytes(&self, q: Query) -> u64 {
         let plan = &self.plans[q as usize];
         let dims: usize = plan
             .builds
@@ -274,18 +264,15 @@ impl<'g> CoprocessorEngine<'g> {
             .sum();
         let fact = match &self.fact {
             HostFact::Plain(_) => plan.flight.columns().len() * self.rows,
-            HostFact::Packed(p) => {
-                let mut words = 0;
-                for &c in plan.flight.columns() {
-                    for (start, len) in chunks(self.rows, self.chunk_rows) {
-                        let (data, starts) = p.cols[c as usize].chunk(start, len)?;
-                        words += data.len() + starts.len();
-                    }
-                }
-                words
-            }
+            HostFact::Packed(p) => plan
+                .flight
+                .columns()
+                .iter()
+                .flat_map(|&c| &p.cols[c as usize].ranges)
+                .map(|(data, starts)| data.len() + starts.len())
+                .sum(),
         };
-        Ok(4 * (dims + fact) as u64)
+        4 * (dims + fact) as u64
     }
 
     fn queue(&self, q: Query) -> Result<()> {
@@ -353,7 +340,7 @@ impl<'g> CoprocessorEngine<'g> {
         let err = |what| Error::driver(what, 0);
         let mut bufs = p.chunks.borrow_mut();
         let mut read: [Option<CudaEvent>; 2] = [None, None];
-        for (i, (start, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
+        for (i, (_, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
             let (set, slot) = (i % 2, &mut read[i % 2]);
             if let Some(ev) = slot.take() {
                 self.copy
@@ -362,7 +349,7 @@ impl<'g> CoprocessorEngine<'g> {
             }
             for &c in plan.flight.columns() {
                 let col = &p.cols[c as usize];
-                let (words, starts) = col.chunk(start, len)?;
+                let (words, starts) = &col.ranges[i];
                 let (data_buf, starts_buf) = &mut bufs[set][c as usize];
                 let host = col.data.as_slice().map_err(err("reading pinned memory"))?;
                 self.copy
@@ -412,13 +399,13 @@ impl Packed {
                 Ok(HostPacked {
                     kind: p.kind,
                     data: pinned(gpu, p.data)?,
-                    data_len: p.data.len(),
                     starts: pinned(gpu, p.starts)?,
-                    starts_len: p.starts.len(),
+                    ranges: chunks(rows, chunk_rows)
+                        .map(|(start, len)| chunk_ranges(&p, start, len))
+                        .collect(),
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        let chunks: Vec<(usize, usize)> = chunks(rows, chunk_rows).collect();
         let alloc = |n: usize| {
             gpu.stream()
                 .alloc_zeros::<u32>(n.max(1))
@@ -426,12 +413,10 @@ impl Packed {
         };
         let mut sets: [ChunkSet; 2] = [Vec::new(), Vec::new()];
         for col in &cols {
-            let (mut words, mut starts) = (0, 0);
-            for &(start, len) in &chunks {
-                let (w, s) = col.chunk(start, len)?;
-                words = words.max(w.len());
-                starts = starts.max(s.len());
-            }
+            let most = |len: fn(&(Range<usize>, Range<usize>)) -> usize| {
+                col.ranges.iter().map(len).max().unwrap_or(0)
+            };
+            let (words, starts) = (most(|r| r.0.len()), most(|r| r.1.len()));
             // GPU-FOR: words past a chunk's blocks, which its last block's values read
             // (`PackedCol`).
             let pad = if col.kind == column::GPU_FOR {
@@ -447,11 +432,11 @@ impl Packed {
         let mut descs = Vec::new();
         for flight in [Flight::One, Flight::Two, Flight::Three, Flight::Four] {
             let mut per_chunk = Vec::new();
-            for (i, &(start, len)) in chunks.iter().enumerate() {
+            for i in 0..chunks(rows, chunk_rows).count() {
                 let mut flight_descs = Vec::new();
                 for &c in flight.columns() {
                     let col = &cols[c as usize];
-                    let (words, _) = col.chunk(start, len)?;
+                    let words = &col.ranges[i].0;
                     let (data, starts) = &sets[i % 2][c as usize];
                     // A GPU-FOR probe adds its block starts, word offsets into the whole
                     // column, to `data`: point it where word 0 would lie. The other kinds
