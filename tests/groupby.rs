@@ -9,9 +9,12 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
-use tessera::Error;
 use tessera::cpu::group_by;
-use tessera::ops::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn};
+use tessera::ops::{
+    Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, KeyColumn, ResultColumn, ValueColumn,
+    group_by_hash,
+};
+use tessera::{Error, Gpu};
 
 /// Sizes: empty, one row, a few, and past any parallel split.
 const SIZES: [usize; 6] = [0, 1, 2, 17, 4097, 100_003];
@@ -422,7 +425,132 @@ fn bad_groupings_are_refused() {
     );
 }
 
+/// Sizes for the GPU: empty, one row, a tile of the hash kernel (2048 rows) and either side,
+/// several tiles, and more tiles than blocks.
+const GPU_SIZES: [usize; 9] = [0, 1, 2, 2047, 2048, 2049, 6145, 100_003, (1 << 20) + 17];
+
+/// The aggregates of one value column that one GPU call computes (three accumulators).
+fn column_aggs(c: usize) -> Vec<Agg> {
+    vec![Agg::Count, Agg::Sum(c), Agg::Min(c), Agg::Max(c), Agg::Mean(c)]
+}
+
+/// The GPU hash group-by of `keys` (as `u32` and as `i32`) with every value type, each in its
+/// own call, against the CPU's.
+fn hash_matches_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
+    let signed: Vec<i32> = k.iter().map(|&x| x as i32).collect();
+    let dk = gpu.upload(k).unwrap();
+    let ds = gpu.upload(&signed).unwrap();
+    let (du, di, df, dd) = (
+        gpu.upload(&v.u).unwrap(),
+        gpu.upload(&v.i).unwrap(),
+        gpu.upload(&v.f).unwrap(),
+        gpu.upload(&v.d).unwrap(),
+    );
+    let host = [
+        ValueColumn::U32(&v.u),
+        ValueColumn::I32(&v.i),
+        ValueColumn::F32(&v.f),
+        ValueColumn::F64(&v.d),
+    ];
+    let device = [
+        DeviceValueColumn::U32(&du),
+        DeviceValueColumn::I32(&di),
+        DeviceValueColumn::F32(&df),
+        DeviceValueColumn::F64(&dd),
+    ];
+    for c in 0..host.len() {
+        let aggs = column_aggs(c);
+        let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+        let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
+        same(&got, &want, &format!("{what}, u32 keys, value column {c}"));
+        let got = group_by_hash(gpu, &[DeviceKeyColumn::I32(&ds)], &device, &aggs).unwrap();
+        let want = group_by(&[KeyColumn::I32(&signed)], &host, &aggs).unwrap();
+        same(&got, &want, &format!("{what}, i32 keys, value column {c}"));
+    }
+    // Count alone, and aggregates of several columns in one call (four accumulators).
+    let aggs = [Agg::Count];
+    let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+    let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
+    same(&got, &want, &format!("{what}, count alone"));
+    let aggs = [Agg::Sum(0), Agg::Max(1), Agg::Mean(2), Agg::Min(3), Agg::Count, Agg::Mean(0)];
+    let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+    let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
+    same(&got, &want, &format!("{what}, four columns"));
+}
+
+/// The hash group-by equals the CPU's on every distribution (the shared tables' and the
+/// global table's paths), key type, value type and size.
+fn gpu_hash_matches_cpu(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2202);
+    for n in common::capped(&GPU_SIZES) {
+        let v = values(n, &mut rng);
+        let mut dists = key_distributions(n, &mut rng);
+        dists.push((
+            "uniform 10^4",
+            (0..n).map(|_| rng.random_range(0..10_000)).collect(),
+        ));
+        // The key that marks an empty slot, and its i32 twin -1, among others.
+        dists.push((
+            "u32::MAX among few",
+            (0..n)
+                .map(|_| [u32::MAX, 0, 1, u32::MAX - 1][rng.random_range(0..4)])
+                .collect(),
+        ));
+        for (name, k) in dists {
+            hash_matches_cpu(gpu, &k, &v, &format!("{name}, {n} rows"));
+        }
+    }
+}
+
+/// A sample that shows one key while the rows hold a million: the first tables overflow and
+/// the call runs again with larger ones, with the same answer.
+fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
+    let n = common::capped(&[1 << 20])[0];
+    // Every row the sample reads (4096 spread evenly) holds 5; the others differ.
+    let mut k: Vec<u32> = (0..n as u32).map(|i| i + 10).collect();
+    let samples = n.min(4096);
+    for j in 0..samples {
+        k[j * n / samples] = 5;
+    }
+    let mut rng = StdRng::seed_from_u64(2203);
+    let v = values(n, &mut rng);
+    hash_matches_cpu(gpu, &k, &v, "misleading sample");
+}
+
+/// What the GPU hash group-by does not take is refused before any work, naming the fix.
+fn gpu_hash_refuses_what_it_does_not_take(gpu: &Gpu) {
+    let a = gpu.upload(&[1u32, 2, 3]).unwrap();
+    let b = gpu.upload(&[1i64, 2, 3]).unwrap();
+    let short = gpu.upload(&[1u32, 2]).unwrap();
+    let refused = |r: Result<Grouped, Error>, needle: &str| {
+        let e = r.unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+        assert!(e.to_string().contains(needle), "{needle:?} not in {e}");
+    };
+    let u = DeviceKeyColumn::U32(&a);
+    refused(group_by_hash(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]), "i64 keys");
+    refused(group_by_hash(gpu, &[u, u], &[], &[Agg::Count]), "2 key columns");
+    refused(group_by_hash(gpu, &[], &[], &[Agg::Count]), "no key column");
+    refused(
+        group_by_hash(gpu, &[u], &[DeviceValueColumn::U32(&short)], &[Agg::Count]),
+        "value column 0 has 2 rows",
+    );
+    let vals = [DeviceValueColumn::U32(&a), DeviceValueColumn::U32(&a)];
+    let five = [Agg::Sum(0), Agg::Min(0), Agg::Max(0), Agg::Min(1), Agg::Max(1)];
+    refused(group_by_hash(gpu, &[u], &vals, &five), "need 5 accumulators");
+    // An empty input is no error: typed empty columns.
+    let e = gpu.upload::<i32>(&[]).unwrap();
+    let g = group_by_hash(gpu, &[DeviceKeyColumn::I32(&e)], &[], &[Agg::Count]).unwrap();
+    assert_eq!(g.keys, vec![ResultColumn::I32(vec![])]);
+    assert_eq!(g.aggregates, vec![ResultColumn::U64(vec![])]);
+}
+
 harness! {
+    gpu: [
+        gpu_hash_matches_cpu,
+        gpu_hash_recovers_from_a_misleading_sample,
+        gpu_hash_refuses_what_it_does_not_take,
+    ],
     cpu: [
         cpu_matches_the_naive_grouping_on_every_distribution,
         documented_semantics,

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 pub mod compress;
+pub mod groupby;
 pub mod join;
 pub mod ops;
 pub mod pkjoin;

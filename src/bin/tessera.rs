@@ -4,7 +4,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
 use tessera::bench::{
-    compress::CompressArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs,
+    compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs,
     topk_tweets::TweetsArgs,
 };
 use tessera::ssb::cli::SsbCmd;
@@ -51,6 +51,9 @@ enum Suite {
     /// with GPU decoders at every bit width and on the distributions D1-D3, against reading
     /// the compressed bytes, and the plain sum of the same values.
     Compress(CompressArgs),
+    /// Group-by (issue 22): count and 64-bit sum of 2^27 rows over 2 to 10^8 groups against
+    /// one read of the input, PyTorch's index_add_ and unique on the same rows.
+    Groupby(GroupByArgs),
 }
 
 fn main() -> ExitCode {
@@ -87,6 +90,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Topk(args) => tessera::bench::topk::run(&args)?,
             Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
             Suite::Compress(args) => tessera::bench::compress::run(&args)?,
+            Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
         },
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
     }

@@ -348,6 +348,35 @@ impl Kernel {
             };
             block.succ = succ;
         }
+        // A lane that leaves the kernel by `exit` or `trap` (an unreachable switch default, a
+        // panic) never waits at a barrier, and exited threads do not hold one up: drop the
+        // edges into blocks that lead only there, so that such a path does not make its
+        // branch's lanes meet only at the kernel's end.
+        let mut dead: Vec<bool> = blocks
+            .iter()
+            .map(|b| {
+                b.insts
+                    .last()
+                    .is_some_and(|i| i.guard.is_none() && matches!(i.root(), "exit" | "trap"))
+            })
+            .collect();
+        loop {
+            let mut changed = false;
+            for i in 0..n {
+                if !dead[i] && !blocks[i].succ.is_empty() && blocks[i].succ.iter().all(|&s| dead[s]) {
+                    dead[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for (i, block) in blocks.iter_mut().enumerate() {
+            if !dead[i] {
+                block.succ.retain(|&s| !dead[s]);
+            }
+        }
         Kernel { blocks }
     }
 
@@ -584,6 +613,24 @@ mod tests {
                     \tadd.s32 %r2, %r2, 1;\n\
                     $L__BB0_2:\n\
                     \tbar.sync 0;";
+        assert_eq!(divergent_lines(body), Vec::<usize>::new());
+    }
+
+    #[test]
+    fn path_to_exit_does_not_hide_the_post_dominator() {
+        // One arm of the lane-dependent branch ends the thread (an unreachable default); the
+        // others meet before the barrier.
+        let body = "\tmov.u32 %r1, %laneid;\n\
+                    \tsetp.eq.s32 %p1, %r1, 0;\n\
+                    \t@%p1 bra $L__BB0_3;\n\
+                    \tadd.s32 %r2, %r2, 1;\n\
+                    $L__BB0_2:\n\
+                    \tbar.sync 0;\n\
+                    \tret;\n\
+                    $L__BB0_3:\n\
+                    \tsetp.eq.s32 %p2, %r1, 1;\n\
+                    \t@%p2 bra $L__BB0_2;\n\
+                    \texit;";
         assert_eq!(divergent_lines(body), Vec::<usize>::new());
     }
 

@@ -194,3 +194,39 @@ pub unsafe fn atomic_or_u32(p: *mut u32, v: u32) -> u32 {
     };
     r
 }
+
+/// Global reductions without the previous value (`red.global`, relaxed, device scope): the
+/// merges of group-by's accumulators, which never read what they update.
+pub mod red_global {
+    use core::arch::asm;
+
+    macro_rules! red {
+        ($($(#[$m:meta])* $name:ident: $t:ty, $reg:ident, $op:literal;)*) => {$(
+            $(#[$m])*
+            ///
+            /// # Safety
+            /// `p` is a valid, aligned global address.
+            #[inline(always)]
+            pub unsafe fn $name(p: *mut $t, v: $t) {
+                // SAFETY: by contract.
+                unsafe {
+                    asm!(concat!($op, " [{p}], {v};"), p = in(reg64) p, v = in($reg) v,
+                        options(nostack, preserves_flags))
+                };
+            }
+        )*};
+    }
+
+    red! {
+        /// `*p += v`
+        add_u32: u32, reg32, "red.global.add.u32";
+        /// `*p += v`
+        add_u64: u64, reg64, "red.global.add.u64";
+        /// `*p += v`
+        add_f64: f64, reg64, "red.global.add.f64";
+        /// `*p = min(*p, v)`
+        min_u64: u64, reg64, "red.global.min.u64";
+        /// `*p = max(*p, v)`
+        max_u64: u64, reg64, "red.global.max.u64";
+    }
+}

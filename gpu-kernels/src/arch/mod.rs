@@ -9,7 +9,7 @@ mod shared;
 mod sync;
 mod warp;
 
-pub use atomic::{Atomic, atomic_or_u32};
+pub use atomic::{Atomic, atomic_or_u32, red_global};
 pub use ids::*;
 pub use math::*;
 pub use memory::*;

@@ -270,3 +270,69 @@ pub unsafe fn dynamic_shared<T: Copy>(len: usize) -> Shared<T> {
         Shared::from_raw(p, len)
     }
 }
+
+/// Shared-memory atomics on 32-bit shared-window addresses ([`Shared::addr`]), block scope,
+/// for the hash tables that group-by keeps in shared memory.
+pub mod shared_atomic {
+    use core::arch::asm;
+
+    macro_rules! shared_rmw {
+        ($($(#[$m:meta])* $name:ident: $t:ty, $reg:ident, $op:literal;)*) => {$(
+            $(#[$m])*
+            ///
+            /// # Safety
+            /// `a` is a valid, aligned shared-window address.
+            #[inline(always)]
+            pub unsafe fn $name(a: u32, v: $t) -> $t {
+                let r: $t;
+                // SAFETY: by contract.
+                unsafe {
+                    asm!(concat!($op, " {r}, [{a}], {v};"), r = out($reg) r, a = in(reg32) a,
+                        v = in($reg) v, options(nostack, preserves_flags))
+                };
+                r
+            }
+        )*};
+    }
+
+    shared_rmw! {
+        /// `*a = min(*a, v)`; the previous value.
+        min_u32: u32, reg32, "atom.shared.min.u32";
+        /// `*a = max(*a, v)`; the previous value.
+        max_u32: u32, reg32, "atom.shared.max.u32";
+        /// `*a = min(*a, v)`; the previous value.
+        min_u64: u64, reg64, "atom.shared.min.u64";
+        /// `*a = max(*a, v)`; the previous value.
+        max_u64: u64, reg64, "atom.shared.max.u64";
+        /// `*a += v` on the `f64` with these bits; the previous bits.
+        add_f64: f64, reg64, "atom.shared.add.f64";
+    }
+
+    /// `if *a == cmp { *a = v }`; the previous value.
+    ///
+    /// # Safety
+    /// `a` is a valid, aligned shared-window address.
+    #[inline(always)]
+    pub unsafe fn cas_u32(a: u32, cmp: u32, v: u32) -> u32 {
+        let r: u32;
+        // SAFETY: by contract.
+        unsafe {
+            asm!("atom.shared.cas.b32 {r}, [{a}], {c}, {v};", r = out(reg32) r, a = in(reg32) a,
+                c = in(reg32) cmp, v = in(reg32) v, options(nostack, preserves_flags))
+        };
+        r
+    }
+
+    /// `*a += v` without the previous value.
+    ///
+    /// # Safety
+    /// `a` is a valid, aligned shared-window address.
+    #[inline(always)]
+    pub unsafe fn red_add_u32(a: u32, v: u32) {
+        // SAFETY: by contract.
+        unsafe {
+            asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) a, v = in(reg32) v,
+                options(nostack, preserves_flags))
+        };
+    }
+}

@@ -5,6 +5,7 @@ pub mod bandwidth;
 pub mod baseline;
 pub mod decompress;
 pub mod decompress_base;
+pub mod groupby;
 pub mod join;
 pub mod pkjoin;
 pub mod project;

@@ -36,7 +36,10 @@ pub use decompress_base::{
     decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rfor,
     sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
-pub use groupby::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn, check_group_by};
+pub use groupby::{
+    Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, KeyColumn, ResultColumn, ValueColumn,
+    check_group_by, group_by_hash,
+};
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;
 pub use join::{

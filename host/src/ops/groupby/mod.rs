@@ -23,7 +23,11 @@
 //! lengths and an aggregate of a value column that is not there are errors that name what is
 //! wrong.
 use crate::error::{Error, Result};
-use crate::runtime::MAX_COLUMN_LEN;
+use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
+
+mod hash;
+
+pub use hash::group_by_hash;
 
 /// A key column of a grouping.
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +77,63 @@ impl ValueColumn<'_> {
             ValueColumn::I32(c) => c.len(),
             ValueColumn::F32(c) => c.len(),
             ValueColumn::F64(c) => c.len(),
+        }
+    }
+
+    /// Whether the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A key column of a grouping on the GPU.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceKeyColumn<'a> {
+    /// `u32` keys.
+    U32(&'a DeviceColumn<u32>),
+    /// `i32` keys.
+    I32(&'a DeviceColumn<i32>),
+    /// `i64` keys.
+    I64(&'a DeviceColumn<i64>),
+}
+
+impl DeviceKeyColumn<'_> {
+    /// Rows in the column.
+    pub fn len(&self) -> usize {
+        match self {
+            DeviceKeyColumn::U32(c) => c.len(),
+            DeviceKeyColumn::I32(c) => c.len(),
+            DeviceKeyColumn::I64(c) => c.len(),
+        }
+    }
+
+    /// Whether the column has no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A value column of a grouping on the GPU.
+#[derive(Clone, Copy, Debug)]
+pub enum DeviceValueColumn<'a> {
+    /// `u32` values.
+    U32(&'a DeviceColumn<u32>),
+    /// `i32` values.
+    I32(&'a DeviceColumn<i32>),
+    /// `f32` values.
+    F32(&'a DeviceColumn<f32>),
+    /// `f64` values.
+    F64(&'a DeviceColumn<f64>),
+}
+
+impl DeviceValueColumn<'_> {
+    /// Rows in the column.
+    pub fn len(&self) -> usize {
+        match self {
+            DeviceValueColumn::U32(c) => c.len(),
+            DeviceValueColumn::I32(c) => c.len(),
+            DeviceValueColumn::F32(c) => c.len(),
+            DeviceValueColumn::F64(c) => c.len(),
         }
     }
 
@@ -175,7 +236,14 @@ impl Grouped {
 /// of the same length (at most [`MAX_COLUMN_LEN`]), every aggregate's column present. Returns
 /// the row count.
 pub fn check_group_by(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) -> Result<usize> {
-    let Some(first) = keys.first() else {
+    let keys: Vec<usize> = keys.iter().map(KeyColumn::len).collect();
+    let values: Vec<usize> = values.iter().map(ValueColumn::len).collect();
+    check_shape(&keys, &values, aggs)
+}
+
+/// [`check_group_by`] on the columns' lengths.
+pub(crate) fn check_shape(keys: &[usize], values: &[usize], aggs: &[Agg]) -> Result<usize> {
+    let Some(&rows) = keys.first() else {
         return Err(Error::invalid(
             "group_by: no key column; pass at least one (a constant column groups every row \
              into one group)",
@@ -186,7 +254,6 @@ pub fn check_group_by(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) 
             "group_by: no aggregate; ask for at least one, e.g. Agg::Count",
         ));
     }
-    let rows = first.len();
     if rows > MAX_COLUMN_LEN {
         return Err(Error::invalid(format!(
             "group_by: {rows} rows, more than a column holds ({MAX_COLUMN_LEN}); split the input"
@@ -194,8 +261,8 @@ pub fn check_group_by(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) 
     }
     let lens = keys
         .iter()
-        .map(|k| ("key", k.len()))
-        .chain(values.iter().map(|v| ("value", v.len())));
+        .map(|&k| ("key", k))
+        .chain(values.iter().map(|&v| ("value", v)));
     for (i, (what, len)) in lens.enumerate() {
         if len != rows {
             let i = if what == "key" { i } else { i - keys.len() };

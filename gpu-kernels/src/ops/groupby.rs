@@ -1,0 +1,742 @@
+//! Hash group-by (issue 22): one 32-bit key column, a count per group and up to
+//! [`GROUPBY_MAX_AGGS`] accumulators, each a sum, min or max of a value column.
+//!
+//! The groups live in an open-addressing table in global memory (keys, counts, one 64-bit
+//! accumulator word per aggregate; [`crate::hash::home_slot`] and linear probing). With
+//! `shared_slots > 0` each block first aggregates into a table of its own in shared memory and
+//! merges that table into the global one once, at its end: a row then costs shared-memory
+//! atomics only, and the global table sees one update per group per block. A shared table
+//! stops taking new keys at three quarters full; rows of keys it does not hold update the
+//! global table directly, so any group count is correct, only slower.
+//!
+//! Accumulators are 64-bit words in a form on which every merge is one 64-bit atomic:
+//! integer sums as `u64` (an `i32` sign-extended: the wrapping sum is the `i64` sum), float
+//! sums as `f64`, minima and maxima as the order-preserving bits of [`ordered32`] /
+//! [`ordered64`] (for 32-bit types a minimum's high word is all ones, so that words of every
+//! origin compare by their low word). In shared memory a 64-bit integer sum is two 32-bit
+//! words, the carry of the low word's atomic added to the high word: 32-bit shared atomics are
+//! native, 64-bit ones a compare-and-swap loop that stalls when many rows hit one group.
+//!
+//! The key `u32::MAX` ([`EMPTY_KEY`], which marks an empty slot) has a slot of its own past
+//! the table's last, in both tables.
+#[cfg(target_arch = "nvptx64")]
+use crate::hash::EMPTY_KEY;
+
+/// Most accumulators (besides the count, which every grouping keeps) one launch computes.
+pub const GROUPBY_MAX_AGGS: usize = 4;
+
+/// Accumulator codes: an operation plus the value column's type.
+pub mod code {
+    /// `u32` values.
+    pub const U32: u32 = 0;
+    /// `i32` values.
+    pub const I32: u32 = 1;
+    /// `f32` values.
+    pub const F32: u32 = 2;
+    /// `f64` values.
+    pub const F64: u32 = 3;
+    /// Mask of the type in a code.
+    pub const TYPE: u32 = 3;
+    /// Sum (64-bit integer or `f64`).
+    pub const SUM: u32 = 0;
+    /// Minimum.
+    pub const MIN: u32 = 4;
+    /// Maximum.
+    pub const MAX: u32 = 8;
+    /// Mask of the operation in a code.
+    pub const OP: u32 = 12;
+}
+
+/// Parameters of a hash group-by launch.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct GroupByParams {
+    /// Device address of the `n` key words (`u32`, or `i32` bits).
+    pub keys: u64,
+    /// Device address of each accumulator's value column.
+    pub values: [u64; GROUPBY_MAX_AGGS],
+    /// Each accumulator's [`code`].
+    pub codes: [u32; GROUPBY_MAX_AGGS],
+    /// Rows.
+    pub n: u32,
+    /// Slots of each block's shared table (0: no shared table); the launch gives
+    /// [`shared_table_bytes`] of dynamic shared memory.
+    pub shared_slots: u32,
+    /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`]).
+    pub global_slots: u32,
+    /// Most keys the global table takes before it reports an overflow.
+    pub global_limit: u32,
+}
+
+/// State words of a launch: distinct keys inserted into the global table, and whether a key
+/// found it full (the host then runs again with a larger table).
+pub const STATE_DISTINCT: usize = 0;
+/// See [`STATE_DISTINCT`].
+pub const STATE_OVERFLOW: usize = 1;
+/// Words of a launch's state.
+pub const STATE_WORDS: usize = 2;
+
+/// Dynamic shared memory of a shared table of `slots` slots (plus the slot of [`EMPTY_KEY`])
+/// with `aggs` accumulators: the accumulator words, then the keys and the counts.
+#[inline(always)]
+pub const fn shared_table_bytes(slots: u32, aggs: usize) -> usize {
+    (slots as usize + 1) * (8 * aggs + 8)
+}
+
+/// Keys a shared table of `slots` slots takes before it sends new keys to the global table.
+#[inline(always)]
+pub const fn shared_limit(slots: u32) -> u32 {
+    slots / 4 * 3
+}
+
+/// `u32` bits in the order of the `f32`s they encode, with every NaN (either sign) above
+/// `+inf` and `-0.0` below `+0.0`.
+#[inline(always)]
+pub const fn ordered_f32(bits: u32) -> u32 {
+    if bits & 0x7fff_ffff > 0x7f80_0000 {
+        u32::MAX
+    } else if bits >> 31 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000
+    }
+}
+
+/// The `f32` bits of [`ordered_f32`]'s image; NaN comes back as the canonical quiet NaN.
+#[inline(always)]
+pub const fn unordered_f32(ord: u32) -> u32 {
+    if ord == u32::MAX {
+        0x7fc0_0000
+    } else if ord >> 31 != 0 {
+        ord & 0x7fff_ffff
+    } else {
+        !ord
+    }
+}
+
+/// [`ordered_f32`] for `f64` bits.
+#[inline(always)]
+pub const fn ordered_f64(bits: u64) -> u64 {
+    if bits & 0x7fff_ffff_ffff_ffff > 0x7ff0_0000_0000_0000 {
+        u64::MAX
+    } else if bits >> 63 != 0 {
+        !bits
+    } else {
+        bits | 0x8000_0000_0000_0000
+    }
+}
+
+/// [`unordered_f32`] for `f64` bits.
+#[inline(always)]
+pub const fn unordered_f64(ord: u64) -> u64 {
+    if ord == u64::MAX {
+        0x7ff8_0000_0000_0000
+    } else if ord >> 63 != 0 {
+        ord & 0x7fff_ffff_ffff_ffff
+    } else {
+        !ord
+    }
+}
+
+/// A 32-bit value's order-preserving bits under `code`'s type (`u32` as is, `i32` with the
+/// sign flipped, `f32` by [`ordered_f32`]).
+#[inline(always)]
+pub const fn ordered32(code: u32, bits: u32) -> u32 {
+    match code & code::TYPE {
+        code::I32 => bits ^ 0x8000_0000,
+        code::F32 => ordered_f32(bits),
+        _ => bits,
+    }
+}
+
+/// The starting word of an accumulator.
+#[inline(always)]
+pub const fn acc_init(code: u32) -> u64 {
+    if code & code::OP == code::MIN {
+        u64::MAX
+    } else {
+        0
+    }
+}
+
+/// A row's operand for an accumulator, from its value's bits (32-bit types in the low word).
+#[inline(always)]
+pub fn acc_operand(code: u32, raw: u64) -> u64 {
+    let lo = raw as u32;
+    match code & code::OP {
+        code::SUM => match code & code::TYPE {
+            code::U32 => lo as u64,
+            code::I32 => lo as i32 as i64 as u64,
+            code::F32 => (f32::from_bits(lo) as f64).to_bits(),
+            _ => raw,
+        },
+        op => match code & code::TYPE {
+            code::F64 => ordered_f64(raw),
+            _ if op == code::MIN => 0xffff_ffff_0000_0000 | ordered32(code, lo) as u64,
+            _ => ordered32(code, lo) as u64,
+        },
+    }
+}
+
+/// The value bits an accumulator word stands for: a sum's bits (`u64`, `i64` or `f64`), a
+/// minimum's or maximum's value bits (32-bit types in the low word).
+#[inline(always)]
+pub const fn acc_result(code: u32, word: u64) -> u64 {
+    if code & code::OP == code::SUM {
+        return word;
+    }
+    match code & code::TYPE {
+        code::F64 => unordered_f64(word),
+        code::F32 => unordered_f32(word as u32) as u64,
+        code::I32 => (word as u32 ^ 0x8000_0000) as u64,
+        _ => word as u32 as u64,
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::{GroupByParams, acc_init, acc_operand, code};
+    use crate::arch::{
+        Shared, block_idx, grid_dim, load_relaxed_u32, red_global, shared_atomic, sync_threads,
+        thread_idx,
+    };
+    use crate::hash::{EMPTY_KEY, home_slot};
+
+    /// The shared table of a block: accumulator words (`aggs` arrays of `slots + 1`), keys,
+    /// counts, and the number of keys taken.
+    #[derive(Clone, Copy)]
+    pub struct SharedTable {
+        acc: Shared<u64>,
+        keys: Shared<u32>,
+        counts: Shared<u32>,
+        filled: Shared<u32>,
+        slots: u32,
+    }
+
+    impl SharedTable {
+        /// The table over the launch's dynamic shared memory.
+        ///
+        /// # Safety
+        /// The launch gives `shared_table_bytes(slots, A)` bytes of dynamic shared memory.
+        #[inline(always)]
+        pub unsafe fn new<const A: usize>(slots: u32, filled: Shared<u32>) -> Self {
+            let len = slots as usize + 1;
+            // SAFETY: the three arrays tile the dynamic shared memory the launch gives.
+            unsafe {
+                let acc = crate::arch::dynamic_shared::<u64>(len * A);
+                let words = acc.cast::<u32>();
+                let keys = Shared::from_raw(words.ptr(2 * len * A), len);
+                let counts = Shared::from_raw(words.ptr(2 * len * A + len), len);
+                SharedTable {
+                    acc,
+                    keys,
+                    counts,
+                    filled,
+                    slots,
+                }
+            }
+        }
+
+        /// Empties the table (all threads; a barrier follows).
+        #[inline(always)]
+        pub fn clear<const NT: usize, const A: usize>(&self, codes: &[u32; A]) {
+            let len = self.slots as usize + 1;
+            let mut s = thread_idx();
+            while s < len {
+                // SAFETY: s < len; each slot is this thread's alone until the barrier.
+                unsafe {
+                    self.keys.write(s, EMPTY_KEY);
+                    self.counts.write(s, 0);
+                    for (a, &c) in codes.iter().enumerate() {
+                        self.acc.write(a * len + s, acc_init(c));
+                    }
+                }
+                s += NT;
+            }
+            if thread_idx() == 0 {
+                // SAFETY: one word.
+                unsafe { self.filled.write(0, 0) };
+            }
+            sync_threads();
+        }
+
+        /// The slot of `key`, taking a free one while the table is below its limit.
+        #[inline(always)]
+        fn slot(&self, key: u32) -> Option<u32> {
+            if key == EMPTY_KEY {
+                return Some(self.slots);
+            }
+            let limit = super::shared_limit(self.slots);
+            let mut s = home_slot(key, self.slots);
+            // At most `limit` + one per thread are taken, so an empty slot ends the walk; the
+            // bound only guards against a table the host made too small.
+            for _ in 0..self.slots {
+                // SAFETY: s < slots; the read races only with `cas_u32`'s, which is benign:
+                // a stale EMPTY_KEY makes the CAS below re-read it.
+                let k = unsafe { self.keys.read(s as usize) };
+                if k == key {
+                    return Some(s);
+                }
+                if k == EMPTY_KEY {
+                    // SAFETY: one word.
+                    if unsafe { self.filled.read(0) } >= limit {
+                        return None;
+                    }
+                    // SAFETY: slot s is in bounds.
+                    let old = unsafe { shared_atomic::cas_u32(self.keys.addr(s as usize), EMPTY_KEY, key) };
+                    if old == EMPTY_KEY {
+                        // SAFETY: one word.
+                        unsafe { shared_atomic::red_add_u32(self.filled.addr(0), 1) };
+                        return Some(s);
+                    }
+                    if old == key {
+                        return Some(s);
+                    }
+                }
+                s += 1;
+                if s == self.slots {
+                    s = 0;
+                }
+            }
+            None
+        }
+
+        /// Adds a row (its accumulators' raw value bits) to `key`'s group; false when the
+        /// table holds no slot for it.
+        #[inline(always)]
+        fn add<const A: usize>(&self, key: u32, codes: &[u32; A], raw: &[u64; A]) -> bool {
+            let Some(s) = self.slot(key) else {
+                return false;
+            };
+            let s = s as usize;
+            let len = self.slots as usize + 1;
+            // SAFETY: s <= slots; every update is atomic.
+            unsafe {
+                shared_atomic::red_add_u32(self.counts.addr(s), 1);
+                for a in 0..A {
+                    let c = codes[a];
+                    let x = acc_operand(c, raw[a]);
+                    let at = self.acc.addr(a * len + s);
+                    match (c & code::OP, c & code::TYPE) {
+                        (code::SUM, code::F32 | code::F64) => {
+                            shared_atomic::add_f64(at, f64::from_bits(x));
+                        }
+                        (code::SUM, _) => {
+                            let lo = x as u32;
+                            let old = crate::arch::SharedAdd::shared_add(at, lo);
+                            let carry = (old > !lo) as u32;
+                            let hi = (x >> 32) as u32 + carry;
+                            if hi != 0 {
+                                shared_atomic::red_add_u32(at + 4, hi);
+                            }
+                        }
+                        (code::MIN, code::F64) => {
+                            shared_atomic::min_u64(at, x);
+                        }
+                        (code::MAX, code::F64) => {
+                            shared_atomic::max_u64(at, x);
+                        }
+                        (code::MIN, _) => {
+                            shared_atomic::min_u32(at, x as u32);
+                        }
+                        _ => {
+                            shared_atomic::max_u32(at, x as u32);
+                        }
+                    }
+                }
+            }
+            true
+        }
+
+        /// Merges the table into the global one (all threads; after a barrier).
+        #[inline(always)]
+        fn merge<const NT: usize, const A: usize>(&self, g: &GlobalTable, codes: &[u32; A]) {
+            let len = self.slots as usize + 1;
+            let mut s = thread_idx();
+            while s < len {
+                // SAFETY: s < len; the block's updates finished at the barrier before.
+                let count = unsafe { self.counts.read(s) };
+                if count != 0 {
+                    let key = if s == self.slots as usize {
+                        EMPTY_KEY
+                    } else {
+                        // SAFETY: as above.
+                        unsafe { self.keys.read(s) }
+                    };
+                    // SAFETY: as above.
+                    let words: [u64; A] = core::array::from_fn(|a| unsafe { self.acc.read(a * len + s) });
+                    g.merge(key, count, codes, &words);
+                }
+                s += NT;
+            }
+        }
+    }
+
+    /// The global table: `slots + 1` keys, counts and (per accumulator) words, and the
+    /// launch's state words.
+    #[derive(Clone, Copy)]
+    pub struct GlobalTable {
+        /// Keys.
+        pub keys: *mut u32,
+        /// Counts.
+        pub counts: *mut u32,
+        /// Accumulator words, one array of `slots + 1` per accumulator.
+        pub acc: *mut u64,
+        /// [`super::STATE_WORDS`] words.
+        pub state: *mut u32,
+        /// Slots (the arrays hold one more).
+        pub slots: u32,
+        /// Most keys taken before an overflow is reported.
+        pub limit: u32,
+    }
+
+    impl GlobalTable {
+        /// The slot of `key`, inserting it; `None` (and the overflow flag) when the table is
+        /// full.
+        #[inline(always)]
+        fn slot(&self, key: u32) -> Option<u32> {
+            if key == EMPTY_KEY {
+                return Some(self.slots);
+            }
+            let mut s = home_slot(key, self.slots);
+            for _ in 0..self.slots {
+                // SAFETY: s < slots; a relaxed load sees other blocks' inserts.
+                let k = unsafe { load_relaxed_u32(self.keys.add(s as usize)) };
+                if k == key {
+                    return Some(s);
+                }
+                if k == EMPTY_KEY {
+                    // SAFETY: state words are in bounds.
+                    let taken = unsafe { load_relaxed_u32(self.state.add(super::STATE_DISTINCT)) };
+                    if taken >= self.limit {
+                        break;
+                    }
+                    // SAFETY: slot s is in bounds.
+                    let old = unsafe {
+                        crate::arch::Atomic::atomic_cas(self.keys.add(s as usize), EMPTY_KEY, key)
+                    };
+                    if old == EMPTY_KEY {
+                        // SAFETY: as above.
+                        unsafe { red_global::add_u32(self.state.add(super::STATE_DISTINCT), 1) };
+                        return Some(s);
+                    }
+                    if old == key {
+                        return Some(s);
+                    }
+                }
+                s += 1;
+                if s == self.slots {
+                    s = 0;
+                }
+            }
+            // SAFETY: as above.
+            unsafe { crate::arch::atomic_or_u32(self.state.add(super::STATE_OVERFLOW), 1) };
+            None
+        }
+
+        /// Adds `count` rows with these accumulator words (already operands) to `key`'s group.
+        #[inline(always)]
+        pub fn merge<const A: usize>(&self, key: u32, count: u32, codes: &[u32; A], words: &[u64; A]) {
+            let Some(s) = self.slot(key) else {
+                return;
+            };
+            let s = s as usize;
+            let len = self.slots as usize + 1;
+            // SAFETY: s <= slots; every update is atomic.
+            unsafe {
+                red_global::add_u32(self.counts.add(s), count);
+                for a in 0..A {
+                    let c = codes[a];
+                    let at = self.acc.add(a * len + s);
+                    match (c & code::OP, c & code::TYPE) {
+                        (code::SUM, code::F32 | code::F64) => red_global::add_f64(at.cast(), f64::from_bits(words[a])),
+                        (code::SUM, _) => red_global::add_u64(at, words[a]),
+                        (code::MIN, _) => red_global::min_u64(at, words[a]),
+                        _ => red_global::max_u64(at, words[a]),
+                    }
+                }
+            }
+        }
+    }
+
+    /// A value column's raw bits at row `i` under `code`'s type.
+    ///
+    /// # Safety
+    /// `values` holds row `i` of that type.
+    #[inline(always)]
+    unsafe fn raw_value(values: u64, c: u32, i: usize) -> u64 {
+        // SAFETY: by contract.
+        unsafe {
+            if c & code::TYPE == code::F64 {
+                (values as *const u64).add(i).read()
+            } else {
+                (values as *const u32).add(i).read() as u64
+            }
+        }
+    }
+
+    /// The hash group-by of the launch's rows: blocks stride over tiles of `NT * IPT` rows,
+    /// each row into the block's shared table (when there is one and it holds the key) or
+    /// the global table.
+    ///
+    /// # Safety
+    /// `p` describes columns of `n` rows and the global table's arrays; with a shared table
+    /// the launch gives its dynamic shared memory.
+    #[inline(always)]
+    pub unsafe fn group_by_hash<const NT: usize, const IPT: usize, const A: usize>(
+        p: &GroupByParams,
+        g: GlobalTable,
+        filled: Shared<u32>,
+    ) {
+        let codes: [u32; A] = core::array::from_fn(|a| p.codes[a]);
+        let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
+        let keys = p.keys as *const u32;
+        let n = p.n as usize;
+        let shared = p.shared_slots != 0;
+        // SAFETY: with a shared table the launch gives its memory.
+        let table = unsafe { SharedTable::new::<A>(p.shared_slots.max(1), filled) };
+        if shared {
+            table.clear::<NT, A>(&codes);
+        }
+        let tile = NT * IPT;
+        let (tiles, grid) = (n.div_ceil(tile), grid_dim());
+        let mut at = block_idx();
+        while at < tiles {
+            // SAFETY: forwarded contracts.
+            unsafe { hash_tile::<NT, IPT, A>(keys, &values, &codes, n, at * tile, shared, &table, &g) };
+            at += grid;
+        }
+        sync_threads();
+        if shared {
+            table.merge::<NT, A>(&g, &codes);
+        }
+    }
+
+    /// One tile of rows into the tables.
+    ///
+    /// # Safety
+    /// As for [`group_by_hash`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    unsafe fn hash_tile<const NT: usize, const IPT: usize, const A: usize>(
+        keys: *const u32,
+        values: &[u64; A],
+        codes: &[u32; A],
+        n: usize,
+        start: usize,
+        shared: bool,
+        table: &SharedTable,
+        g: &GlobalTable,
+    ) {
+        let t = thread_idx();
+        let mut k = [EMPTY_KEY; IPT];
+        let mut raw = [[0u64; A]; IPT];
+        for j in 0..IPT {
+            let i = start + j * NT + t;
+            if i < n {
+                // SAFETY: i < n.
+                unsafe {
+                    k[j] = keys.add(i).read();
+                    for a in 0..A {
+                        raw[j][a] = raw_value(values[a], codes[a], i);
+                    }
+                }
+            }
+        }
+        for j in 0..IPT {
+            if start + j * NT + t < n && !(shared && table.add(k[j], codes, &raw[j])) {
+                let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[j][a]));
+                g.merge(k[j], 1, codes, &ops);
+            }
+        }
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+/// The parameters of the hash group-by kernels.
+pub type HashArgs = (*const GroupByParams, *mut u32, *mut u32, *mut u64, *mut u32);
+
+/// Hash group-by kernels, one per accumulator count:
+/// `(params, keys, counts, acc, state)`; the global table's arrays as [`GroupByParams`] says.
+macro_rules! hash_kernels {
+    ($($spec:ident = $name:ident: $a:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 512, IPT = 4, MIN_BLOCKS = 2](
+                params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
+                state: *mut u32
+            ) {
+                let filled = $crate::shared_array!(groupby_filled: [u32; 1]);
+                // SAFETY: the host passes one parameter struct.
+                let p = unsafe { params.read() };
+                let g = GlobalTable { keys, counts, acc, state, slots: p.global_slots, limit: p.global_limit };
+                // SAFETY: the host sizes the columns, the table and the shared memory as
+                // `params` says.
+                unsafe { group_by_hash::<NT, IPT, $a>(&p, g, filled) }
+            }
+        }
+    )*};
+}
+
+hash_kernels! {
+    GROUPBY_HASH_1 = groupby_hash_1: 1;
+    GROUPBY_HASH_2 = groupby_hash_2: 2;
+    GROUPBY_HASH_3 = groupby_hash_3: 3;
+    GROUPBY_HASH_4 = groupby_hash_4: 4;
+}
+
+crate::kernel! {
+    /// Empties a global table of `len` slots (its `slots + 1`) with `aggs` accumulators.
+    GROUPBY_INIT = groupby_init[NT = 256, IPT = 1](
+        params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
+    ) {
+        // SAFETY: one parameter struct.
+        let p = unsafe { params.read() };
+        let len = p.global_slots as usize + 1;
+        let mut s = crate::arch::global_idx();
+        while s < len {
+            // SAFETY: s < len, the arrays' length.
+            unsafe {
+                keys.add(s).write(EMPTY_KEY);
+                counts.add(s).write(0);
+                for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
+                    acc.add(a * len + s).write(acc_init(c));
+                }
+            }
+            s += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+crate::kernel! {
+    /// Writes each taken slot's key (xor `key_xor`, which makes `i32` keys sort as `u32`) and
+    /// slot index, in any order, at places `cursor` hands out.
+    GROUPBY_COMPACT = groupby_compact[NT = 256, IPT = 1](
+        len: u32, key_xor: u32, keys: *const u32, counts: *const u32, cursor: *mut u32,
+        out_keys: *mut u32, out_slots: *mut u32
+    ) {
+        use crate::arch::{ballot, lane_id, shfl_idx};
+        let len = len as usize;
+        let slots = len - 1;
+        let mut s = crate::arch::global_idx();
+        let stride = crate::arch::grid_dim() * NT;
+        // Every lane of a warp runs the same number of rounds, so the ballot is converged.
+        let rounds = len.div_ceil(stride);
+        for _ in 0..rounds {
+            // SAFETY: s < len, the arrays' length.
+            let taken = s < len && unsafe { counts.add(s).read() } != 0;
+            let mask = ballot(taken);
+            let mut base = 0u32;
+            if lane_id() == 0 && mask != 0 {
+                // SAFETY: one cursor word.
+                base = unsafe { crate::arch::Atomic::atomic_add(cursor, mask.count_ones()) };
+            }
+            base = shfl_idx(base, 0);
+            if taken {
+                let at = (base + (mask & ((1u32 << lane_id()) - 1)).count_ones()) as usize;
+                let key = if s == slots { EMPTY_KEY } else {
+                    // SAFETY: s < slots.
+                    unsafe { keys.add(s).read() }
+                };
+                // SAFETY: the host sizes the outputs for every taken slot.
+                unsafe {
+                    out_keys.add(at).write(key ^ key_xor);
+                    out_slots.add(at).write(s as u32);
+                }
+            }
+            s += stride;
+        }
+    }
+}
+
+crate::kernel! {
+    /// The `groups` results in key order: each group's count and accumulator words, read from
+    /// the slots the sort put in key order.
+    GROUPBY_GATHER = groupby_gather[NT = 256, IPT = 1](
+        groups: u32, len: u32, aggs: u32, slots: *const u32, counts: *const u32,
+        acc: *const u64, out_counts: *mut u64, out_acc: *mut u64
+    ) {
+        let groups = groups as usize;
+        let len = len as usize;
+        let mut i = crate::arch::global_idx();
+        while i < groups {
+            // SAFETY: i < groups; slots index the table's arrays of `len`.
+            unsafe {
+                let s = slots.add(i).read() as usize;
+                out_counts.add(i).write(counts.add(s).read() as u64);
+                for a in 0..aggs as usize {
+                    out_acc.add(a * groups + i).write(acc.add(a * len + s).read());
+                }
+            }
+            i += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+crate::kernel! {
+    /// Distinct keys among `samples` rows spread evenly over the `n`, counted in a shared set
+    /// of `2 * samples` slots: the host's estimate of the group count. One block.
+    GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
+        params: *const GroupByParams, out: *mut u32
+    ) {
+        use crate::arch::{sync_threads, thread_idx};
+        const SAMPLES: usize = 4096;
+        const SLOTS: u32 = 2 * SAMPLES as u32;
+        let set = crate::shared_array!(groupby_sample_set: [u32; 2 * 4096]);
+        let distinct = crate::shared_array!(groupby_sample_distinct: [u32; 2]);
+        let t = thread_idx();
+        let mut s = t;
+        while s < SLOTS as usize {
+            // SAFETY: s < SLOTS.
+            unsafe { set.write(s, EMPTY_KEY) };
+            s += NT;
+        }
+        if t < 2 {
+            // SAFETY: two words.
+            unsafe { distinct.write(t, 0) };
+        }
+        sync_threads();
+        // SAFETY: one parameter struct.
+        let p = unsafe { params.read() };
+        let (keys, n) = (p.keys as *const u32, p.n as usize);
+        let samples = n.min(SAMPLES);
+        let mut j = t;
+        while j < samples {
+            // SAFETY: j * n / samples < n.
+            let key = unsafe { keys.add(j * n / samples).read() };
+            if key == EMPTY_KEY {
+                // SAFETY: word 1 flags the empty-slot key.
+                unsafe { crate::arch::shared_atomic::red_add_u32(distinct.addr(1), 1) };
+            } else {
+                let mut h = crate::hash::home_slot(key, SLOTS);
+                loop {
+                    // SAFETY: h < SLOTS; at most SAMPLES of the SLOTS are taken.
+                    let old = unsafe { crate::arch::shared_atomic::cas_u32(set.addr(h as usize), EMPTY_KEY, key) };
+                    if old == EMPTY_KEY {
+                        // SAFETY: one word.
+                        unsafe { crate::arch::shared_atomic::red_add_u32(distinct.addr(0), 1) };
+                        break;
+                    }
+                    if old == key {
+                        break;
+                    }
+                    h = if h + 1 == SLOTS { 0 } else { h + 1 };
+                }
+            }
+            j += NT;
+        }
+        sync_threads();
+        if t == 0 {
+            // SAFETY: two words; one output word.
+            unsafe {
+                let d = distinct.read(0) + (distinct.read(1) != 0) as u32;
+                out.write(d);
+            }
+        }
+    }
+}

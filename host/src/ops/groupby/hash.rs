@@ -1,0 +1,388 @@
+//! Hash group-by on the GPU: one 32-bit key column, any aggregates of up to four distinct
+//! accumulators (a sum and a mean of one column share one). See
+//! `tessera_kernels::ops::groupby` for the kernels and the accumulators' forms.
+//!
+//! The call estimates the group count from a sample of 4096 rows, sizes a global table of
+//! twice that (and, while the groups fit, a table per block in shared memory), aggregates in
+//! one pass over the rows, and runs again with a table four times larger if the estimate was
+//! short. The groups then leave the table in key order: their keys and slots compacted, sorted
+//! by key with the radix sort, and gathered.
+use cudarc::driver::DevicePtr;
+use tessera_kernels::ops::groupby::{
+    self as k, GROUPBY_MAX_AGGS, GroupByParams, acc_result, code, shared_limit,
+    shared_table_bytes,
+};
+use tessera_kernels::spec::KernelSpec;
+
+use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
+use crate::error::{Error, Result};
+use crate::ops::sort::{Order, sort_pairs};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+
+/// Rows the group-count estimate samples (the sample kernel's own constant).
+const SAMPLES: usize = 4096;
+
+/// Fewest slots of a shared table: its limit leaves at least one slot per thread of a block
+/// empty, so that no walk runs the table round.
+const MIN_SHARED_SLOTS: u32 = 2048;
+
+/// Fewest slots of the global table.
+const MIN_GLOBAL_SLOTS: u64 = 1024;
+
+/// Most slots of the global table a first attempt takes on the sample's word; a larger
+/// group count grows it by overflow.
+const FIRST_GLOBAL_SLOTS: u64 = 1 << 26;
+
+/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, by hashing;
+/// the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents (float
+/// sums agree to rounding: the GPU adds in another order).
+///
+/// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than one key
+/// column or an `i64` key column (group those with [`crate::cpu::group_by`]), and aggregates
+/// that need more than four accumulators.
+pub fn group_by_hash(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<Grouped> {
+    let key_lens: Vec<usize> = keys.iter().map(DeviceKeyColumn::len).collect();
+    let value_lens: Vec<usize> = values.iter().map(DeviceValueColumn::len).collect();
+    let n = check_shape(&key_lens, &value_lens, aggs)?;
+    let (key_ptr, key_xor) = match keys {
+        [DeviceKeyColumn::U32(c)] => (ptr(gpu, c), 0),
+        [DeviceKeyColumn::I32(c)] => (ptr(gpu, c), 0x8000_0000),
+        [DeviceKeyColumn::I64(_)] => {
+            return Err(Error::invalid(
+                "group_by_hash: i64 keys are not supported on the GPU yet; group them with \
+                 cpu::group_by",
+            ));
+        }
+        _ => {
+            return Err(Error::invalid(format!(
+                "group_by_hash: {} key columns; the GPU hash group-by takes one (group \
+                 composite keys with cpu::group_by)",
+                keys.len()
+            )));
+        }
+    };
+    let accs = Accumulators::new(values, aggs)?;
+    if n == 0 {
+        return Ok(accs.result(keys[0], &[], &[], &[]));
+    }
+    let mut params = GroupByParams {
+        keys: key_ptr,
+        n: n as u32,
+        ..GroupByParams::default()
+    };
+    for (a, &(col, c)) in accs.list.iter().enumerate() {
+        params.values[a] = values.get(col).map_or(key_ptr, |&v| value_ptr(gpu, v));
+        params.codes[a] = c;
+    }
+    let est = estimate_groups(gpu, &params)?;
+    let spec = hash_spec(accs.list.len());
+    let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
+    params.shared_slots = shared_slots(est, accs.list.len(), max_smem);
+    let mut slots = (2 * est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
+    loop {
+        let mut table = GlobalTable::new(gpu, &mut params, slots, accs.list.len())?;
+        table.aggregate(gpu, &spec, &params)?;
+        let state = table.state.to_vec(gpu)?;
+        if state[k::STATE_OVERFLOW] == 0 {
+            let (sorted, counts, words) =
+                table.ordered(gpu, state[k::STATE_DISTINCT] as usize + 1, key_xor)?;
+            return Ok(accs.result(keys[0], &sorted, &counts, &words));
+        }
+        if slots > u32::MAX as u64 / 4 {
+            return Err(Error::invalid(format!(
+                "group_by_hash: more than {} groups do not fit a hash table of 32-bit slots",
+                params.global_limit
+            )));
+        }
+        slots *= 4;
+    }
+}
+
+/// The device address of a column.
+fn ptr<T: crate::runtime::DeviceItem>(gpu: &Gpu, c: &DeviceColumn<T>) -> u64 {
+    c.view().device_ptr(gpu.stream()).0
+}
+
+fn value_ptr(gpu: &Gpu, v: DeviceValueColumn) -> u64 {
+    match v {
+        DeviceValueColumn::U32(c) => ptr(gpu, c),
+        DeviceValueColumn::I32(c) => ptr(gpu, c),
+        DeviceValueColumn::F32(c) => ptr(gpu, c),
+        DeviceValueColumn::F64(c) => ptr(gpu, c),
+    }
+}
+
+/// The accumulators a list of aggregates needs (each distinct (value column, code) once), and
+/// which one each aggregate reads.
+struct Accumulators<'a> {
+    list: Vec<(usize, u32)>,
+    aggs: &'a [Agg],
+    values: &'a [DeviceValueColumn<'a>],
+}
+
+impl<'a> Accumulators<'a> {
+    fn new(values: &'a [DeviceValueColumn<'a>], aggs: &'a [Agg]) -> Result<Self> {
+        let mut list = Vec::new();
+        for &a in aggs {
+            if let Some(acc) = Self::of(values, a)
+                && !list.contains(&acc)
+            {
+                list.push(acc);
+            }
+        }
+        if list.len() > GROUPBY_MAX_AGGS {
+            return Err(Error::invalid(format!(
+                "group_by_hash: these aggregates need {} accumulators (a sum or mean, a min, a \
+                 max per value column), at most {GROUPBY_MAX_AGGS} run in one call; split the \
+                 aggregates over several calls",
+                list.len()
+            )));
+        }
+        if list.is_empty() {
+            // Count alone still runs one accumulator's kernel: a sum of the keys, unread.
+            list.push((usize::MAX, code::SUM | code::U32));
+        }
+        Ok(Accumulators { list, aggs, values })
+    }
+
+    /// The accumulator of `a` (none for `Count`).
+    fn of(values: &[DeviceValueColumn], a: Agg) -> Option<(usize, u32)> {
+        let c = a.column()?;
+        let ty = match values[c] {
+            DeviceValueColumn::U32(_) => code::U32,
+            DeviceValueColumn::I32(_) => code::I32,
+            DeviceValueColumn::F32(_) => code::F32,
+            DeviceValueColumn::F64(_) => code::F64,
+        };
+        let op = match a {
+            Agg::Min(_) => code::MIN,
+            Agg::Max(_) => code::MAX,
+            _ => code::SUM,
+        };
+        Some((c, op | ty))
+    }
+
+    /// The grouping's result from the groups' sorted key bits, counts and accumulator words
+    /// (one array of `groups` per accumulator).
+    fn result(&self, key: DeviceKeyColumn, sorted: &[u32], counts: &[u64], words: &[u64]) -> Grouped {
+        let g = sorted.len();
+        let keys = vec![match key {
+            DeviceKeyColumn::I32(_) => ResultColumn::I32(sorted.iter().map(|&b| b as i32).collect()),
+            _ => ResultColumn::U32(sorted.to_vec()),
+        }];
+        let aggregates = self
+            .aggs
+            .iter()
+            .map(|&a| {
+                let Some(acc) = Self::of(self.values, a) else {
+                    return ResultColumn::U64(counts.to_vec());
+                };
+                let at = self.list.iter().position(|&x| x == acc).unwrap_or(0);
+                let c = acc.1;
+                let w = words[at * g..(at + 1) * g].iter().map(|&w| acc_result(c, w));
+                let float = matches!(c & code::TYPE, code::F32 | code::F64);
+                match a {
+                    Agg::Mean(_) => ResultColumn::F64(
+                        w.zip(counts)
+                            .map(|(s, &n)| {
+                                let s = match c & code::TYPE {
+                                    code::U32 => s as f64,
+                                    code::I32 => s as i64 as f64,
+                                    _ => f64::from_bits(s),
+                                };
+                                s / n as f64
+                            })
+                            .collect(),
+                    ),
+                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                    Agg::Sum(_) if c & code::TYPE == code::I32 => {
+                        ResultColumn::I64(w.map(|s| s as i64).collect())
+                    }
+                    Agg::Sum(_) => ResultColumn::U64(w.collect()),
+                    _ => match c & code::TYPE {
+                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect()),
+                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect()),
+                        code::F32 => ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect()),
+                        _ => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                    },
+                }
+            })
+            .collect();
+        Grouped { keys, aggregates }
+    }
+}
+
+/// The group count that `d` distinct keys among `s` evenly spread rows of `n` suggest: the
+/// `g` at which `s` uniform draws from `g` keys show `d` distinct on average,
+/// `g (1 - e^(-s/g)) = d`, solved by bisection; `n` when the sample saw no repeat.
+pub fn groups_from_sample(d: usize, s: usize, n: usize) -> usize {
+    if d >= s {
+        return n;
+    }
+    let seen = |g: f64| g * (1.0 - (-(s as f64) / g).exp());
+    let (mut lo, mut hi) = (d as f64, n as f64);
+    if seen(hi) <= d as f64 {
+        return n;
+    }
+    for _ in 0..64 {
+        let mid = 0.5 * (lo + hi);
+        if seen(mid) < d as f64 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (hi.ceil() as usize).clamp(d.max(1), n)
+}
+
+/// The group count estimated from a sample of the keys (one block, one word read back).
+fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
+    let n = params.n as usize;
+    let buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
+    let mut out = gpu.zeros::<u32>(1)?;
+    let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
+    // SAFETY: one block samples rows below `n` of the parameters' key column; one output
+    // word.
+    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&buf, &mut out)) }?;
+    let d = out.to_vec(gpu)?[0] as usize;
+    Ok(groups_from_sample(d, n.min(SAMPLES), n))
+}
+
+/// Slots of each block's shared table for an estimated `groups`: room for twice the groups
+/// (at least [`MIN_SHARED_SLOTS`]) where that fits `max_smem` bytes, else none.
+fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
+    let want = (2 * groups as u64).max(MIN_SHARED_SLOTS as u64).next_multiple_of(256);
+    if want > u32::MAX as u64 / 2
+        || shared_limit(want as u32) < groups as u32
+        || shared_table_bytes(want as u32, accs) > max_smem
+    {
+        return 0;
+    }
+    want as u32
+}
+
+fn hash_spec(accs: usize) -> KernelSpec<k::HashArgs> {
+    match accs {
+        1 => k::GROUPBY_HASH_1,
+        2 => k::GROUPBY_HASH_2,
+        3 => k::GROUPBY_HASH_3,
+        _ => k::GROUPBY_HASH_4,
+    }
+}
+
+/// The global table of one attempt.
+struct GlobalTable {
+    params: PodBuffer<GroupByParams>,
+    keys: DeviceColumn<u32>,
+    counts: DeviceColumn<u32>,
+    acc: DeviceColumn<u64>,
+    state: DeviceColumn<u32>,
+    slots: u32,
+    accs: u32,
+}
+
+impl GlobalTable {
+    /// An empty table of `slots` slots (the arrays one more) for `params`, which it completes.
+    fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
+        let slots = slots as u32;
+        params.global_slots = slots;
+        params.global_limit = (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
+        let len = slots as usize + 1;
+        let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
+        let mut t = GlobalTable {
+            params: params_buf,
+            keys: gpu.zeros(len)?,
+            counts: gpu.zeros(len)?,
+            acc: gpu.zeros(len * accs)?,
+            state: gpu.zeros(k::STATE_WORDS)?,
+            slots,
+            accs: accs as u32,
+        };
+        let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
+        // SAFETY: the arrays hold `slots + 1` items (accumulators: `accs` times that).
+        unsafe {
+            gpu.launch(
+                &k::GROUPBY_INIT,
+                cfg,
+                (&t.params, &t.accs, &mut t.keys, &mut t.counts, &mut t.acc),
+            )
+        }?;
+        Ok(t)
+    }
+
+    /// One pass over the rows into the table.
+    fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, p: &GroupByParams) -> Result<()> {
+        let smem = if p.shared_slots == 0 {
+            0
+        } else {
+            shared_table_bytes(p.shared_slots, self.accs as usize)
+        };
+        let f = gpu.function(spec)?;
+        let per_sm = f
+            .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), smem, None)
+            .map_err(Error::driver("querying the hash group-by's occupancy", 0))?
+            .max(1);
+        let mut cfg = grid_per_sm(gpu, spec, p.n as usize, per_sm.into())?;
+        cfg.shared_mem_bytes = smem as u32;
+        let t = self;
+        // SAFETY: the parameters describe the launch's columns and this table; the shared
+        // memory is the shared table's size.
+        unsafe {
+            gpu.launch(
+                spec,
+                cfg,
+                (&t.params, &mut t.keys, &mut t.counts, &mut t.acc, &mut t.state),
+            )
+        }
+    }
+
+    /// The groups in key order: their key bits, counts and accumulator words (one array of
+    /// the group count per accumulator). `most` bounds the group count.
+    fn ordered(&self, gpu: &Gpu, most: usize, key_xor: u32) -> Result<(Vec<u32>, Vec<u64>, Vec<u64>)> {
+        let len = self.slots + 1;
+        let mut cursor = gpu.zeros::<u32>(1)?;
+        let mut keys = gpu.zeros::<u32>(most)?;
+        let mut slots = gpu.zeros::<u32>(most)?;
+        let cfg = grid_per_sm(gpu, &k::GROUPBY_COMPACT, len as usize, 8)?;
+        // SAFETY: the table's arrays hold `len` items; the outputs hold every taken slot.
+        unsafe {
+            gpu.launch(
+                &k::GROUPBY_COMPACT,
+                cfg,
+                (&len, &key_xor, &self.keys, &self.counts, &mut cursor, &mut keys, &mut slots),
+            )
+        }?;
+        let groups = cursor.to_vec(gpu)?[0] as usize;
+        if groups > most {
+            return Err(Error::invalid(format!(
+                "group_by_hash: the table holds {groups} groups, more than the {most} it counted"
+            )));
+        }
+        keys.set_len(groups);
+        slots.set_len(groups);
+        let (sorted, order) = sort_pairs(gpu, &keys, &slots, Order::Ascending)?;
+        let mut counts = gpu.zeros::<u64>(groups)?;
+        let mut words = gpu.zeros::<u64>(groups * self.accs as usize)?;
+        if groups > 0 {
+            let g32 = groups as u32;
+            let cfg = grid_per_sm(gpu, &k::GROUPBY_GATHER, groups, 8)?;
+            // SAFETY: `order` holds `groups` slots of the table; the outputs hold `groups`
+            // counts and `groups` words per accumulator.
+            unsafe {
+                gpu.launch(
+                    &k::GROUPBY_GATHER,
+                    cfg,
+                    (&g32, &len, &self.accs, &order, &self.counts, &self.acc, &mut counts, &mut words),
+                )
+            }?;
+        }
+        let mut sorted = sorted.to_vec(gpu)?;
+        sorted.iter_mut().for_each(|b| *b ^= key_xor);
+        Ok((sorted, counts.to_vec(gpu)?, words.to_vec(gpu)?))
+    }
+}
