@@ -206,6 +206,9 @@ mod device {
     };
     use crate::hash::{EMPTY_KEY, home_slot};
 
+    /// No slot in the shared table: the row goes to the global table.
+    const NONE: u32 = u32::MAX;
+
     /// The shared table of a block: accumulator words (`aggs` arrays of `slots + 1`), keys,
     /// counts, and the number of keys taken.
     #[derive(Clone, Copy)]
@@ -305,51 +308,79 @@ mod device {
             None
         }
 
-        /// Adds a row (its accumulators' raw value bits) to `key`'s group; false when the
-        /// table holds no slot for it.
+        /// Counts the tile's rows that have a slot (`NONE`: none).
         #[inline(always)]
-        fn add<const A: usize>(&self, key: u32, codes: &[u32; A], raw: &[u64; A]) -> bool {
-            let Some(s) = self.slot(key) else {
-                return false;
-            };
-            let s = s as usize;
+        fn count<const IPT: usize>(&self, slot: &[u32; IPT]) {
+            for &s in slot {
+                if s != NONE {
+                    // SAFETY: s <= slots.
+                    unsafe { shared_atomic::red_add_u32(self.counts.addr(s as usize), 1) };
+                }
+            }
+        }
+
+        /// Adds the tile's rows that have a slot to accumulator `a` (code `c`), from their
+        /// values' raw bits: one dispatch on the code per tile, and each kind's atomics issued
+        /// for all rows before anything waits on their results.
+        #[inline(always)]
+        fn update<const IPT: usize>(&self, a: usize, c: u32, slot: &[u32; IPT], raw: &[u64; IPT]) {
             let len = self.slots as usize + 1;
-            // SAFETY: s <= slots; every update is atomic.
+            let at = |j: usize| self.acc.addr(a * len + slot[j] as usize);
+            // SAFETY: every slot that is not NONE is <= slots; every update is atomic.
             unsafe {
-                shared_atomic::red_add_u32(self.counts.addr(s), 1);
-                for a in 0..A {
-                    let c = codes[a];
-                    let x = acc_operand(c, raw[a]);
-                    let at = self.acc.addr(a * len + s);
-                    match (c & code::OP, c & code::TYPE) {
-                        (code::SUM, code::F32 | code::F64) => {
-                            shared_atomic::add_f64(at, f64::from_bits(x));
-                        }
-                        (code::SUM, _) => {
-                            let lo = x as u32;
-                            let old = crate::arch::SharedAdd::shared_add(at, lo);
-                            let carry = (old > !lo) as u32;
-                            let hi = (x >> 32) as u32 + carry;
-                            if hi != 0 {
-                                shared_atomic::red_add_u32(at + 4, hi);
+                match (c & code::OP, c & code::TYPE) {
+                    (code::SUM, code::U32 | code::I32) => {
+                        // 64-bit sums as two words: the low word's atomic, then its carry (and
+                        // an i32's sign extension) into the high word.
+                        let old: [u32; IPT] = core::array::from_fn(|j| {
+                            if slot[j] == NONE {
+                                0
+                            } else {
+                                crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
+                            }
+                        });
+                        for j in 0..IPT {
+                            let lo = raw[j] as u32;
+                            let sign = if c & code::TYPE == code::I32 { (lo as i32 >> 31) as u32 } else { 0 };
+                            let hi = sign.wrapping_add((old[j] > !lo) as u32);
+                            if slot[j] != NONE && hi != 0 {
+                                shared_atomic::red_add_u32(at(j) + 4, hi);
                             }
                         }
-                        (code::MIN, code::F64) => {
-                            shared_atomic::min_u64(at, x);
+                    }
+                    (code::SUM, _) => {
+                        for j in 0..IPT {
+                            if slot[j] != NONE {
+                                shared_atomic::add_f64(at(j), f64::from_bits(acc_operand(c, raw[j])));
+                            }
                         }
-                        (code::MAX, code::F64) => {
-                            shared_atomic::max_u64(at, x);
+                    }
+                    (op, code::F64) => {
+                        for j in 0..IPT {
+                            if slot[j] != NONE {
+                                let x = acc_operand(c, raw[j]);
+                                if op == code::MIN {
+                                    shared_atomic::min_u64(at(j), x);
+                                } else {
+                                    shared_atomic::max_u64(at(j), x);
+                                }
+                            }
                         }
-                        (code::MIN, _) => {
-                            shared_atomic::min_u32(at, x as u32);
-                        }
-                        _ => {
-                            shared_atomic::max_u32(at, x as u32);
+                    }
+                    (op, _) => {
+                        for j in 0..IPT {
+                            if slot[j] != NONE {
+                                let x = super::ordered32(c, raw[j] as u32);
+                                if op == code::MIN {
+                                    shared_atomic::min_u32(at(j), x);
+                                } else {
+                                    shared_atomic::max_u32(at(j), x);
+                                }
+                            }
                         }
                     }
                 }
             }
-            true
         }
 
         /// Merges the table into the global one (all threads; after a barrier).
@@ -463,22 +494,6 @@ mod device {
         }
     }
 
-    /// A value column's raw bits at row `i` under `code`'s type.
-    ///
-    /// # Safety
-    /// `values` holds row `i` of that type.
-    #[inline(always)]
-    unsafe fn raw_value(values: u64, c: u32, i: usize) -> u64 {
-        // SAFETY: by contract.
-        unsafe {
-            if c & code::TYPE == code::F64 {
-                (values as *const u64).add(i).read()
-            } else {
-                (values as *const u32).add(i).read() as u64
-            }
-        }
-    }
-
     /// The hash group-by of the launch's rows: blocks stride over tiles of `NT * IPT` rows,
     /// each row into the block's shared table (when there is one and it holds the key) or
     /// the global table.
@@ -533,23 +548,41 @@ mod device {
         g: &GlobalTable,
     ) {
         let t = thread_idx();
-        let mut k = [EMPTY_KEY; IPT];
-        let mut raw = [[0u64; A]; IPT];
-        for j in 0..IPT {
-            let i = start + j * NT + t;
-            if i < n {
-                // SAFETY: i < n.
-                unsafe {
-                    k[j] = keys.add(i).read();
-                    for a in 0..A {
-                        raw[j][a] = raw_value(values[a], codes[a], i);
-                    }
+        let row = |j: usize| start + j * NT + t;
+        let live: [bool; IPT] = core::array::from_fn(|j| row(j) < n);
+        // Every load of the tile is issued before the first atomic.
+        // SAFETY: live rows are below n.
+        let k: [u32; IPT] = core::array::from_fn(|j| if live[j] { unsafe { keys.add(row(j)).read() } } else { EMPTY_KEY });
+        let raw: [[u64; IPT]; A] = core::array::from_fn(|a| {
+            let wide = codes[a] & code::TYPE == code::F64;
+            core::array::from_fn(|j| {
+                if !live[j] {
+                    0
+                } else if wide {
+                    // SAFETY: as above; the column holds 64-bit values.
+                    unsafe { (values[a] as *const u64).add(row(j)).read() }
+                } else {
+                    // SAFETY: as above; the column holds 32-bit values.
+                    unsafe { (values[a] as *const u32).add(row(j)).read() as u64 }
                 }
+            })
+        });
+        let slot: [u32; IPT] = core::array::from_fn(|j| {
+            if live[j] && shared {
+                table.slot(k[j]).unwrap_or(NONE)
+            } else {
+                NONE
+            }
+        });
+        if shared {
+            table.count(&slot);
+            for a in 0..A {
+                table.update(a, codes[a], &slot, &raw[a]);
             }
         }
         for j in 0..IPT {
-            if start + j * NT + t < n && !(shared && table.add(k[j], codes, &raw[j])) {
-                let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[j][a]));
+            if live[j] && slot[j] == NONE {
+                let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[a][j]));
                 g.merge(k[j], 1, codes, &ops);
             }
         }
@@ -565,9 +598,9 @@ pub type HashArgs = (*const GroupByParams, *mut u32, *mut u32, *mut u64, *mut u3
 /// Hash group-by kernels, one per accumulator count:
 /// `(params, keys, counts, acc, state)`; the global table's arrays as [`GroupByParams`] says.
 macro_rules! hash_kernels {
-    ($($spec:ident = $name:ident: $a:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $a:literal, NT = $nt:literal, MIN_BLOCKS = $mb:literal;)*) => {$(
         $crate::kernel! {
-            $spec = $name[NT = 512, IPT = 4, MIN_BLOCKS = 2](
+            $spec = $name[NT = $nt, IPT = 4, MIN_BLOCKS = $mb](
                 params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
                 state: *mut u32
             ) {
@@ -584,10 +617,10 @@ macro_rules! hash_kernels {
 }
 
 hash_kernels! {
-    GROUPBY_HASH_1 = groupby_hash_1: 1;
-    GROUPBY_HASH_2 = groupby_hash_2: 2;
-    GROUPBY_HASH_3 = groupby_hash_3: 3;
-    GROUPBY_HASH_4 = groupby_hash_4: 4;
+    GROUPBY_HASH_1 = groupby_hash_1: 1, NT = 1024, MIN_BLOCKS = 2;
+    GROUPBY_HASH_2 = groupby_hash_2: 2, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_3 = groupby_hash_3: 3, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_4 = groupby_hash_4: 4, NT = 512, MIN_BLOCKS = 2;
 }
 
 crate::kernel! {
@@ -615,10 +648,11 @@ crate::kernel! {
 
 crate::kernel! {
     /// Writes each taken slot's key (xor `key_xor`, which makes `i32` keys sort as `u32`) and
-    /// slot index, in any order, at places `cursor` hands out.
+    /// slot index, in any order, at places `cursor` hands out (at most `most`: a table that
+    /// overflowed holds more keys than its limit, and the host runs again).
     GROUPBY_COMPACT = groupby_compact[NT = 256, IPT = 1](
-        len: u32, key_xor: u32, keys: *const u32, counts: *const u32, cursor: *mut u32,
-        out_keys: *mut u32, out_slots: *mut u32
+        len: u32, key_xor: u32, most: u32, keys: *const u32, counts: *const u32,
+        cursor: *mut u32, out_keys: *mut u32, out_slots: *mut u32
     ) {
         use crate::arch::{ballot, lane_id, shfl_idx};
         let len = len as usize;
@@ -637,16 +671,16 @@ crate::kernel! {
                 base = unsafe { crate::arch::Atomic::atomic_add(cursor, mask.count_ones()) };
             }
             base = shfl_idx(base, 0);
-            if taken {
-                let at = (base + (mask & ((1u32 << lane_id()) - 1)).count_ones()) as usize;
+            let at = base + (mask & ((1u32 << lane_id()) - 1)).count_ones();
+            if taken && at < most {
                 let key = if s == slots { EMPTY_KEY } else {
                     // SAFETY: s < slots.
                     unsafe { keys.add(s).read() }
                 };
-                // SAFETY: the host sizes the outputs for every taken slot.
+                // SAFETY: the outputs hold `most` items.
                 unsafe {
-                    out_keys.add(at).write(key ^ key_xor);
-                    out_slots.add(at).write(s as u32);
+                    out_keys.add(at as usize).write(key ^ key_xor);
+                    out_slots.add(at as usize).write(s as u32);
                 }
             }
             s += stride;
@@ -654,24 +688,108 @@ crate::kernel! {
     }
 }
 
+/// `u64` words of a group's record in the output: its key's bits, its count, then one word
+/// per accumulator.
+pub const fn record_words(aggs: usize) -> usize {
+    2 + aggs
+}
+
+/// Words before the records: the group count and the overflow flag.
+pub const RECORDS_HEADER: usize = 2;
+
+/// Writes group `rank`'s record from table slot `s`.
+///
+/// # Safety
+/// `records` holds the header and record `rank`; the table's arrays hold slot `s`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn write_record(
+    records: *mut u64,
+    rank: usize,
+    key: u32,
+    aggs: usize,
+    len: usize,
+    s: usize,
+    counts: *const u32,
+    acc: *const u64,
+) {
+    // SAFETY: by contract.
+    unsafe {
+        let r = records.add(RECORDS_HEADER + rank * record_words(aggs));
+        r.write(key as u64);
+        r.add(1).write(counts.add(s).read() as u64);
+        for a in 0..aggs {
+            r.add(2 + a).write(acc.add(a * len + s).read());
+        }
+    }
+}
+
 crate::kernel! {
-    /// The `groups` results in key order: each group's count and accumulator words, read from
-    /// the slots the sort put in key order.
-    GROUPBY_GATHER = groupby_gather[NT = 256, IPT = 1](
-        groups: u32, len: u32, aggs: u32, slots: *const u32, counts: *const u32,
-        acc: *const u64, out_counts: *mut u64, out_acc: *mut u64
+    /// The groups in key order by counting: every block stages the `G = min(*cursor, most)`
+    /// compacted keys (distinct) in dynamic shared memory (`4 * most` bytes), and each thread
+    /// ranks one key by the number below it and writes its record there. Block 0 writes the
+    /// header: G and the global table's overflow flag. For small G (work G^2).
+    GROUPBY_RANK = groupby_rank[NT = 128, IPT = 1](
+        key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
+        keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
+        records: *mut u64
     ) {
-        let groups = groups as usize;
-        let len = len as usize;
-        let mut i = crate::arch::global_idx();
-        while i < groups {
-            // SAFETY: i < groups; slots index the table's arrays of `len`.
+        use crate::arch::{block_idx, sync_threads, thread_idx};
+        // SAFETY: one cursor word.
+        let g = unsafe { cursor.read() }.min(most) as usize;
+        if block_idx() == 0 && thread_idx() == 0 {
+            // SAFETY: the header's words; the state's.
+            unsafe {
+                records.write(g as u64);
+                records.add(1).write(state.add(STATE_OVERFLOW).read() as u64);
+            }
+        }
+        if block_idx() * NT >= g {
+            return;
+        }
+        // SAFETY: the launch gives `4 * most` bytes.
+        let staged = unsafe { crate::arch::dynamic_shared::<u32>(most as usize) };
+        let mut j = thread_idx();
+        while j < g {
+            // SAFETY: j < g <= most.
+            unsafe { staged.write(j, keys.add(j).read()) };
+            j += NT;
+        }
+        sync_threads();
+        let i = crate::arch::global_idx();
+        if i < g {
+            // SAFETY: i < g.
+            let key = unsafe { keys.add(i).read() };
+            let mut rank = 0usize;
+            for j in 0..g {
+                // SAFETY: j < g; every thread reads the same word (a broadcast).
+                rank += (unsafe { staged.read(j) } < key) as usize;
+            }
+            // SAFETY: rank < g; `slots` holds g slots of the table.
             unsafe {
                 let s = slots.add(i).read() as usize;
-                out_counts.add(i).write(counts.add(s).read() as u64);
-                for a in 0..aggs as usize {
-                    out_acc.add(a * groups + i).write(acc.add(a * len + s).read());
-                }
+                write_record(records, rank, key ^ key_xor, aggs as usize, len as usize, s, counts, acc);
+            }
+        }
+    }
+}
+
+crate::kernel! {
+    /// The groups' records in key order after a sort: record `i` from slot `order[i]`, its key
+    /// `sorted[i] ^ key_xor`.
+    GROUPBY_GATHER = groupby_gather[NT = 256, IPT = 1](
+        groups: u32, key_xor: u32, len: u32, aggs: u32, sorted: *const u32, order: *const u32,
+        counts: *const u32, acc: *const u64, records: *mut u64
+    ) {
+        let groups = groups as usize;
+        let mut i = crate::arch::global_idx();
+        while i < groups {
+            // SAFETY: i < groups; `order` indexes the table's arrays of `len`; the records
+            // hold `groups`.
+            unsafe {
+                let s = order.add(i).read() as usize;
+                let key = sorted.add(i).read() ^ key_xor;
+                write_record(records, i, key, aggs as usize, len as usize, s, counts, acc);
             }
             i += crate::arch::grid_dim() * NT;
         }

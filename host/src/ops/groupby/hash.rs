@@ -9,18 +9,21 @@
 //! by key with the radix sort, and gathered.
 use cudarc::driver::DevicePtr;
 use tessera_kernels::ops::groupby::{
-    self as k, GROUPBY_MAX_AGGS, GroupByParams, acc_result, code, shared_limit,
-    shared_table_bytes,
+    self as k, GROUPBY_MAX_AGGS, GroupByParams, acc_result, code, shared_limit, shared_table_bytes,
 };
 use tessera_kernels::spec::KernelSpec;
 
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
-use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 /// Rows the group-count estimate samples (the sample kernel's own constant).
 const SAMPLES: usize = 4096;
+
+/// Most groups ranked by counting (`GROUPBY_RANK`, whose work grows as their square); more
+/// are sorted by the radix sort.
+const RANK_MAX: usize = 32 * 1024;
 
 /// Fewest slots of a shared table: its limit leaves at least one slot per thread of a block
 /// empty, so that no walk runs the table round.
@@ -68,7 +71,7 @@ pub fn group_by_hash(
     };
     let accs = Accumulators::new(values, aggs)?;
     if n == 0 {
-        return Ok(accs.result(keys[0], &[], &[], &[]));
+        return Ok(accs.result(keys[0], &[]));
     }
     let mut params = GroupByParams {
         keys: key_ptr,
@@ -87,11 +90,8 @@ pub fn group_by_hash(
     loop {
         let mut table = GlobalTable::new(gpu, &mut params, slots, accs.list.len())?;
         table.aggregate(gpu, &spec, &params)?;
-        let state = table.state.to_vec(gpu)?;
-        if state[k::STATE_OVERFLOW] == 0 {
-            let (sorted, counts, words) =
-                table.ordered(gpu, state[k::STATE_DISTINCT] as usize + 1, key_xor)?;
-            return Ok(accs.result(keys[0], &sorted, &counts, &words));
+        if let Some(records) = table.records(gpu, key_xor)? {
+            return Ok(accs.result(keys[0], &records));
         }
         if slots > u32::MAX as u64 / 4 {
             return Err(Error::invalid(format!(
@@ -167,28 +167,31 @@ impl<'a> Accumulators<'a> {
         Some((c, op | ty))
     }
 
-    /// The grouping's result from the groups' sorted key bits, counts and accumulator words
-    /// (one array of `groups` per accumulator).
-    fn result(&self, key: DeviceKeyColumn, sorted: &[u32], counts: &[u64], words: &[u64]) -> Grouped {
-        let g = sorted.len();
+    /// The grouping's result from the groups' records in key order (the kernels'
+    /// [`k::record_words`] words each: key bits, count, accumulator words).
+    fn result(&self, key: DeviceKeyColumn, records: &[u64]) -> Grouped {
+        let w = k::record_words(self.list.len());
+        let g = records.len() / w;
+        let field = |f: usize| (0..g).map(move |i| records[i * w + f]);
         let keys = vec![match key {
-            DeviceKeyColumn::I32(_) => ResultColumn::I32(sorted.iter().map(|&b| b as i32).collect()),
-            _ => ResultColumn::U32(sorted.to_vec()),
+            DeviceKeyColumn::I32(_) => ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect()),
+            _ => ResultColumn::U32(field(0).map(|b| b as u32).collect()),
         }];
+        let counts: Vec<u64> = field(1).collect();
         let aggregates = self
             .aggs
             .iter()
             .map(|&a| {
                 let Some(acc) = Self::of(self.values, a) else {
-                    return ResultColumn::U64(counts.to_vec());
+                    return ResultColumn::U64(counts.clone());
                 };
                 let at = self.list.iter().position(|&x| x == acc).unwrap_or(0);
                 let c = acc.1;
-                let w = words[at * g..(at + 1) * g].iter().map(|&w| acc_result(c, w));
+                let w = field(2 + at).map(|w| acc_result(c, w));
                 let float = matches!(c & code::TYPE, code::F32 | code::F64);
                 match a {
                     Agg::Mean(_) => ResultColumn::F64(
-                        w.zip(counts)
+                        w.zip(&counts)
                             .map(|(s, &n)| {
                                 let s = match c & code::TYPE {
                                     code::U32 => s as f64,
@@ -253,17 +256,22 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
     Ok(groups_from_sample(d, n.min(SAMPLES), n))
 }
 
-/// Slots of each block's shared table for an estimated `groups`: room for twice the groups
-/// (at least [`MIN_SHARED_SLOTS`]) where that fits `max_smem` bytes, else none.
+/// Slots of each block's shared table for an estimated `groups`: room for them at a tenth
+/// below the table's limit (at least [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem`
+/// bytes but the largest table that does holds most of the groups, that one (the rest go to
+/// the global table); else none.
 fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
-    let want = (2 * groups as u64).max(MIN_SHARED_SLOTS as u64).next_multiple_of(256);
-    if want > u32::MAX as u64 / 2
-        || shared_limit(want as u32) < groups as u32
-        || shared_table_bytes(want as u32, accs) > max_smem
-    {
-        return 0;
+    let fits = (max_smem / (8 * accs + 8)).saturating_sub(1) / 256 * 256;
+    let want = (groups as u64 * 4 / 3 * 11 / 10)
+        .max(MIN_SHARED_SLOTS as u64)
+        .next_multiple_of(256);
+    if want <= fits as u64 {
+        return want as u32;
     }
-    want as u32
+    if fits >= MIN_SHARED_SLOTS as usize && groups as u64 * 4 <= shared_limit(fits as u32) as u64 * 5 {
+        return fits as u32;
+    }
+    0
 }
 
 fn hash_spec(accs: usize) -> KernelSpec<k::HashArgs> {
@@ -283,6 +291,7 @@ struct GlobalTable {
     acc: DeviceColumn<u64>,
     state: DeviceColumn<u32>,
     slots: u32,
+    limit: u32,
     accs: u32,
 }
 
@@ -301,6 +310,7 @@ impl GlobalTable {
             acc: gpu.zeros(len * accs)?,
             state: gpu.zeros(k::STATE_WORDS)?,
             slots,
+            limit: params.global_limit,
             accs: accs as u32,
         };
         let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
@@ -341,48 +351,90 @@ impl GlobalTable {
         }
     }
 
-    /// The groups in key order: their key bits, counts and accumulator words (one array of
-    /// the group count per accumulator). `most` bounds the group count.
-    fn ordered(&self, gpu: &Gpu, most: usize, key_xor: u32) -> Result<(Vec<u32>, Vec<u64>, Vec<u64>)> {
+    /// The groups' records in key order (`None` when the table overflowed): ranked by
+    /// counting where the table's limit is small, else sorted by the radix sort.
+    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<Vec<u64>>> {
         let len = self.slots + 1;
+        // Keys in the table's slots, and the key of the extra slot.
+        let most = self.limit + 1;
+        let words = k::record_words(self.accs as usize);
         let mut cursor = gpu.zeros::<u32>(1)?;
-        let mut keys = gpu.zeros::<u32>(most)?;
-        let mut slots = gpu.zeros::<u32>(most)?;
+        let mut keys = gpu.zeros::<u32>(most as usize)?;
+        let mut slots = gpu.zeros::<u32>(most as usize)?;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_COMPACT, len as usize, 8)?;
-        // SAFETY: the table's arrays hold `len` items; the outputs hold every taken slot.
+        // SAFETY: the table's arrays hold `len` items; the outputs `most`.
         unsafe {
             gpu.launch(
                 &k::GROUPBY_COMPACT,
                 cfg,
-                (&len, &key_xor, &self.keys, &self.counts, &mut cursor, &mut keys, &mut slots),
+                (&len, &key_xor, &most, &self.keys, &self.counts, &mut cursor, &mut keys, &mut slots),
             )
         }?;
+        if most as usize <= RANK_MAX {
+            let mut records = gpu.zeros::<u64>(k::RECORDS_HEADER + most as usize * words)?;
+            let smem = 4 * most as usize;
+            gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)?;
+            let mut cfg = tile_grid(&k::GROUPBY_RANK, most as usize, smem as u32)?;
+            cfg.shared_mem_bytes = smem as u32;
+            // SAFETY: `most` compacted keys and slots of this table, its state; records for
+            // `most` groups; `4 * most` bytes of shared memory.
+            unsafe {
+                gpu.launch(
+                    &k::GROUPBY_RANK,
+                    cfg,
+                    (
+                        &key_xor, &most, &len, &self.accs, &cursor, &self.state, &keys, &slots,
+                        &self.counts, &self.acc, &mut records,
+                    ),
+                )
+            }?;
+            let header = read_range(gpu, &records, 0..k::RECORDS_HEADER)?;
+            if header[1] != 0 {
+                return Ok(None);
+            }
+            let end = k::RECORDS_HEADER + header[0] as usize * words;
+            return read_range(gpu, &records, k::RECORDS_HEADER..end).map(Some);
+        }
+        if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
+            return Ok(None);
+        }
         let groups = cursor.to_vec(gpu)?[0] as usize;
-        if groups > most {
+        if groups > most as usize {
             return Err(Error::invalid(format!(
-                "group_by_hash: the table holds {groups} groups, more than the {most} it counted"
+                "group_by_hash: the table holds {groups} groups, more than its limit {most}"
             )));
         }
         keys.set_len(groups);
         slots.set_len(groups);
         let (sorted, order) = sort_pairs(gpu, &keys, &slots, Order::Ascending)?;
-        let mut counts = gpu.zeros::<u64>(groups)?;
-        let mut words = gpu.zeros::<u64>(groups * self.accs as usize)?;
-        if groups > 0 {
-            let g32 = groups as u32;
-            let cfg = grid_per_sm(gpu, &k::GROUPBY_GATHER, groups, 8)?;
-            // SAFETY: `order` holds `groups` slots of the table; the outputs hold `groups`
-            // counts and `groups` words per accumulator.
-            unsafe {
-                gpu.launch(
-                    &k::GROUPBY_GATHER,
-                    cfg,
-                    (&g32, &len, &self.accs, &order, &self.counts, &self.acc, &mut counts, &mut words),
-                )
-            }?;
-        }
-        let mut sorted = sorted.to_vec(gpu)?;
-        sorted.iter_mut().for_each(|b| *b ^= key_xor);
-        Ok((sorted, counts.to_vec(gpu)?, words.to_vec(gpu)?))
+        let mut records = gpu.zeros::<u64>(k::RECORDS_HEADER + groups * words)?;
+        let g32 = groups as u32;
+        let cfg = grid_per_sm(gpu, &k::GROUPBY_GATHER, groups, 8)?;
+        // SAFETY: `sorted` and `order` hold `groups` keys and slots of this table; the records
+        // `groups`.
+        unsafe {
+            gpu.launch(
+                &k::GROUPBY_GATHER,
+                cfg,
+                (
+                    &g32, &key_xor, &len, &self.accs, &sorted, &order, &self.counts, &self.acc,
+                    &mut records,
+                ),
+            )
+        }?;
+        let end = k::RECORDS_HEADER + groups * words;
+        read_range(gpu, &records, k::RECORDS_HEADER..end).map(Some)
     }
+}
+
+/// Items `range` of a column, synchronizing.
+fn read_range(gpu: &Gpu, c: &DeviceColumn<u64>, range: std::ops::Range<usize>) -> Result<Vec<u64>> {
+    let mut v = vec![0u64; range.len()];
+    if !v.is_empty() {
+        gpu.stream()
+            .memcpy_dtoh(&c.view().slice(range), &mut v[..])
+            .map_err(Error::driver("downloading a group-by's records", 0))?;
+    }
+    gpu.synchronize()?;
+    Ok(v)
 }
