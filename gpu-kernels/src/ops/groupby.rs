@@ -502,12 +502,13 @@ mod device {
     /// `p` describes columns of `n` rows and the global table's arrays; with a shared table
     /// the launch gives its dynamic shared memory.
     #[inline(always)]
-    pub unsafe fn group_by_hash<const NT: usize, const IPT: usize, const A: usize>(
+    pub unsafe fn group_by_hash<const NT: usize, const IPT: usize, const A: usize, const CODE: u32>(
         p: &GroupByParams,
         g: GlobalTable,
         filled: Shared<u32>,
     ) {
-        let codes: [u32; A] = core::array::from_fn(|a| p.codes[a]);
+        // A kernel for one accumulator code has it as a constant: every dispatch on it folds.
+        let codes: [u32; A] = core::array::from_fn(|a| if CODE == super::ANY_CODE { p.codes[a] } else { CODE });
         let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
         let keys = p.keys as *const u32;
         let n = p.n as usize;
@@ -592,13 +593,16 @@ mod device {
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 
+/// The `CODE` of a hash kernel that reads its accumulators' codes from its parameters.
+pub const ANY_CODE: u32 = u32::MAX;
+
 /// The parameters of the hash group-by kernels.
 pub type HashArgs = (*const GroupByParams, *mut u32, *mut u32, *mut u64, *mut u32);
 
-/// Hash group-by kernels, one per accumulator count:
+/// Hash group-by kernels by accumulator count, for one accumulator by its code:
 /// `(params, keys, counts, acc, state)`; the global table's arrays as [`GroupByParams`] says.
 macro_rules! hash_kernels {
-    ($($spec:ident = $name:ident: $a:literal, NT = $nt:literal, MIN_BLOCKS = $mb:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, MIN_BLOCKS = $mb:literal;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = $nt, IPT = 4, MIN_BLOCKS = $mb](
                 params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
@@ -610,17 +614,29 @@ macro_rules! hash_kernels {
                 let g = GlobalTable { keys, counts, acc, state, slots: p.global_slots, limit: p.global_limit };
                 // SAFETY: the host sizes the columns, the table and the shared memory as
                 // `params` says.
-                unsafe { group_by_hash::<NT, IPT, $a>(&p, g, filled) }
+                unsafe { group_by_hash::<NT, IPT, $a, { $code }>(&p, g, filled) }
             }
         }
     )*};
 }
 
 hash_kernels! {
-    GROUPBY_HASH_1 = groupby_hash_1: 1, NT = 1024, MIN_BLOCKS = 2;
-    GROUPBY_HASH_2 = groupby_hash_2: 2, NT = 512, MIN_BLOCKS = 2;
-    GROUPBY_HASH_3 = groupby_hash_3: 3, NT = 512, MIN_BLOCKS = 2;
-    GROUPBY_HASH_4 = groupby_hash_4: 4, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2;
+    GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_I32 = groupby_hash_sum_i32: 1, code::SUM | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_F32 = groupby_hash_sum_f32: 1, code::SUM | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_F64 = groupby_hash_sum_f64: 1, code::SUM | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_U32 = groupby_hash_min_u32: 1, code::MIN | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_I32 = groupby_hash_min_i32: 1, code::MIN | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_F32 = groupby_hash_min_f32: 1, code::MIN | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_F64 = groupby_hash_min_f64: 1, code::MIN | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_U32 = groupby_hash_max_u32: 1, code::MAX | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_I32 = groupby_hash_max_i32: 1, code::MAX | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_F32 = groupby_hash_max_f32: 1, code::MAX | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_F64 = groupby_hash_max_f64: 1, code::MAX | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
 }
 
 crate::kernel! {

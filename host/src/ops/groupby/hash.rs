@@ -79,11 +79,11 @@ pub fn group_by_hash(
         ..GroupByParams::default()
     };
     for (a, &(col, c)) in accs.list.iter().enumerate() {
-        params.values[a] = values.get(col).map_or(key_ptr, |&v| value_ptr(gpu, v));
+        params.values[a] = value_ptr(gpu, values[col]);
         params.codes[a] = c;
     }
     let est = estimate_groups(gpu, &params)?;
-    let spec = hash_spec(accs.list.len());
+    let spec = hash_spec(&accs.list);
     let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
     params.shared_slots = shared_slots(est, accs.list.len(), max_smem);
     let mut slots = (2 * est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
@@ -142,10 +142,6 @@ impl<'a> Accumulators<'a> {
                  aggregates over several calls",
                 list.len()
             )));
-        }
-        if list.is_empty() {
-            // Count alone still runs one accumulator's kernel: a sum of the keys, unread.
-            list.push((usize::MAX, code::SUM | code::U32));
         }
         Ok(Accumulators { list, aggs, values })
     }
@@ -274,11 +270,30 @@ fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
     0
 }
 
-fn hash_spec(accs: usize) -> KernelSpec<k::HashArgs> {
-    match accs {
-        1 => k::GROUPBY_HASH_1,
-        2 => k::GROUPBY_HASH_2,
-        3 => k::GROUPBY_HASH_3,
+/// The hash kernel for these accumulators: one per code for a single accumulator (the
+/// dispatch on it folds away), else one per count.
+fn hash_spec(list: &[(usize, u32)]) -> KernelSpec<k::HashArgs> {
+    const SUM: u32 = code::SUM;
+    const MIN: u32 = code::MIN;
+    const MAX: u32 = code::MAX;
+    match list {
+        [] => k::GROUPBY_HASH_0,
+        [(_, c)] => match (*c & code::OP, *c & code::TYPE) {
+            (SUM, code::U32) => k::GROUPBY_HASH_SUM_U32,
+            (SUM, code::I32) => k::GROUPBY_HASH_SUM_I32,
+            (SUM, code::F32) => k::GROUPBY_HASH_SUM_F32,
+            (SUM, _) => k::GROUPBY_HASH_SUM_F64,
+            (MIN, code::U32) => k::GROUPBY_HASH_MIN_U32,
+            (MIN, code::I32) => k::GROUPBY_HASH_MIN_I32,
+            (MIN, code::F32) => k::GROUPBY_HASH_MIN_F32,
+            (MIN, _) => k::GROUPBY_HASH_MIN_F64,
+            (MAX, code::U32) => k::GROUPBY_HASH_MAX_U32,
+            (MAX, code::I32) => k::GROUPBY_HASH_MAX_I32,
+            (MAX, code::F32) => k::GROUPBY_HASH_MAX_F32,
+            _ => k::GROUPBY_HASH_MAX_F64,
+        },
+        [_, _] => k::GROUPBY_HASH_2,
+        [_, _, _] => k::GROUPBY_HASH_3,
         _ => k::GROUPBY_HASH_4,
     }
 }
