@@ -521,10 +521,24 @@ mod device {
         let tile = NT * IPT;
         let (tiles, grid) = (n.div_ceil(tile), grid_dim());
         let mut at = block_idx();
+        let mut rounds = 0u32;
         while at < tiles {
+            // A run whose global table overflowed is run again: stop early (every 8 tiles, an
+            // L2 read).
+            // SAFETY: the state words are in bounds.
+            if rounds % 8 == 7 && unsafe { load_relaxed_u32(g.state.add(super::STATE_OVERFLOW)) } != 0 {
+                break;
+            }
             // SAFETY: forwarded contracts.
-            unsafe { hash_tile::<NT, IPT, A>(keys, &values, &codes, n, at * tile, shared, &table, &g) };
+            unsafe {
+                if (at + 1) * tile <= n {
+                    hash_tile::<NT, IPT, A, true>(keys, &values, &codes, n, at * tile, shared, &table, &g)
+                } else {
+                    hash_tile::<NT, IPT, A, false>(keys, &values, &codes, n, at * tile, shared, &table, &g)
+                }
+            };
             at += grid;
+            rounds += 1;
         }
         sync_threads();
         if shared {
@@ -538,7 +552,7 @@ mod device {
     /// As for [`group_by_hash`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn hash_tile<const NT: usize, const IPT: usize, const A: usize>(
+    unsafe fn hash_tile<const NT: usize, const IPT: usize, const A: usize, const FULL: bool>(
         keys: *const u32,
         values: &[u64; A],
         codes: &[u32; A],
@@ -550,7 +564,7 @@ mod device {
     ) {
         let t = thread_idx();
         let row = |j: usize| start + j * NT + t;
-        let live: [bool; IPT] = core::array::from_fn(|j| row(j) < n);
+        let live: [bool; IPT] = core::array::from_fn(|j| FULL || row(j) < n);
         // Every load of the tile is issued before the first atomic.
         // SAFETY: live rows are below n.
         let k: [u32; IPT] = core::array::from_fn(|j| if live[j] { unsafe { keys.add(row(j)).read() } } else { EMPTY_KEY });

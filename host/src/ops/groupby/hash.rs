@@ -34,7 +34,7 @@ const MIN_GLOBAL_SLOTS: u64 = 1024;
 
 /// Most slots of the global table a first attempt takes on the sample's word; a larger
 /// group count grows it by overflow.
-const FIRST_GLOBAL_SLOTS: u64 = 1 << 26;
+const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 
 /// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, by hashing;
 /// the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents (float
