@@ -218,6 +218,11 @@ mod device {
         counts: Shared<u32>,
         filled: Shared<u32>,
         slots: u32,
+        /// Shared-window addresses of `keys`, `counts`, `acc` and `filled`, converted once.
+        key_at: u32,
+        count_at: u32,
+        acc_at: u32,
+        filled_at: u32,
     }
 
     impl SharedTable {
@@ -240,6 +245,10 @@ mod device {
                     counts,
                     filled,
                     slots,
+                    key_at: keys.addr(0),
+                    count_at: counts.addr(0),
+                    acc_at: acc.addr(0),
+                    filled_at: filled.addr(0),
                 }
             }
         }
@@ -280,20 +289,20 @@ mod device {
             for _ in 0..self.slots {
                 // SAFETY: s < slots; the read races only with `cas_u32`'s, which is benign:
                 // a stale EMPTY_KEY makes the CAS below re-read it.
-                let k = unsafe { self.keys.read(s as usize) };
+                let k = unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) };
                 if k == key {
                     return Some(s);
                 }
                 if k == EMPTY_KEY {
                     // SAFETY: one word.
-                    if unsafe { self.filled.read(0) } >= limit {
+                    if unsafe { crate::arch::load_shared_u32(self.filled_at) } >= limit {
                         return None;
                     }
                     // SAFETY: slot s is in bounds.
-                    let old = unsafe { shared_atomic::cas_u32(self.keys.addr(s as usize), EMPTY_KEY, key) };
+                    let old = unsafe { shared_atomic::cas_u32(self.key_at + 4 * s, EMPTY_KEY, key) };
                     if old == EMPTY_KEY {
                         // SAFETY: one word.
-                        unsafe { shared_atomic::red_add_u32(self.filled.addr(0), 1) };
+                        unsafe { shared_atomic::red_add_u32(self.filled_at, 1) };
                         return Some(s);
                     }
                     if old == key {
@@ -314,7 +323,7 @@ mod device {
             for &s in slot {
                 if s != NONE {
                     // SAFETY: s <= slots.
-                    unsafe { shared_atomic::red_add_u32(self.counts.addr(s as usize), 1) };
+                    unsafe { shared_atomic::red_add_u32(self.count_at + 4 * s, 1) };
                 }
             }
         }
@@ -325,7 +334,8 @@ mod device {
         #[inline(always)]
         fn update<const IPT: usize>(&self, a: usize, c: u32, slot: &[u32; IPT], raw: &[u64; IPT]) {
             let len = self.slots as usize + 1;
-            let at = |j: usize| self.acc.addr(a * len + slot[j] as usize);
+            let base = self.acc_at + 8 * (a * len) as u32;
+            let at = |j: usize| base + 8 * slot[j];
             // SAFETY: every slot that is not NONE is <= slots; every update is atomic.
             unsafe {
                 match (c & code::OP, c & code::TYPE) {
