@@ -431,7 +431,13 @@ const GPU_SIZES: [usize; 9] = [0, 1, 2, 2047, 2048, 2049, 6145, 100_003, (1 << 2
 
 /// The aggregates of one value column that one GPU call computes (three accumulators).
 fn column_aggs(c: usize) -> Vec<Agg> {
-    vec![Agg::Count, Agg::Sum(c), Agg::Min(c), Agg::Max(c), Agg::Mean(c)]
+    vec![
+        Agg::Count,
+        Agg::Sum(c),
+        Agg::Min(c),
+        Agg::Max(c),
+        Agg::Mean(c),
+    ]
 }
 
 /// The GPU hash group-by of `keys` (as `u32` and as `i32`) with every value type, each in its
@@ -472,7 +478,14 @@ fn hash_matches_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
     let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
     let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
     same(&got, &want, &format!("{what}, count alone"));
-    let aggs = [Agg::Sum(0), Agg::Max(1), Agg::Mean(2), Agg::Min(3), Agg::Count, Agg::Mean(0)];
+    let aggs = [
+        Agg::Sum(0),
+        Agg::Max(1),
+        Agg::Mean(2),
+        Agg::Min(3),
+        Agg::Count,
+        Agg::Mean(0),
+    ];
     let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
     let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
     same(&got, &want, &format!("{what}, four columns"));
@@ -506,7 +519,10 @@ fn gpu_hash_matches_cpu(gpu: &Gpu) {
 /// the call runs again with larger ones, with the same answer.
 fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
     // Under a size cap (the sanitizer runs) the largest size it allows.
-    let n = common::capped(&[4099, 1 << 20]).last().copied().unwrap_or(0);
+    let n = common::capped(&[4099, 1 << 20])
+        .last()
+        .copied()
+        .unwrap_or(0);
     // Every row the sample reads (4096 spread evenly) holds 5; the others differ.
     let mut k: Vec<u32> = (0..n as u32).map(|i| i + 10).collect();
     let samples = n.min(4096);
@@ -529,16 +545,31 @@ fn gpu_hash_refuses_what_it_does_not_take(gpu: &Gpu) {
         assert!(e.to_string().contains(needle), "{needle:?} not in {e}");
     };
     let u = DeviceKeyColumn::U32(&a);
-    refused(group_by_hash(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]), "i64 keys");
-    refused(group_by_hash(gpu, &[u, u], &[], &[Agg::Count]), "2 key columns");
+    refused(
+        group_by_hash(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]),
+        "i64 keys",
+    );
+    refused(
+        group_by_hash(gpu, &[u, u], &[], &[Agg::Count]),
+        "2 key columns",
+    );
     refused(group_by_hash(gpu, &[], &[], &[Agg::Count]), "no key column");
     refused(
         group_by_hash(gpu, &[u], &[DeviceValueColumn::U32(&short)], &[Agg::Count]),
         "value column 0 has 2 rows",
     );
     let vals = [DeviceValueColumn::U32(&a), DeviceValueColumn::U32(&a)];
-    let five = [Agg::Sum(0), Agg::Min(0), Agg::Max(0), Agg::Min(1), Agg::Max(1)];
-    refused(group_by_hash(gpu, &[u], &vals, &five), "need 5 accumulators");
+    let five = [
+        Agg::Sum(0),
+        Agg::Min(0),
+        Agg::Max(0),
+        Agg::Min(1),
+        Agg::Max(1),
+    ];
+    refused(
+        group_by_hash(gpu, &[u], &vals, &five),
+        "need 5 accumulators",
+    );
     // An empty input is no error: typed empty columns.
     let e = gpu.upload::<i32>(&[]).unwrap();
     let g = group_by_hash(gpu, &[DeviceKeyColumn::I32(&e)], &[], &[Agg::Count]).unwrap();

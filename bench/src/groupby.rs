@@ -20,7 +20,11 @@ pub struct GroupByArgs {
     #[arg(long, default_value_t = 27, value_parser = clap::value_parser!(u32).range(10..=30))]
     pub log2n: u32,
     /// Group counts G: keys are drawn uniformly below each.
-    #[arg(long, value_delimiter = ',', default_value = "2,100,10000,1000000,100000000")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "2,100,10000,1000000,100000000"
+    )]
     pub groups: Vec<u32>,
     /// Timed repetitions per point (1..=10000).
     #[arg(long, default_value_t = 10, value_parser = super::reps_parser())]
@@ -81,13 +85,27 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
             })?
             .median_ms();
         let param = format!("G={g} ({groups} present)");
-        rec.push(Record::new("groupby_count_sum", "tessera hash", &param, n as u64, t, model));
+        rec.push(Record::new(
+            "groupby_count_sum",
+            "tessera hash",
+            &param,
+            n as u64,
+            t,
+            model,
+        ));
         if args.torch != "none" && torch_missing.is_none() {
             match torch_groupby(&PathBuf::from(&args.torch), &keys, &values, g, args.reps) {
                 Ok(ts) => {
                     for (name, t) in ts {
                         let label = format!("pytorch {name}");
-                        rec.push(Record::new("groupby_count_sum", &label, &param, n as u64, t, model));
+                        rec.push(Record::new(
+                            "groupby_count_sum",
+                            &label,
+                            &param,
+                            n as u64,
+                            t,
+                            model,
+                        ));
                     }
                 }
                 Err(e) => torch_missing = Some(e),
@@ -149,7 +167,14 @@ fn cpu_record(keys: &[u32], values: &[u32], param: &str) -> Record {
     std::hint::black_box(r.ok());
     let label = format!("cpu sort-based ({} threads)", rayon::current_num_threads());
     let ms = median(&[t.elapsed().as_secs_f64() * 1e3]);
-    Record::new("groupby_count_sum", &label, param, keys.len() as u64, ms, f64::NAN)
+    Record::new(
+        "groupby_count_sum",
+        &label,
+        param,
+        keys.len() as u64,
+        ms,
+        f64::NAN,
+    )
 }
 
 /// Runs the suite, prints its table and writes its JSON.

@@ -4,8 +4,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
 use tessera::bench::{
-    compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs, topk::TopKArgs,
-    topk_tweets::TweetsArgs,
+    compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs,
+    topk::TopKArgs, topk_tweets::TweetsArgs,
 };
 use tessera::ssb::cli::SsbCmd;
 

@@ -363,7 +363,8 @@ impl Kernel {
         loop {
             let mut changed = false;
             for i in 0..n {
-                if !dead[i] && !blocks[i].succ.is_empty() && blocks[i].succ.iter().all(|&s| dead[s]) {
+                if !dead[i] && !blocks[i].succ.is_empty() && blocks[i].succ.iter().all(|&s| dead[s])
+                {
                     dead[i] = true;
                     changed = true;
                 }

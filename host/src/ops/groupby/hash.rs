@@ -40,6 +40,11 @@ const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 /// the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents (float
 /// sums agree to rounding: the GPU adds in another order).
 ///
+/// Fast while the groups fit a block's shared memory (about 14 000 with one accumulator on
+/// an H100): a row then costs shared-memory atomics only. More groups go through global
+/// atomics on a table in device memory, correct at any count but far slower, and the result
+/// comes back to the host (see `docs/perf-log.md`).
+///
 /// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than one key
 /// column or an `i64` key column (group those with [`crate::cpu::group_by`]), and aggregates
 /// that need more than four accumulators.
@@ -170,7 +175,9 @@ impl<'a> Accumulators<'a> {
         let g = records.len() / w;
         let field = |f: usize| (0..g).map(move |i| records[i * w + f]);
         let keys = vec![match key {
-            DeviceKeyColumn::I32(_) => ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect()),
+            DeviceKeyColumn::I32(_) => {
+                ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect())
+            }
             _ => ResultColumn::U32(field(0).map(|b| b as u32).collect()),
         }];
         let counts: Vec<u64> = field(1).collect();
@@ -206,7 +213,9 @@ impl<'a> Accumulators<'a> {
                     _ => match c & code::TYPE {
                         code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect()),
                         code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect()),
-                        code::F32 => ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect()),
+                        code::F32 => {
+                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect())
+                        }
                         _ => ResultColumn::F64(w.map(f64::from_bits).collect()),
                     },
                 }
@@ -264,7 +273,9 @@ fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
     if want <= fits as u64 {
         return want as u32;
     }
-    if fits >= MIN_SHARED_SLOTS as usize && groups as u64 * 4 <= shared_limit(fits as u32) as u64 * 5 {
+    if fits >= MIN_SHARED_SLOTS as usize
+        && groups as u64 * 4 <= shared_limit(fits as u32) as u64 * 5
+    {
         return fits as u32;
     }
     0
@@ -315,7 +326,8 @@ impl GlobalTable {
     fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
         let slots = slots as u32;
         params.global_slots = slots;
-        params.global_limit = (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
+        params.global_limit =
+            (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
         let len = slots as usize + 1;
         let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
         let mut t = GlobalTable {
@@ -341,7 +353,12 @@ impl GlobalTable {
     }
 
     /// One pass over the rows into the table.
-    fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, p: &GroupByParams) -> Result<()> {
+    fn aggregate(
+        &mut self,
+        gpu: &Gpu,
+        spec: &KernelSpec<k::HashArgs>,
+        p: &GroupByParams,
+    ) -> Result<()> {
         let smem = if p.shared_slots == 0 {
             0
         } else {
@@ -361,7 +378,13 @@ impl GlobalTable {
             gpu.launch(
                 spec,
                 cfg,
-                (&t.params, &mut t.keys, &mut t.counts, &mut t.acc, &mut t.state),
+                (
+                    &t.params,
+                    &mut t.keys,
+                    &mut t.counts,
+                    &mut t.acc,
+                    &mut t.state,
+                ),
             )
         }
     }
@@ -382,7 +405,16 @@ impl GlobalTable {
             gpu.launch(
                 &k::GROUPBY_COMPACT,
                 cfg,
-                (&len, &key_xor, &most, &self.keys, &self.counts, &mut cursor, &mut keys, &mut slots),
+                (
+                    &len,
+                    &key_xor,
+                    &most,
+                    &self.keys,
+                    &self.counts,
+                    &mut cursor,
+                    &mut keys,
+                    &mut slots,
+                ),
             )
         }?;
         if most as usize <= RANK_MAX {
@@ -398,8 +430,17 @@ impl GlobalTable {
                     &k::GROUPBY_RANK,
                     cfg,
                     (
-                        &key_xor, &most, &len, &self.accs, &cursor, &self.state, &keys, &slots,
-                        &self.counts, &self.acc, &mut records,
+                        &key_xor,
+                        &most,
+                        &len,
+                        &self.accs,
+                        &cursor,
+                        &self.state,
+                        &keys,
+                        &slots,
+                        &self.counts,
+                        &self.acc,
+                        &mut records,
                     ),
                 )
             }?;
@@ -432,7 +473,14 @@ impl GlobalTable {
                 &k::GROUPBY_GATHER,
                 cfg,
                 (
-                    &g32, &key_xor, &len, &self.accs, &sorted, &order, &self.counts, &self.acc,
+                    &g32,
+                    &key_xor,
+                    &len,
+                    &self.accs,
+                    &sorted,
+                    &order,
+                    &self.counts,
+                    &self.acc,
                     &mut records,
                 ),
             )
