@@ -23,6 +23,9 @@
 #[cfg(target_arch = "nvptx64")]
 use crate::hash::EMPTY_KEY;
 
+/// Rows the group-count estimate samples, spread evenly ([`GROUPBY_SAMPLE`]).
+pub const GROUPBY_SAMPLES: usize = 4096;
+
 /// Most accumulators (besides the count, which every grouping keeps) one launch computes.
 pub const GROUPBY_MAX_AGGS: usize = 4;
 
@@ -192,7 +195,7 @@ mod device {
         Shared, block_idx, grid_dim, load_relaxed_u32, red_global, shared_atomic, sync_threads,
         thread_idx,
     };
-    use crate::hash::{EMPTY_KEY, home_slot};
+    use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
     /// No slot in the shared table: the row goes to the global table.
     const NONE: u32 = u32::MAX;
@@ -267,43 +270,21 @@ mod device {
         /// The slot of `key`, taking a free one while the table is below its limit.
         #[inline(always)]
         fn slot(&self, key: u32) -> Option<u32> {
-            if key == EMPTY_KEY {
-                return Some(self.slots);
-            }
             let limit = super::shared_limit(self.slots);
-            let mut s = home_slot(key, self.slots);
-            // At most `limit` + one per thread are taken, so an empty slot ends the walk; the
-            // bound only guards against a table the host made too small.
-            for _ in 0..self.slots {
-                // SAFETY: s < slots; the read races only with `cas_u32`'s, which is benign:
-                // a stale EMPTY_KEY makes the CAS below re-read it.
-                let k = unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) };
-                if k == key {
-                    return Some(s);
-                }
-                if k == EMPTY_KEY {
-                    // SAFETY: one word.
-                    if unsafe { crate::arch::load_shared_u32(self.filled_at) } >= limit {
-                        return None;
-                    }
-                    // SAFETY: slot s is in bounds.
-                    let old =
-                        unsafe { shared_atomic::cas_u32(self.key_at + 4 * s, EMPTY_KEY, key) };
-                    if old == EMPTY_KEY {
-                        // SAFETY: one word.
-                        unsafe { shared_atomic::red_add_u32(self.filled_at, 1) };
-                        return Some(s);
-                    }
-                    if old == key {
-                        return Some(s);
-                    }
-                }
-                s += 1;
-                if s == self.slots {
-                    s = 0;
-                }
-            }
-            None
+            // At most `limit` + one per thread are taken, so an empty slot ends the walk.
+            find_or_claim(
+                key,
+                self.slots,
+                // SAFETY: s < slots; the read races only with the claims' CAS, which is
+                // benign: a stale EMPTY_KEY makes the CAS re-read it.
+                |s| unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) },
+                // SAFETY: one word.
+                || unsafe { crate::arch::load_shared_u32(self.filled_at) } < limit,
+                // SAFETY: slot s is in bounds.
+                |s| unsafe { shared_atomic::cas_u32(self.key_at + 4 * s, EMPTY_KEY, key) },
+                // SAFETY: one word.
+                || unsafe { shared_atomic::red_add_u32(self.filled_at, 1) },
+            )
         }
 
         /// Counts the tile's rows that have a slot (`NONE`: none).
@@ -414,6 +395,47 @@ mod device {
         }
     }
 
+    /// The slot of `key` in an open-addressing table of `slots` slots, walking from its home
+    /// slot by [`next_slot`] and claiming the first empty one while `room()` allows (the key
+    /// [`EMPTY_KEY`] has slot `slots`, past the others): `None` when no slot may be claimed or
+    /// the walk went round. `load(s)` reads slot `s`'s key, `claim(s)` swaps [`EMPTY_KEY`] for
+    /// `key` there and returns the key it found, `took()` records a claim.
+    #[inline(always)]
+    fn find_or_claim(
+        key: u32,
+        slots: u32,
+        load: impl Fn(u32) -> u32,
+        room: impl Fn() -> bool,
+        claim: impl Fn(u32) -> u32,
+        took: impl Fn(),
+    ) -> Option<u32> {
+        if key == EMPTY_KEY {
+            return Some(slots);
+        }
+        let mut s = home_slot(key, slots);
+        for _ in 0..slots {
+            let k = load(s);
+            if k == key {
+                return Some(s);
+            }
+            if k == EMPTY_KEY {
+                if !room() {
+                    return None;
+                }
+                let old = claim(s);
+                if old == EMPTY_KEY {
+                    took();
+                    return Some(s);
+                }
+                if old == key {
+                    return Some(s);
+                }
+            }
+            s = next_slot(s, slots);
+        }
+        None
+    }
+
     /// The global table: `slots + 1` keys, counts and (per accumulator) words, and the
     /// launch's state words.
     #[derive(Clone, Copy)]
@@ -437,43 +459,26 @@ mod device {
         /// full.
         #[inline(always)]
         fn slot(&self, key: u32) -> Option<u32> {
-            if key == EMPTY_KEY {
-                return Some(self.slots);
-            }
-            let mut s = home_slot(key, self.slots);
-            for _ in 0..self.slots {
+            let distinct = self.state.wrapping_add(super::STATE_DISTINCT);
+            let slot = find_or_claim(
+                key,
+                self.slots,
                 // SAFETY: s < slots; a relaxed load sees other blocks' inserts.
-                let k = unsafe { load_relaxed_u32(self.keys.add(s as usize)) };
-                if k == key {
-                    return Some(s);
-                }
-                if k == EMPTY_KEY {
-                    // SAFETY: state words are in bounds.
-                    let taken = unsafe { load_relaxed_u32(self.state.add(super::STATE_DISTINCT)) };
-                    if taken >= self.limit {
-                        break;
-                    }
-                    // SAFETY: slot s is in bounds.
-                    let old = unsafe {
-                        crate::arch::Atomic::atomic_cas(self.keys.add(s as usize), EMPTY_KEY, key)
-                    };
-                    if old == EMPTY_KEY {
-                        // SAFETY: as above.
-                        unsafe { red_global::add_u32(self.state.add(super::STATE_DISTINCT), 1) };
-                        return Some(s);
-                    }
-                    if old == key {
-                        return Some(s);
-                    }
-                }
-                s += 1;
-                if s == self.slots {
-                    s = 0;
-                }
+                |s| unsafe { load_relaxed_u32(self.keys.add(s as usize)) },
+                // SAFETY: the state words are in bounds.
+                || unsafe { load_relaxed_u32(distinct) } < self.limit,
+                // SAFETY: slot s is in bounds.
+                |s| unsafe {
+                    crate::arch::Atomic::atomic_cas(self.keys.add(s as usize), EMPTY_KEY, key)
+                },
+                // SAFETY: as above.
+                || unsafe { red_global::add_u32(distinct, 1) },
+            );
+            if slot.is_none() {
+                // SAFETY: as above.
+                unsafe { crate::arch::atomic_or_u32(self.state.add(super::STATE_OVERFLOW), 1) };
             }
-            // SAFETY: as above.
-            unsafe { crate::arch::atomic_or_u32(self.state.add(super::STATE_OVERFLOW), 1) };
-            None
+            slot
         }
 
         /// Adds `count` rows with these accumulator words (already operands) to `key`'s group.
@@ -686,6 +691,22 @@ macro_rules! hash_kernels {
     )*};
 }
 
+/// The single-accumulator hash kernels, indexed by the accumulator's [`code`] (`op | type`).
+pub const GROUPBY_HASH_ONE: [crate::spec::KernelSpec<HashArgs>; 12] = [
+    GROUPBY_HASH_SUM_U32,
+    GROUPBY_HASH_SUM_I32,
+    GROUPBY_HASH_SUM_F32,
+    GROUPBY_HASH_SUM_F64,
+    GROUPBY_HASH_MIN_U32,
+    GROUPBY_HASH_MIN_I32,
+    GROUPBY_HASH_MIN_F32,
+    GROUPBY_HASH_MIN_F64,
+    GROUPBY_HASH_MAX_U32,
+    GROUPBY_HASH_MAX_I32,
+    GROUPBY_HASH_MAX_F32,
+    GROUPBY_HASH_MAX_F64,
+];
+
 hash_kernels! {
     GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2;
     GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3;
@@ -885,9 +906,8 @@ crate::kernel! {
         params: *const GroupByParams, out: *mut u32
     ) {
         use crate::arch::{sync_threads, thread_idx};
-        const SAMPLES: usize = 4096;
-        const SLOTS: u32 = 2 * SAMPLES as u32;
-        let set = crate::shared_array!(groupby_sample_set: [u32; 2 * 4096]);
+        const SLOTS: u32 = 2 * GROUPBY_SAMPLES as u32;
+        let set = crate::shared_array!(groupby_sample_set: [u32; 2 * GROUPBY_SAMPLES]);
         let distinct = crate::shared_array!(groupby_sample_distinct: [u32; 2]);
         let t = thread_idx();
         let mut s = t;
@@ -904,7 +924,7 @@ crate::kernel! {
         // SAFETY: one parameter struct.
         let p = unsafe { params.read() };
         let (keys, n) = (p.keys as *const u32, p.n as usize);
-        let samples = n.min(SAMPLES);
+        let samples = n.min(GROUPBY_SAMPLES);
         let mut j = t;
         while j < samples {
             // SAFETY: j * n / samples < n.
@@ -925,7 +945,7 @@ crate::kernel! {
                     if old == key {
                         break;
                     }
-                    h = if h + 1 == SLOTS { 0 } else { h + 1 };
+                    h = crate::hash::next_slot(h, SLOTS);
                 }
             }
             j += NT;
@@ -980,6 +1000,22 @@ mod tests {
             let d = nan as f64;
             assert_eq!(ordered_f64(d.to_bits()), u64::MAX);
             assert_eq!(unordered_f64(u64::MAX), f64::NAN.to_bits());
+        }
+    }
+
+    /// The single-accumulator kernels sit at their codes.
+    #[test]
+    fn single_accumulator_kernels_are_indexed_by_code() {
+        for (op, on) in [(code::SUM, "sum"), (code::MIN, "min"), (code::MAX, "max")] {
+            for (ty, tn) in [
+                (code::U32, "u32"),
+                (code::I32, "i32"),
+                (code::F32, "f32"),
+                (code::F64, "f64"),
+            ] {
+                let name = GROUPBY_HASH_ONE[(op | ty) as usize].name();
+                assert_eq!(name, std::format!("groupby_hash_{on}_{tn}"));
+            }
         }
     }
 

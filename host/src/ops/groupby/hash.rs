@@ -5,8 +5,9 @@
 //! The call estimates the group count from a sample of 4096 rows, sizes a global table of
 //! twice that (and, while the groups fit, a table per block in shared memory), aggregates in
 //! one pass over the rows, and runs again with a table four times larger if the estimate was
-//! short. The groups then leave the table in key order: their keys and slots compacted, sorted
-//! by key with the radix sort, and gathered.
+//! short. The groups then leave the table in key order: their keys and slots compacted, then
+//! ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and written
+//! as records that one copy brings to the host.
 use cudarc::driver::DevicePtr;
 use tessera_kernels::ops::groupby::{
     self as k, GROUPBY_MAX_AGGS, GroupByParams, acc_result, code, shared_limit, shared_table_bytes,
@@ -17,9 +18,6 @@ use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, chec
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
-
-/// Rows the group-count estimate samples (the sample kernel's own constant).
-const SAMPLES: usize = 4096;
 
 /// Most groups ranked by counting (`GROUPBY_RANK`, whose work grows as their square); more
 /// are sorted by the radix sort.
@@ -258,7 +256,7 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
     // word.
     unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&buf, &mut out)) }?;
     let d = out.to_vec(gpu)?[0] as usize;
-    Ok(groups_from_sample(d, n.min(SAMPLES), n))
+    Ok(groups_from_sample(d, n.min(k::GROUPBY_SAMPLES), n))
 }
 
 /// Slots of each block's shared table for an estimated `groups`: room for them at a tenth
@@ -284,25 +282,9 @@ fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
 /// The hash kernel for these accumulators: one per code for a single accumulator (the
 /// dispatch on it folds away), else one per count.
 fn hash_spec(list: &[(usize, u32)]) -> KernelSpec<k::HashArgs> {
-    const SUM: u32 = code::SUM;
-    const MIN: u32 = code::MIN;
-    const MAX: u32 = code::MAX;
     match list {
         [] => k::GROUPBY_HASH_0,
-        [(_, c)] => match (*c & code::OP, *c & code::TYPE) {
-            (SUM, code::U32) => k::GROUPBY_HASH_SUM_U32,
-            (SUM, code::I32) => k::GROUPBY_HASH_SUM_I32,
-            (SUM, code::F32) => k::GROUPBY_HASH_SUM_F32,
-            (SUM, _) => k::GROUPBY_HASH_SUM_F64,
-            (MIN, code::U32) => k::GROUPBY_HASH_MIN_U32,
-            (MIN, code::I32) => k::GROUPBY_HASH_MIN_I32,
-            (MIN, code::F32) => k::GROUPBY_HASH_MIN_F32,
-            (MIN, _) => k::GROUPBY_HASH_MIN_F64,
-            (MAX, code::U32) => k::GROUPBY_HASH_MAX_U32,
-            (MAX, code::I32) => k::GROUPBY_HASH_MAX_I32,
-            (MAX, code::F32) => k::GROUPBY_HASH_MAX_F32,
-            _ => k::GROUPBY_HASH_MAX_F64,
-        },
+        [(_, c)] => k::GROUPBY_HASH_ONE[*c as usize],
         [_, _] => k::GROUPBY_HASH_2,
         [_, _, _] => k::GROUPBY_HASH_3,
         _ => k::GROUPBY_HASH_4,
