@@ -14,9 +14,9 @@
 //! sums as `f64`, minima and maxima as the order-preserving bits of [`ordered32`] /
 //! [`ordered_f64`] (for 32-bit types a minimum's high word is all ones, so that words of every
 //! origin compare by their low word). In shared memory a 64-bit integer sum is two 32-bit
-//! words, the carry of the low word's atomic added to the high word: a plain shared-memory
-//! kernel with 64-bit sums ran 16x slower than with 32-bit ones at two groups on the H100
-//! (issue 22's anchors), where many rows hit one word.
+//! words, the carry of the low word's atomic added to the high word: 64-bit shared-memory
+//! adds fall far behind 32-bit ones where many rows hit one word (issue 22's anchors; figures
+//! in docs/perf-log.md).
 //!
 //! The key `u32::MAX` ([`EMPTY_KEY`](crate::hash::EMPTY_KEY), which marks an empty slot) has
 //! a slot of its own past the table's last, in both tables.
