@@ -154,6 +154,18 @@ impl Gpu {
         Ok(DeviceColumn { buf, len })
     }
 
+    /// A new device column of `len` items whose contents are unspecified until a kernel
+    /// writes them: for scratch that is written before it is read, without the zeroing pass.
+    pub(crate) fn scratch<T: DeviceItem>(&self, len: usize) -> Result<DeviceColumn<T>> {
+        check_len(len)?;
+        let bytes = len * std::mem::size_of::<T>();
+        // SAFETY: the items are plain data (`DeviceItem`), any bits are a value; the callers
+        // write every item they read.
+        let buf = unsafe { self.stream().alloc::<T>(len.max(1)) }
+            .map_err(Error::driver("allocating a column", bytes))?;
+        Ok(DeviceColumn { buf, len })
+    }
+
     /// Copies `data` to a new device column.
     pub fn upload<T: DeviceItem>(&self, data: &[T]) -> Result<DeviceColumn<T>> {
         let mut col = self.zeros::<T>(data.len())?;

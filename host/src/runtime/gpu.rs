@@ -83,6 +83,7 @@ impl Gpu {
             )));
         }
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating a context", 0))?;
+        keep_freed_memory(&ctx);
         let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
         let (major, _) = ctx
             .compute_capability()
@@ -219,4 +220,31 @@ impl Gpu {
             .map_err(Error::driver("querying a kernel's shared memory", 0))?;
         Ok((optin.max(0) as usize).saturating_sub(fixed.max(0) as usize))
     }
+}
+
+/// Lets the device's default memory pool, which stream-ordered allocations come from, keep
+/// what is freed instead of returning it to the driver at each synchronization: an operator's
+/// scratch buffers then cost no mapping of fresh memory on its next call. Where the driver
+/// has no pools (allocations are then synchronous) this does nothing.
+fn keep_freed_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    if !ctx.has_async_alloc() {
+        return;
+    }
+    let mut pool = std::mem::MaybeUninit::<sys::CUmemoryPool>::uninit();
+    // SAFETY: the device handle is the context's; the driver writes the pool on success.
+    let got = unsafe { sys::cuDeviceGetDefaultMemPool(pool.as_mut_ptr(), ctx.cu_device()) };
+    if got != sys::CUresult::CUDA_SUCCESS {
+        return;
+    }
+    let mut threshold = u64::MAX;
+    // SAFETY: the pool is valid (queried above); the release threshold is a u64 the driver
+    // reads. Failure leaves the default, which is only slower.
+    let _ = unsafe {
+        sys::cuMemPoolSetAttribute(
+            pool.assume_init(),
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+            (&mut threshold as *mut u64).cast(),
+        )
+    };
 }
