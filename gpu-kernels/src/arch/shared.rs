@@ -164,6 +164,23 @@ pub unsafe fn load_shared_u32(a: u32) -> u32 {
     r
 }
 
+/// The four words at shared-window address `a`, in one 16-byte load.
+///
+/// # Safety
+/// `a` is the 16-byte aligned shared-window address of four words no other thread writes
+/// concurrently.
+#[inline(always)]
+pub unsafe fn load_shared_v4_u32(a: u32) -> [u32; 4] {
+    let (x, y, z, w): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees the address.
+    unsafe {
+        asm!("ld.shared.v4.b32 {{{x}, {y}, {z}, {w}}}, [{a}];", x = out(reg32) x,
+            y = out(reg32) y, z = out(reg32) z, w = out(reg32) w, a = in(reg32) a,
+            options(readonly, nostack, preserves_flags))
+    };
+    [x, y, z, w]
+}
+
 /// Items with a shared-memory atomic add.
 pub trait SharedAdd: Copy {
     /// `*a += v` at shared address `a`; the previous value.

@@ -84,11 +84,20 @@ pub const STATE_OVERFLOW: usize = 1;
 /// Words of a launch's state.
 pub const STATE_WORDS: usize = 2;
 
-/// Dynamic shared memory of a shared table of `slots` slots (plus the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY))
+/// Entries of a shared table past its `slots` slots: the slot of
+/// [`EMPTY_KEY`](crate::hash::EMPTY_KEY), then one scratch entry per lane, which rows without
+/// a slot update instead of branching around their atomics (their contents are ignored).
+pub const SHARED_SPARE: u32 = 1 + 32;
+
+/// Largest shared table whose rows first look at their key's home slot alone (the host
+/// sizes larger ones about 2/3 full; see the hash kernel).
+pub const HOME_FIRST_MAX_SLOTS: u32 = 2048;
+
+/// Dynamic shared memory of a shared table of `slots` slots (plus [`SHARED_SPARE`] entries)
 /// with `aggs` accumulators: the accumulator words, then the keys and the counts.
 #[inline(always)]
 pub const fn shared_table_bytes(slots: u32, aggs: usize) -> usize {
-    (slots as usize + 1) * (8 * aggs + 8)
+    (slots + SHARED_SPARE) as usize * (8 * aggs + 8)
 }
 
 /// Keys a shared table of `slots` slots takes before it sends new keys to the global table.
@@ -192,16 +201,14 @@ pub const fn acc_result(code: u32, word: u64) -> u64 {
 mod device {
     use super::{GroupByParams, acc_init, acc_operand, code};
     use crate::arch::{
-        Shared, block_idx, grid_dim, load_relaxed_u32, red_global, shared_atomic, sync_threads,
-        thread_idx,
+        Shared, block_idx, grid_dim, lane_id, load_relaxed_u32, red_global, shared_atomic,
+        sync_threads, thread_idx,
     };
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
-    /// No slot in the shared table: the row goes to the global table.
-    const NONE: u32 = u32::MAX;
-
-    /// The shared table of a block: accumulator words (`aggs` arrays of `slots + 1`), keys,
-    /// counts, and the number of keys taken.
+    /// The shared table of a block: accumulator words (`aggs` arrays of `slots` +
+    /// [`SHARED_SPARE`](super::SHARED_SPARE) entries), keys, counts, and the number of keys
+    /// taken.
     #[derive(Clone, Copy)]
     pub struct SharedTable {
         acc: Shared<u64>,
@@ -223,7 +230,7 @@ mod device {
         /// The launch gives `shared_table_bytes(slots, A)` bytes of dynamic shared memory.
         #[inline(always)]
         pub unsafe fn new<const A: usize>(slots: u32, filled: Shared<u32>) -> Self {
-            let len = slots as usize + 1;
+            let len = (slots + super::SHARED_SPARE) as usize;
             // SAFETY: the three arrays tile the dynamic shared memory the launch gives.
             unsafe {
                 let acc = crate::arch::dynamic_shared::<u64>(len * A);
@@ -247,7 +254,7 @@ mod device {
         /// Empties the table (all threads; a barrier follows).
         #[inline(always)]
         pub fn clear<const NT: usize, const A: usize>(&self, codes: &[u32; A]) {
-            let len = self.slots as usize + 1;
+            let len = self.entries();
             let mut s = thread_idx();
             while s < len {
                 // SAFETY: s < len; each slot is this thread's alone until the barrier.
@@ -267,6 +274,20 @@ mod device {
             sync_threads();
         }
 
+        /// Entries of each array: the slots and the spare ones.
+        #[inline(always)]
+        fn entries(&self) -> usize {
+            (self.slots + super::SHARED_SPARE) as usize
+        }
+
+        /// The key in slot `s` (`s < slots`).
+        #[inline(always)]
+        fn key(&self, s: u32) -> u32 {
+            // SAFETY: s < slots; a race with a claim's CAS is benign (a stale EMPTY_KEY is
+            // not the key: the row walks and finds it).
+            unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) }
+        }
+
         /// The slot of `key`, taking a free one while the table is below its limit.
         #[inline(always)]
         fn slot(&self, key: u32) -> Option<u32> {
@@ -275,9 +296,8 @@ mod device {
             find_or_claim(
                 key,
                 self.slots,
-                // SAFETY: s < slots; the read races only with the claims' CAS, which is
-                // benign: a stale EMPTY_KEY makes the CAS re-read it.
-                |s| unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) },
+                // A stale EMPTY_KEY makes the claim's CAS re-read the slot.
+                |s| self.key(s),
                 // SAFETY: one word.
                 || unsafe { crate::arch::load_shared_u32(self.filled_at) } < limit,
                 // SAFETY: slot s is in bounds.
@@ -287,37 +307,31 @@ mod device {
             )
         }
 
-        /// Counts the tile's rows that have a slot (`NONE`: none).
+        /// Counts the tile's rows in their entries (a slot, or the lane's spare entry).
         #[inline(always)]
-        fn count<const IPT: usize>(&self, slot: &[u32; IPT]) {
-            for &s in slot {
-                if s != NONE {
-                    // SAFETY: s <= slots.
-                    unsafe { shared_atomic::red_add_u32(self.count_at + 4 * s, 1) };
-                }
+        fn count<const IPT: usize>(&self, entry: &[u32; IPT]) {
+            for &e in entry {
+                // SAFETY: every entry is below `entries()`.
+                unsafe { shared_atomic::red_add_u32(self.count_at + 4 * e, 1) };
             }
         }
 
-        /// Adds the tile's rows that have a slot to accumulator `a` (code `c`), from their
-        /// values' raw bits: one dispatch on the code per tile, and each kind's atomics issued
-        /// for all rows before anything waits on their results.
+        /// Adds the tile's rows to accumulator `a` (code `c`) in their entries, from their
+        /// values' raw bits: one dispatch on the code per tile, no test of the entry, and each
+        /// kind's atomics issued for all rows before anything waits on their results.
         #[inline(always)]
-        fn update<const IPT: usize>(&self, a: usize, c: u32, slot: &[u32; IPT], raw: &[u64; IPT]) {
-            let len = self.slots as usize + 1;
+        fn update<const IPT: usize>(&self, a: usize, c: u32, entry: &[u32; IPT], raw: &[u64; IPT]) {
+            let len = self.entries();
             let base = self.acc_at + 8 * (a * len) as u32;
-            let at = |j: usize| base + 8 * slot[j];
-            // SAFETY: every slot that is not NONE is <= slots; every update is atomic.
+            let at = |j: usize| base + 8 * entry[j];
+            // SAFETY: every entry is below `entries()`; every update is atomic.
             unsafe {
                 match (c & code::OP, c & code::TYPE) {
                     (code::SUM, code::U32 | code::I32) => {
                         // 64-bit sums as two words: the low word's atomic, then its carry (and
-                        // an i32's sign extension) into the high word.
+                        // an i32's sign extension) into the high word where they are not 0.
                         let old: [u32; IPT] = core::array::from_fn(|j| {
-                            if slot[j] == NONE {
-                                0
-                            } else {
-                                crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
-                            }
+                            crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
                         });
                         for j in 0..IPT {
                             let lo = raw[j] as u32;
@@ -327,42 +341,33 @@ mod device {
                                 0
                             };
                             let hi = sign.wrapping_add((old[j] > !lo) as u32);
-                            if slot[j] != NONE && hi != 0 {
+                            if hi != 0 {
                                 shared_atomic::red_add_u32(at(j) + 4, hi);
                             }
                         }
                     }
                     (code::SUM, _) => {
                         for j in 0..IPT {
-                            if slot[j] != NONE {
-                                shared_atomic::add_f64(
-                                    at(j),
-                                    f64::from_bits(acc_operand(c, raw[j])),
-                                );
-                            }
+                            shared_atomic::add_f64(at(j), f64::from_bits(acc_operand(c, raw[j])));
                         }
                     }
                     (op, code::F64) => {
                         for j in 0..IPT {
-                            if slot[j] != NONE {
-                                let x = acc_operand(c, raw[j]);
-                                if op == code::MIN {
-                                    shared_atomic::min_u64(at(j), x);
-                                } else {
-                                    shared_atomic::max_u64(at(j), x);
-                                }
+                            let x = acc_operand(c, raw[j]);
+                            if op == code::MIN {
+                                shared_atomic::min_u64(at(j), x);
+                            } else {
+                                shared_atomic::max_u64(at(j), x);
                             }
                         }
                     }
                     (op, _) => {
                         for j in 0..IPT {
-                            if slot[j] != NONE {
-                                let x = super::ordered32(c, raw[j] as u32);
-                                if op == code::MIN {
-                                    shared_atomic::min_u32(at(j), x);
-                                } else {
-                                    shared_atomic::max_u32(at(j), x);
-                                }
+                            let x = super::ordered32(c, raw[j] as u32);
+                            if op == code::MIN {
+                                shared_atomic::min_u32(at(j), x);
+                            } else {
+                                shared_atomic::max_u32(at(j), x);
                             }
                         }
                     }
@@ -373,9 +378,9 @@ mod device {
         /// Merges the table into the global one (all threads; after a barrier).
         #[inline(always)]
         fn merge<const NT: usize, const A: usize>(&self, g: &GlobalTable, codes: &[u32; A]) {
-            let len = self.slots as usize + 1;
+            let len = self.entries();
             let mut s = thread_idx();
-            while s < len {
+            while s <= self.slots as usize {
                 // SAFETY: s < len; the block's updates finished at the barrier before.
                 let count = unsafe { self.counts.read(s) };
                 if count != 0 {
@@ -532,6 +537,7 @@ mod device {
         g: GlobalTable,
         filled: Shared<u32>,
     ) {
+        let shared_slots = p.shared_slots;
         // A kernel for one accumulator code has it as a constant: every dispatch on it folds.
         let codes: [u32; A] = core::array::from_fn(|a| {
             if CODE == super::ANY_CODE {
@@ -543,9 +549,9 @@ mod device {
         let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
         let keys = p.keys as *const u32;
         let n = p.n as usize;
-        let shared = p.shared_slots != 0;
+        let shared = shared_slots != 0;
         // SAFETY: with a shared table the launch gives its memory.
-        let table = unsafe { SharedTable::new::<A>(p.shared_slots.max(1), filled) };
+        let table = unsafe { SharedTable::new::<A>(shared_slots.max(1), filled) };
         if shared {
             table.clear::<NT, A>(&codes);
         }
@@ -639,23 +645,54 @@ mod device {
                 }
             })
         });
-        let slot: [u32; IPT] = core::array::from_fn(|j| {
-            if live[j] && shared {
-                table.slot(k[j]).unwrap_or(NONE)
-            } else {
-                NONE
-            }
-        });
+        // Each row's entry in the shared table: its key's slot, or the lane's spare entry
+        // (rows out of bounds, or whose key the table has no room for: those go to the global
+        // table, bits of `global`).
+        let spare = table.slots + 1 + lane_id();
+        let mut entry = [spare; IPT];
+        let mut global = 0u32;
         if shared {
-            table.count(&slot);
+            // In a small table most rows find their key in its home slot: one shared load, no
+            // branch; the others walk. Larger tables run about 2/3 full, where the first look
+            // misses too often to pay: every row walks.
+            let mut walk = 0u32;
+            if table.slots <= super::HOME_FIRST_MAX_SLOTS {
+                for j in 0..IPT {
+                    let home = home_slot(k[j], table.slots);
+                    let hit = table.key(home) == k[j] && k[j] != EMPTY_KEY;
+                    entry[j] = if hit { home } else { spare };
+                    walk |= ((!hit && live[j]) as u32) << j;
+                }
+            } else {
+                for (j, &l) in live.iter().enumerate() {
+                    walk |= (l as u32) << j;
+                }
+            }
+            if walk != 0 {
+                for (j, e) in entry.iter_mut().enumerate() {
+                    if walk >> j & 1 != 0 {
+                        match table.slot(k[j]) {
+                            Some(s) => *e = s,
+                            None => global |= 1 << j,
+                        }
+                    }
+                }
+            }
+            table.count(&entry);
             for a in 0..A {
-                table.update(a, codes[a], &slot, &raw[a]);
+                table.update(a, codes[a], &entry, &raw[a]);
+            }
+        } else {
+            for (j, &l) in live.iter().enumerate() {
+                global |= (l as u32) << j;
             }
         }
-        for j in 0..IPT {
-            if live[j] && slot[j] == NONE {
-                let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[a][j]));
-                g.merge(k[j], 1, codes, &ops);
+        if global != 0 {
+            for j in 0..IPT {
+                if global >> j & 1 != 0 {
+                    let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[a][j]));
+                    g.merge(k[j], 1, codes, &ops);
+                }
             }
         }
     }
@@ -800,6 +837,15 @@ pub const fn record_words(aggs: usize) -> usize {
 /// Words before the records: the group count and the overflow flag.
 pub const RECORDS_HEADER: usize = 2;
 
+/// Lanes that rank one key together in [`GROUPBY_RANK`].
+pub const RANK_LANES: usize = 8;
+
+/// Keys [`GROUPBY_RANK`] stages for `most` groups: whole groups of four per lane of a
+/// key's [`RANK_LANES`] (the rest [`EMPTY_KEY`](crate::hash::EMPTY_KEY), below no key).
+pub const fn rank_staged(most: usize) -> usize {
+    most.next_multiple_of(4 * RANK_LANES)
+}
+
 /// Writes group `rank`'s record from table slot `s`.
 ///
 /// # Safety
@@ -829,15 +875,16 @@ unsafe fn write_record(
 
 crate::kernel! {
     /// The groups in key order by counting: every block stages the `G = min(*cursor, most)`
-    /// compacted keys (distinct) in dynamic shared memory (`4 * most` bytes), and each thread
-    /// ranks one key by the number below it and writes its record there. Block 0 writes the
-    /// header: G and the global table's overflow flag. For small G (work G^2).
-    GROUPBY_RANK = groupby_rank[NT = 128, IPT = 1](
+    /// compacted keys (distinct) in dynamic shared memory (`4 * rank_staged(most)` bytes),
+    /// and [`RANK_LANES`] lanes rank one key by the number below it, each over every
+    /// `RANK_LANES`-th group of four, and write its record there. Block 0 writes the header:
+    /// G and the global table's overflow flag. For small G (work G^2 / 4 vector loads).
+    GROUPBY_RANK = groupby_rank[NT = 256, IPT = 1](
         key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
         keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
         records: *mut u64
     ) {
-        use crate::arch::{block_idx, sync_threads, thread_idx};
+        use crate::arch::{block_idx, shfl_xor, sync_threads, thread_idx};
         // SAFETY: one cursor word.
         let g = unsafe { cursor.read() }.min(most) as usize;
         if block_idx() == 0 && thread_idx() == 0 {
@@ -847,31 +894,47 @@ crate::kernel! {
                 records.add(1).write(state.add(STATE_OVERFLOW).read() as u64);
             }
         }
-        if block_idx() * NT >= g {
+        let per_block = NT / RANK_LANES;
+        if block_idx() * per_block >= g {
             return;
         }
-        // SAFETY: the launch gives `4 * most` bytes.
-        let staged = unsafe { crate::arch::dynamic_shared::<u32>(most as usize) };
+        let staged_len = rank_staged(g);
+        // SAFETY: the launch gives `4 * rank_staged(most)` bytes, at least `staged_len` words.
+        let staged = unsafe { crate::arch::dynamic_shared::<u32>(staged_len) };
         let mut j = thread_idx();
-        while j < g {
-            // SAFETY: j < g <= most.
-            unsafe { staged.write(j, keys.add(j).read()) };
+        while j < staged_len {
+            // SAFETY: j < staged_len; keys below g are compacted.
+            let key = if j < g { unsafe { keys.add(j).read() } } else { EMPTY_KEY };
+            // SAFETY: j < staged_len.
+            unsafe { staged.write(j, key) };
             j += NT;
         }
         sync_threads();
-        let i = crate::arch::global_idx();
-        if i < g {
-            // SAFETY: i < g.
-            let key = unsafe { keys.add(i).read() };
-            let mut rank = 0usize;
-            for j in 0..g {
-                // SAFETY: j < g; every thread reads the same word (a broadcast).
-                rank += (unsafe { staged.read(j) } < key) as usize;
-            }
+        let i = block_idx() * per_block + thread_idx() / RANK_LANES;
+        let part = thread_idx() % RANK_LANES;
+        // SAFETY: i < g.
+        let key = if i < g { unsafe { staged.read(i) } } else { 0 };
+        let mut rank = 0u32;
+        let mut at = staged.addr(4 * part);
+        let end = staged.addr(staged_len);
+        while at < end {
+            // SAFETY: a 16-byte aligned group of four staged words (the array starts the
+            // dynamic shared memory, and each group starts at a multiple of four words).
+            let [a, b, c, d] = unsafe { crate::arch::load_shared_v4_u32(at) };
+            rank += (a < key) as u32 + (b < key) as u32 + (c < key) as u32 + (d < key) as u32;
+            at += (16 * RANK_LANES) as u32;
+        }
+        // Every lane runs the same loop, so the lanes of a key reconverge here.
+        let mut m = RANK_LANES as u32 / 2;
+        while m > 0 {
+            rank += shfl_xor(rank, m);
+            m /= 2;
+        }
+        if part == 0 && i < g {
             // SAFETY: rank < g; `slots` holds g slots of the table.
             unsafe {
                 let s = slots.add(i).read() as usize;
-                write_record(records, rank, key ^ key_xor, aggs as usize, len as usize, s, counts, acc);
+                write_record(records, rank as usize, key ^ key_xor, aggs as usize, len as usize, s, counts, acc);
             }
         }
     }

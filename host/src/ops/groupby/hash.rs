@@ -23,8 +23,12 @@ use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 /// are sorted by the radix sort.
 const RANK_MAX: usize = 32 * 1024;
 
+/// Groups whose records come back with the header of a ranked result, in its one copy.
+const EAGER_GROUPS: usize = 256;
+
 /// Fewest slots of a shared table: its limit leaves at least one slot per thread of a block
-/// empty, so that no walk runs the table round.
+/// empty, so that no walk runs the table round. (A larger table than the groups need
+/// measured slower: see `docs/perf-log.md`.)
 const MIN_SHARED_SLOTS: u32 = 2048;
 
 /// Fewest slots of the global table.
@@ -264,7 +268,7 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
 /// bytes but the largest table that does holds most of the groups, that one (the rest go to
 /// the global table); else none.
 fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
-    let fits = (max_smem / (8 * accs + 8)).saturating_sub(1) / 256 * 256;
+    let fits = (max_smem / (8 * accs + 8)).saturating_sub(k::SHARED_SPARE as usize) / 256 * 256;
     let want = (groups as u64 * 4 / 3 * 11 / 10)
         .max(MIN_SHARED_SLOTS as u64)
         .next_multiple_of(256);
@@ -314,9 +318,9 @@ impl GlobalTable {
         let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
         let mut t = GlobalTable {
             params: params_buf,
-            keys: gpu.zeros(len)?,
-            counts: gpu.zeros(len)?,
-            acc: gpu.zeros(len * accs)?,
+            keys: gpu.scratch(len)?,
+            counts: gpu.scratch(len)?,
+            acc: gpu.scratch(len * accs)?,
             state: gpu.zeros(k::STATE_WORDS)?,
             slots,
             limit: params.global_limit,
@@ -379,8 +383,8 @@ impl GlobalTable {
         let most = self.limit + 1;
         let words = k::record_words(self.accs as usize);
         let mut cursor = gpu.zeros::<u32>(1)?;
-        let mut keys = gpu.zeros::<u32>(most as usize)?;
-        let mut slots = gpu.zeros::<u32>(most as usize)?;
+        let mut keys = gpu.scratch::<u32>(most as usize)?;
+        let mut slots = gpu.scratch::<u32>(most as usize)?;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_COMPACT, len as usize, 8)?;
         // SAFETY: the table's arrays hold `len` items; the outputs `most`.
         unsafe {
@@ -400,13 +404,15 @@ impl GlobalTable {
             )
         }?;
         if most as usize <= RANK_MAX {
-            let mut records = gpu.zeros::<u64>(k::RECORDS_HEADER + most as usize * words)?;
-            let smem = 4 * most as usize;
+            let mut records = gpu.scratch::<u64>(k::RECORDS_HEADER + most as usize * words)?;
+            let smem = 4 * k::rank_staged(most as usize);
             gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)?;
+            let keys_per_block = k::GROUPBY_RANK.threads() as usize / k::RANK_LANES;
             let mut cfg = tile_grid(&k::GROUPBY_RANK, most as usize, smem as u32)?;
+            cfg.grid_dim.0 = (most as usize).div_ceil(keys_per_block).max(1) as u32;
             cfg.shared_mem_bytes = smem as u32;
             // SAFETY: `most` compacted keys and slots of this table, its state; records for
-            // `most` groups; `4 * most` bytes of shared memory.
+            // `most` groups; `4 * rank_staged(most)` bytes of shared memory.
             unsafe {
                 gpu.launch(
                     &k::GROUPBY_RANK,
@@ -426,12 +432,20 @@ impl GlobalTable {
                     ),
                 )
             }?;
-            let header = read_range(gpu, &records, 0..k::RECORDS_HEADER)?;
-            if header[1] != 0 {
+            // The header and the first groups in one copy: one synchronization for most
+            // calls, without copying the room of groups that did not come.
+            let first = k::RECORDS_HEADER + (most as usize).min(EAGER_GROUPS) * words;
+            let mut head = read_range(gpu, &records, 0..first)?;
+            if head[1] != 0 {
                 return Ok(None);
             }
-            let end = k::RECORDS_HEADER + header[0] as usize * words;
-            return read_range(gpu, &records, k::RECORDS_HEADER..end).map(Some);
+            let end = k::RECORDS_HEADER + head[0] as usize * words;
+            if end > first {
+                head.extend(read_range(gpu, &records, first..end)?);
+            }
+            head.truncate(end);
+            head.drain(..k::RECORDS_HEADER);
+            return Ok(Some(head));
         }
         if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
             return Ok(None);
@@ -445,7 +459,7 @@ impl GlobalTable {
         keys.set_len(groups);
         slots.set_len(groups);
         let (sorted, order) = sort_pairs(gpu, &keys, &slots, Order::Ascending)?;
-        let mut records = gpu.zeros::<u64>(k::RECORDS_HEADER + groups * words)?;
+        let mut records = gpu.scratch::<u64>(k::RECORDS_HEADER + groups * words)?;
         let g32 = groups as u32;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_GATHER, groups, 8)?;
         // SAFETY: `sorted` and `order` hold `groups` keys and slots of this table; the records
