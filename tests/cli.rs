@@ -124,6 +124,64 @@ fn ssb_gen_run_and_json() {
     assert_eq!(headers[0], "== q1.1");
     let q11 = results.lines().nth(1);
     assert!(q11.is_some_and(|l| l.parse::<i64>().is_ok()), "{results}");
+    // The same results as JSON (names, types, typed values) and one query's as CSV.
+    let pipe_rows = |q: &str| -> Vec<String> {
+        let header = format!("== {q}");
+        results
+            .lines()
+            .skip_while(|l| *l != header)
+            .skip(1)
+            .take_while(|l| !l.starts_with("== "))
+            .map(str::to_string)
+            .collect()
+    };
+    let as_json = dir.join("results.json");
+    ok(tessera(&format!(
+        "ssb run --data {data} --device cpu --repeat 1 --quiet --no-results --results {} \
+         --results-format json",
+        as_json.display()
+    )));
+    let all: serde_json::Value = serde_json::from_slice(&std::fs::read(&as_json).unwrap()).unwrap();
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 13);
+    for q in all {
+        let name = q["query"].as_str().unwrap();
+        let rows: Vec<String> = q["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let cells = r.as_array().unwrap().iter();
+                let cells = cells.map(|v| v.as_str().map_or_else(|| v.to_string(), str::to_string));
+                cells.collect::<Vec<_>>().join("|")
+            })
+            .collect();
+        assert_eq!(rows, pipe_rows(name), "{name}");
+    }
+    assert_eq!(
+        all[3]["columns"],
+        serde_json::json!([
+            {"name": "d_year", "type": "int32"},
+            {"name": "p_brand1", "type": "utf8"},
+            {"name": "revenue", "type": "int64"},
+        ]),
+        "q2.1's columns"
+    );
+    let as_csv = dir.join("q2.1.csv");
+    ok(tessera(&format!(
+        "ssb run --data {data} --device cpu --repeat 1 --quiet --query q2.1 --results {} \
+         --results-format csv",
+        as_csv.display()
+    )));
+    let csv = std::fs::read_to_string(&as_csv).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("d_year,p_brand1,revenue"));
+    let want: Vec<String> = pipe_rows("q2.1")
+        .iter()
+        .map(|l| l.replace('|', ","))
+        .collect();
+    assert!(!want.is_empty());
+    assert_eq!(lines.map(str::to_string).collect::<Vec<_>>(), want);
     // The default device runs the GPU where there is one and says when it falls back.
     let out = ok(tessera(&format!(
         "ssb run --data {data} --query q1.1 --repeat 1 --quiet"
@@ -212,6 +270,15 @@ fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
         &["--results", "is a directory"],
     );
     fails(run("--query q5.1"), 1, &["unknown query 'q5.1'"]);
+    let csv = dir.join("all.csv").display().to_string();
+    fails(
+        run(&format!("--results {csv} --results-format csv")),
+        1,
+        &[
+            "--results-format csv writes one query's result",
+            "13 queries",
+        ],
+    );
     fails(run("--coprocessor"), 1, &["--coprocessor runs on the GPU"]);
     assert!(!data.exists(), "a refused run must not generate data");
 }

@@ -26,6 +26,19 @@ pub enum DeviceArg {
     Cpu,
 }
 
+/// How `ssb run --results` writes the results.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ResultsFormat {
+    /// A line `== q1.1` per query, then one line per row, values separated by `|` (what
+    /// `tests/ssb_duckdb.py` prints, to compare with DuckDB).
+    Pipe,
+    /// A JSON array with one object per query: its name, its columns' names and types, and
+    /// its rows.
+    Json,
+    /// One query's result as CSV with a header of column names.
+    Csv,
+}
+
 /// `tessera ssb` subcommands.
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum SsbCmd {
@@ -115,10 +128,13 @@ pub enum SsbCmd {
         /// Write the timing records as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
-        /// Write every query's result to this file: a line `== q1.1`, then one line per row,
-        /// values separated by `|` (what `tests/ssb_duckdb.py` prints, to compare with DuckDB).
+        /// Write every query's result to this file, as `--results-format` says.
         #[arg(long)]
         results: Option<PathBuf>,
+        /// The form of `--results`: `pipe` (lines of `|`-separated values under `== q1.1`),
+        /// `json` (the queries' columns, with names and types, and rows) or `csv` (one query).
+        #[arg(long, value_enum, default_value_t = ResultsFormat::Pipe)]
+        results_format: ResultsFormat,
     },
     /// The storage table (thesis §5.6.4): each column's footprint uncompressed, in NSF,
     /// GPU-FOR and GPU-DFOR, and the smallest of them; per column and in total.
@@ -205,6 +221,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             compressed,
             json,
             results,
+            results_format,
         } => {
             if coprocessor && device == DeviceArg::Cpu {
                 return Err("--coprocessor runs on the GPU: drop --device cpu".into());
@@ -218,6 +235,14 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             if let Some(path) = &results {
                 check_output_file(path, "--results")?;
+                if results_format == ResultsFormat::Csv && queries.len() != 1 {
+                    return Err(format!(
+                        "--results-format csv writes one query's result, and {} queries run: \
+                         choose one with --query, or write them all with --results-format json",
+                        queries.len()
+                    )
+                    .into());
+                }
             }
             let generate_first = !format::exists(&data);
             if generate_first {
@@ -279,13 +304,21 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 }
             };
             if let Some(path) = results {
-                let text: String = timed
-                    .iter()
-                    .flat_map(|t| {
-                        std::iter::once(format!("== {}", t.query.name())).chain(t.result.to_lines())
-                    })
-                    .map(|l| l + "\n")
-                    .collect();
+                let text: String = match results_format {
+                    ResultsFormat::Pipe => timed
+                        .iter()
+                        .flat_map(|t| {
+                            std::iter::once(format!("== {}", t.query.name()))
+                                .chain(t.result.to_lines())
+                        })
+                        .map(|l| l + "\n")
+                        .collect(),
+                    ResultsFormat::Json => {
+                        let all: Vec<_> = timed.iter().map(|t| t.result.to_json()).collect();
+                        serde_json::to_string_pretty(&all)? + "\n"
+                    }
+                    ResultsFormat::Csv => timed.iter().map(|t| t.result.to_csv()).collect(),
+                };
                 std::fs::write(&path, text)
                     .map_err(tessera_host::Error::io(&path, "write failed"))?;
                 println!("results written to {}", path.display());

@@ -574,6 +574,57 @@ impl QueryResult {
     pub fn to_lines(&self) -> Vec<String> {
         self.decoded().into_iter().map(|r| r.join("|")).collect()
     }
+
+    /// Each column's type, aggregate last, by its Arrow name: `int32` for `d_year`, `utf8`
+    /// for the dictionary-coded columns, `int64` for the sum.
+    pub fn column_types(&self) -> Vec<&'static str> {
+        self.group_by
+            .iter()
+            .map(|g| if g.dict().is_some() { "utf8" } else { "int32" })
+            .chain(std::iter::once("int64"))
+            .collect()
+    }
+
+    /// The result as JSON: `{"query", "columns": [{"name", "type"}], "rows": [[...]]}`, each
+    /// row's values as numbers or strings by their column's type.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::{Value, json};
+        let columns: Vec<Value> = self
+            .header()
+            .iter()
+            .zip(self.column_types())
+            .map(|(n, t)| json!({ "name": n, "type": t }))
+            .collect();
+        let rows: Vec<Value> = self
+            .rows
+            .iter()
+            .map(|r| {
+                let groups = self.group_by.iter().zip(&r.groups).map(|(g, &v)| {
+                    g.dict()
+                        .map_or_else(|| json!(v), |d| Value::String(d.decode(v)))
+                });
+                Value::Array(groups.chain(std::iter::once(json!(r.value))).collect())
+            })
+            .collect();
+        json!({ "query": self.query.name(), "columns": columns, "rows": rows })
+    }
+
+    /// The result as CSV: a header of the column names, then one line per row (fields quoted
+    /// as RFC 4180 says where they hold a comma, a quote or a line break; lines end in `\n`).
+    pub fn to_csv(&self) -> String {
+        let field = |v: &str| {
+            if v.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", v.replace('"', "\"\""))
+            } else {
+                v.to_string()
+            }
+        };
+        let line = |cells: Vec<String>| {
+            cells.iter().map(|c| field(c)).collect::<Vec<_>>().join(",") + "\n"
+        };
+        let header = line(self.header().iter().map(|h| h.to_string()).collect());
+        header + &self.decoded().into_iter().map(line).collect::<String>()
+    }
 }
 
 impl fmt::Display for QueryResult {
