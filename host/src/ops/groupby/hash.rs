@@ -407,10 +407,8 @@ impl GlobalTable {
             let mut records = gpu.scratch::<u64>(k::RECORDS_HEADER + most as usize * words)?;
             let smem = 4 * k::rank_staged(most as usize);
             gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)?;
-            let keys_per_block = k::GROUPBY_RANK.threads() as usize / k::RANK_LANES;
-            let mut cfg = tile_grid(&k::GROUPBY_RANK, most as usize, smem as u32)?;
-            cfg.grid_dim.0 = (most as usize).div_ceil(keys_per_block).max(1) as u32;
-            cfg.shared_mem_bytes = smem as u32;
+            // A thread per lane of each key's RANK_LANES.
+            let cfg = tile_grid(&k::GROUPBY_RANK, most as usize * k::RANK_LANES, smem as u32)?;
             // SAFETY: `most` compacted keys and slots of this table, its state; records for
             // `most` groups; `4 * rank_staged(most)` bytes of shared memory.
             unsafe {
