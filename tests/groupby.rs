@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::cpu::group_by;
 use tessera::ops::{
-    Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, KeyColumn, ResultColumn, ValueColumn,
-    group_by_hash,
+    Agg, DeviceKeyColumn, DeviceValueColumn, GroupByVariant, Grouped, KeyColumn, ResultColumn,
+    ValueColumn, group_by_device, group_by_hash, group_by_sort,
 };
 use tessera::{Error, Gpu};
 
@@ -440,9 +440,27 @@ fn column_aggs(c: usize) -> Vec<Agg> {
     ]
 }
 
-/// The GPU hash group-by of `keys` (as `u32` and as `i32`) with every value type, each in its
-/// own call, against the CPU's.
-fn hash_matches_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
+/// A GPU group-by variant's call.
+type GpuGroupBy =
+    fn(&Gpu, &[DeviceKeyColumn], &[DeviceValueColumn], &[Agg]) -> Result<Grouped, Error>;
+
+/// The GPU variants by name: the hash and sort-based group-bys and the call that chooses.
+const VARIANTS: [(&str, GpuGroupBy); 3] = [
+    ("hash", group_by_hash),
+    ("sort", group_by_sort),
+    ("group_by", tessera::ops::group_by),
+];
+
+/// Each GPU variant's group-by of `keys` (as `u32` and as `i32`) with every value type, each
+/// in its own call, against the CPU's.
+fn variants_match_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
+    for (name, f) in VARIANTS {
+        variant_matches_cpu(gpu, f, k, v, &format!("{name}: {what}"));
+    }
+}
+
+/// One GPU variant against the CPU (see [`variants_match_cpu`]).
+fn variant_matches_cpu(gpu: &Gpu, group_by_gpu: GpuGroupBy, k: &[u32], v: &Values, what: &str) {
     let signed: Vec<i32> = k.iter().map(|&x| x as i32).collect();
     let dk = gpu.upload(k).unwrap();
     let ds = gpu.upload(&signed).unwrap();
@@ -466,16 +484,16 @@ fn hash_matches_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
     ];
     for c in 0..host.len() {
         let aggs = column_aggs(c);
-        let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+        let got = group_by_gpu(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
         let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
         same(&got, &want, &format!("{what}, u32 keys, value column {c}"));
-        let got = group_by_hash(gpu, &[DeviceKeyColumn::I32(&ds)], &device, &aggs).unwrap();
+        let got = group_by_gpu(gpu, &[DeviceKeyColumn::I32(&ds)], &device, &aggs).unwrap();
         let want = group_by(&[KeyColumn::I32(&signed)], &host, &aggs).unwrap();
         same(&got, &want, &format!("{what}, i32 keys, value column {c}"));
     }
     // Count alone, and aggregates of several columns in one call (four accumulators).
     let aggs = [Agg::Count];
-    let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+    let got = group_by_gpu(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
     let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
     same(&got, &want, &format!("{what}, count alone"));
     let aggs = [
@@ -486,14 +504,15 @@ fn hash_matches_cpu(gpu: &Gpu, k: &[u32], v: &Values, what: &str) {
         Agg::Count,
         Agg::Mean(0),
     ];
-    let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
+    let got = group_by_gpu(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
     let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
     same(&got, &want, &format!("{what}, four columns"));
 }
 
-/// The hash group-by equals the CPU's on every distribution (the shared tables' and the
-/// global table's paths), key type, value type and size.
-fn gpu_hash_matches_cpu(gpu: &Gpu) {
+/// Every GPU variant equals the CPU's on every distribution (for the hash group-by the shared
+/// tables' and the global table's paths; for the sort-based one runs within and across
+/// tiles), key type, value type and size.
+fn gpu_variants_match_cpu(gpu: &Gpu) {
     let mut rng = StdRng::seed_from_u64(2202);
     for n in common::capped(&GPU_SIZES) {
         let v = values(n, &mut rng);
@@ -510,7 +529,7 @@ fn gpu_hash_matches_cpu(gpu: &Gpu) {
                 .collect(),
         ));
         for (name, k) in dists {
-            hash_matches_cpu(gpu, &k, &v, &format!("{name}, {n} rows"));
+            variants_match_cpu(gpu, &k, &v, &format!("{name}, {n} rows"));
         }
     }
 }
@@ -531,11 +550,18 @@ fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
     }
     let mut rng = StdRng::seed_from_u64(2203);
     let v = values(n, &mut rng);
-    hash_matches_cpu(gpu, &k, &v, "misleading sample");
+    variant_matches_cpu(gpu, group_by_hash, &k, &v, "misleading sample");
 }
 
-/// What the GPU hash group-by does not take is refused before any work, naming the fix.
-fn gpu_hash_refuses_what_it_does_not_take(gpu: &Gpu) {
+/// What the GPU variants do not take is refused before any work, naming the fix.
+fn gpu_variants_refuse_what_they_do_not_take(gpu: &Gpu) {
+    for (name, f) in VARIANTS {
+        println!("{name}");
+        refuses_what_it_does_not_take(gpu, f);
+    }
+}
+
+fn refuses_what_it_does_not_take(gpu: &Gpu, group_by_gpu: GpuGroupBy) {
     let a = gpu.upload(&[1u32, 2, 3]).unwrap();
     let b = gpu.upload(&[1i64, 2, 3]).unwrap();
     let short = gpu.upload(&[1u32, 2]).unwrap();
@@ -546,16 +572,16 @@ fn gpu_hash_refuses_what_it_does_not_take(gpu: &Gpu) {
     };
     let u = DeviceKeyColumn::U32(&a);
     refused(
-        group_by_hash(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]),
+        group_by_gpu(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]),
         "i64 keys",
     );
     refused(
-        group_by_hash(gpu, &[u, u], &[], &[Agg::Count]),
+        group_by_gpu(gpu, &[u, u], &[], &[Agg::Count]),
         "2 key columns",
     );
-    refused(group_by_hash(gpu, &[], &[], &[Agg::Count]), "no key column");
+    refused(group_by_gpu(gpu, &[], &[], &[Agg::Count]), "no key column");
     refused(
-        group_by_hash(gpu, &[u], &[DeviceValueColumn::U32(&short)], &[Agg::Count]),
+        group_by_gpu(gpu, &[u], &[DeviceValueColumn::U32(&short)], &[Agg::Count]),
         "value column 0 has 2 rows",
     );
     let vals = [DeviceValueColumn::U32(&a), DeviceValueColumn::U32(&a)];
@@ -566,22 +592,52 @@ fn gpu_hash_refuses_what_it_does_not_take(gpu: &Gpu) {
         Agg::Min(1),
         Agg::Max(1),
     ];
-    refused(
-        group_by_hash(gpu, &[u], &vals, &five),
-        "need 5 accumulators",
-    );
+    refused(group_by_gpu(gpu, &[u], &vals, &five), "need 5 accumulators");
     // An empty input is no error: typed empty columns.
     let e = gpu.upload::<i32>(&[]).unwrap();
-    let g = group_by_hash(gpu, &[DeviceKeyColumn::I32(&e)], &[], &[Agg::Count]).unwrap();
+    let g = group_by_gpu(gpu, &[DeviceKeyColumn::I32(&e)], &[], &[Agg::Count]).unwrap();
     assert_eq!(g.keys, vec![ResultColumn::I32(vec![])]);
     assert_eq!(g.aggregates, vec![ResultColumn::U64(vec![])]);
 }
 
+/// The chooser takes the hash group-by for groups that fit shared memory and the sort-based
+/// one for many (a million distinct keys); its result on the device comes back equal to the
+/// CPU's.
+fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
+    let n = common::capped(&[5000, 1 << 20])
+        .last()
+        .copied()
+        .unwrap_or(0);
+    let mut rng = StdRng::seed_from_u64(2204);
+    let v = values(n, &mut rng);
+    let dv = gpu.upload(&v.u).unwrap();
+    let few: Vec<u32> = (0..n).map(|_| rng.random_range(0..100)).collect();
+    let many: Vec<u32> = (0..n as u32)
+        .map(|i| i.wrapping_mul(2_654_435_761))
+        .collect();
+    for (k, want) in [(few, GroupByVariant::Hash), (many, GroupByVariant::Sort)] {
+        let dk = gpu.upload(&k).unwrap();
+        let keys = [DeviceKeyColumn::U32(&dk)];
+        let values = [DeviceValueColumn::U32(&dv)];
+        let aggs = [Agg::Count, Agg::Sum(0)];
+        let (r, choice) = group_by_device(gpu, &keys, &values, &aggs).unwrap();
+        // Under a size cap (the sanitizer runs) every key fits a shared table.
+        if n > 100_000 {
+            assert_eq!(choice.variant, want, "estimate {}", choice.estimated_groups);
+        }
+        let host = r.to_host(gpu).unwrap();
+        assert_eq!(r.groups(), host.groups());
+        let cpu = group_by(&[KeyColumn::U32(&k)], &[ValueColumn::U32(&v.u)], &aggs).unwrap();
+        same(&host, &cpu, &format!("group_by_device, {want:?}"));
+    }
+}
+
 harness! {
     gpu: [
-        gpu_hash_matches_cpu,
+        gpu_variants_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
-        gpu_hash_refuses_what_it_does_not_take,
+        gpu_variants_refuse_what_they_do_not_take,
+        gpu_group_by_chooses_by_the_estimate,
     ],
     cpu: [
         cpu_matches_the_naive_grouping_on_every_distribution,

@@ -1,8 +1,9 @@
 //! `tessera bench groupby`: the acceptance grouping of issue 22, 2^27 uniformly random `u32`
-//! keys below G with `u32` values, count and 64-bit sum, for G from 2 to 10^8: the GPU hash
-//! group-by (the whole call: estimate, aggregation, the groups in key order, back on the
-//! host) against one read of the input, PyTorch's `index_add_` and `unique` on the same rows in
-//! the same run, and the CPU implementation.
+//! keys below G with `u32` values, count and 64-bit sum, for G from 2 to 10^8: the GPU
+//! `group_by` call (the whole call: estimate, the variant its cost model picks, the groups in
+//! key order, left on the device as PyTorch's are), each variant by name, and the call with
+//! its result brought to the host, against one read of the input, PyTorch's `index_add_` and
+//! `unique` on the same rows in the same run, and the CPU implementation.
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -78,21 +79,59 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
         let dk = gpu.upload(&keys)?;
         let (k, v) = ([DeviceKeyColumn::U32(&dk)], [DeviceValueColumn::U32(&dv)]);
         let mut groups = 0;
+        let mut chosen = None;
         let t = gpu
             .time(WARMUP, args.reps, || {
-                groups = ops::group_by_hash(gpu, &k, &v, &AGGS)?.groups();
+                let (r, choice) = ops::group_by_device(gpu, &k, &v, &AGGS)?;
+                (groups, chosen) = (r.groups(), Some(choice));
                 Ok(())
             })?
             .median_ms();
         let param = format!("G={g} ({groups} present)");
-        rec.push(Record::new(
-            "groupby_count_sum",
-            "tessera hash",
-            &param,
-            n as u64,
-            t,
-            model,
-        ));
+        let mut push = |label: &str, t: f64| {
+            rec.push(Record::new(
+                "groupby_count_sum",
+                label,
+                &param,
+                n as u64,
+                t,
+                model,
+            ));
+        };
+        let (variant, est) = chosen.map_or(("none".into(), 0), |c| {
+            (
+                format!("{:?}", c.variant).to_lowercase(),
+                c.estimated_groups,
+            )
+        });
+        let label = format!("tessera group_by ({variant}, estimate {est})");
+        push(&label, t);
+        type Variant<'a> = (&'a str, ops::GroupByVariant);
+        let variants: [Variant; 2] = [
+            ("tessera hash", ops::GroupByVariant::Hash),
+            ("tessera sort", ops::GroupByVariant::Sort),
+        ];
+        for (label, variant) in variants {
+            let t = gpu
+                .time(WARMUP, args.reps, || {
+                    let r = match variant {
+                        ops::GroupByVariant::Hash => ops::group_by_hash_device(gpu, &k, &v, &AGGS),
+                        ops::GroupByVariant::Sort => ops::group_by_sort_device(gpu, &k, &v, &AGGS),
+                    }?;
+                    std::hint::black_box(r.groups());
+                    Ok(())
+                })?
+                .median_ms();
+            push(label, t);
+        }
+        // The chosen call with its result brought to the host.
+        let t = gpu
+            .time(WARMUP, args.reps, || {
+                std::hint::black_box(ops::group_by(gpu, &k, &v, &AGGS)?.groups());
+                Ok(())
+            })?
+            .median_ms();
+        push("tessera group_by, result on the host", t);
         if args.torch != "none" && torch_missing.is_none() {
             match torch_groupby(&PathBuf::from(&args.torch), &keys, &values, g, args.reps) {
                 Ok(ts) => {

@@ -182,6 +182,17 @@ pub fn acc_operand(code: u32, raw: u64) -> u64 {
     }
 }
 
+/// Two accumulator words of `code` combined: the word of their rows together.
+#[inline(always)]
+pub fn acc_combine(code: u32, x: u64, y: u64) -> u64 {
+    match (code & code::OP, code & code::TYPE) {
+        (code::SUM, code::F32 | code::F64) => (f64::from_bits(x) + f64::from_bits(y)).to_bits(),
+        (code::SUM, _) => x.wrapping_add(y),
+        (code::MIN, _) => x.min(y),
+        _ => x.max(y),
+    }
+}
+
 /// The value bits an accumulator word stands for: a sum's bits (`u64`, `i64` or `f64`), a
 /// minimum's or maximum's value bits (32-bit types in the low word).
 #[inline(always)]
@@ -504,17 +515,27 @@ mod device {
             unsafe {
                 red_global::add_u32(self.counts.add(s), count);
                 for a in 0..A {
-                    let c = codes[a];
-                    let at = self.acc.add(a * len + s);
-                    match (c & code::OP, c & code::TYPE) {
-                        (code::SUM, code::F32 | code::F64) => {
-                            red_global::add_f64(at.cast(), f64::from_bits(words[a]))
-                        }
-                        (code::SUM, _) => red_global::add_u64(at, words[a]),
-                        (code::MIN, _) => red_global::min_u64(at, words[a]),
-                        _ => red_global::max_u64(at, words[a]),
-                    }
+                    red_acc(self.acc.add(a * len + s), codes[a], words[a]);
                 }
+            }
+        }
+    }
+
+    /// Merges accumulator `word` of `code` into the word at `at`, atomically.
+    ///
+    /// # Safety
+    /// `at` is a valid, aligned global address.
+    #[inline(always)]
+    pub unsafe fn red_acc(at: *mut u64, code: u32, word: u64) {
+        // SAFETY: by contract.
+        unsafe {
+            match (code & code::OP, code & code::TYPE) {
+                (code::SUM, code::F32 | code::F64) => {
+                    red_global::add_f64(at.cast(), f64::from_bits(word))
+                }
+                (code::SUM, _) => red_global::add_u64(at, word),
+                (code::MIN, _) => red_global::min_u64(at, word),
+                _ => red_global::max_u64(at, word),
             }
         }
     }

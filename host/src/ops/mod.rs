@@ -37,8 +37,9 @@ pub use decompress_base::{
     sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
 pub use groupby::{
-    Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, KeyColumn, ResultColumn, ValueColumn,
-    check_group_by, group_by_hash,
+    Agg, DeviceGrouped, DeviceKeyColumn, DeviceValueColumn, GroupByChoice, GroupByVariant, Grouped,
+    KeyColumn, ResultColumn, ValueColumn, check_group_by, group_by, group_by_device, group_by_hash,
+    group_by_hash_device, group_by_sort, group_by_sort_device,
 };
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;

@@ -292,9 +292,10 @@ impl<K: SortKey> RadixSort<K> {
     /// Buffers for up to `capacity` keys, with room for `u32` values when `with_values`.
     pub fn new(gpu: &Gpu, capacity: usize, with_values: bool) -> Result<Self> {
         Ok(RadixSort {
-            temp_keys: gpu.zeros(capacity)?,
+            // Passes write the temporaries before they read them.
+            temp_keys: gpu.scratch(capacity)?,
             temp_vals: if with_values {
-                Some(gpu.zeros(capacity)?)
+                Some(gpu.scratch(capacity)?)
             } else {
                 None
             },

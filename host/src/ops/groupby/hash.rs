@@ -8,13 +8,11 @@
 //! short. The groups then leave the table in key order: their keys and slots compacted, then
 //! ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and written
 //! as records that one copy brings to the host.
-use cudarc::driver::DevicePtr;
-use tessera_kernels::ops::groupby::{
-    self as k, GROUPBY_MAX_AGGS, GroupByParams, acc_result, code, shared_limit, shared_table_bytes,
-};
+use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shared_table_bytes};
 use tessera_kernels::spec::KernelSpec;
 
-use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
+use super::records::{Accumulators, Checked, DeviceGrouped, check, ptr, read_head, value_ptr};
+use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
@@ -22,9 +20,6 @@ use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 /// Most groups ranked by counting (`GROUPBY_RANK`, whose work grows as their square); more
 /// are sorted by the radix sort.
 const RANK_MAX: usize = 32 * 1024;
-
-/// Groups whose records come back with the header of a ranked result, in its one copy.
-const EAGER_GROUPS: usize = 256;
 
 /// Fewest slots of a shared table: its limit leaves at least one slot per thread of a block
 /// empty, so that no walk runs the table round. (A larger table than the groups need
@@ -44,8 +39,9 @@ const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 ///
 /// Fast while the groups fit a block's shared memory (about 14 000 with one accumulator on
 /// an H100): a row then costs shared-memory atomics only. More groups go through global
-/// atomics on a table in device memory, correct at any count but far slower, and the result
-/// comes back to the host (see `docs/perf-log.md`).
+/// atomics on a table in device memory, correct at any count but slower than
+/// [`crate::ops::group_by_sort`] once the table leaves the L2 cache; [`crate::ops::group_by`]
+/// chooses.
 ///
 /// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than one key
 /// column or an `i64` key column (group those with [`crate::cpu::group_by`]), and aggregates
@@ -56,174 +52,96 @@ pub fn group_by_hash(
     values: &[DeviceValueColumn],
     aggs: &[Agg],
 ) -> Result<Grouped> {
-    let key_lens: Vec<usize> = keys.iter().map(DeviceKeyColumn::len).collect();
-    let value_lens: Vec<usize> = values.iter().map(DeviceValueColumn::len).collect();
-    let n = check_shape(&key_lens, &value_lens, aggs)?;
-    let (key_ptr, key_xor) = match keys {
-        [DeviceKeyColumn::U32(c)] => (ptr(gpu, c), 0),
-        [DeviceKeyColumn::I32(c)] => (ptr(gpu, c), 0x8000_0000),
-        [DeviceKeyColumn::I64(_)] => {
-            return Err(Error::invalid(
-                "group_by_hash: i64 keys are not supported on the GPU yet; group them with \
-                 cpu::group_by",
-            ));
-        }
-        _ => {
-            return Err(Error::invalid(format!(
-                "group_by_hash: {} key columns; the GPU hash group-by takes one (group \
-                 composite keys with cpu::group_by)",
-                keys.len()
-            )));
-        }
-    };
-    let accs = Accumulators::new(values, aggs)?;
+    group_by_hash_device(gpu, keys, values, aggs)?.to_host(gpu)
+}
+
+/// [`group_by_hash`] with the result left on the device.
+pub fn group_by_hash_device(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<DeviceGrouped> {
+    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
     if n == 0 {
-        return Ok(accs.result(keys[0], &[]));
+        return Ok(DeviceGrouped::empty(accs));
     }
-    let mut params = GroupByParams {
-        keys: key_ptr,
-        n: n as u32,
-        ..GroupByParams::default()
-    };
-    for (a, &(col, c)) in accs.list.iter().enumerate() {
-        params.values[a] = value_ptr(gpu, values[col]);
-        params.codes[a] = c;
-    }
-    let est = estimate_groups(gpu, &params)?;
-    let spec = hash_spec(&accs.list);
-    let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
-    params.shared_slots = shared_slots(est, accs.list.len(), max_smem);
-    let mut slots = (2 * est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
-    loop {
-        let mut table = GlobalTable::new(gpu, &mut params, slots, accs.list.len())?;
-        table.aggregate(gpu, &spec, &params)?;
-        if let Some(records) = table.records(gpu, key_xor)? {
-            return Ok(accs.result(keys[0], &records));
-        }
-        if slots > u32::MAX as u64 / 4 {
-            return Err(Error::invalid(format!(
-                "group_by_hash: more than {} groups do not fit a hash table of 32-bit slots",
-                params.global_limit
-            )));
-        }
-        slots *= 4;
-    }
+    HashPlan::new(gpu, key, values, &accs)?.run(gpu, accs)
 }
 
-/// The device address of a column.
-fn ptr<T: crate::runtime::DeviceItem>(gpu: &Gpu, c: &DeviceColumn<T>) -> u64 {
-    c.view().device_ptr(gpu.stream()).0
+const NAME: &str = "group_by_hash";
+
+/// A hash grouping of `n > 0` rows, prepared: its parameters with the shared tables sized
+/// from the estimated group count, and its kernel.
+pub(super) struct HashPlan {
+    params: GroupByParams,
+    spec: KernelSpec<k::HashArgs>,
+    key_xor: u32,
+    est: usize,
 }
 
-fn value_ptr(gpu: &Gpu, v: DeviceValueColumn) -> u64 {
-    match v {
-        DeviceValueColumn::U32(c) => ptr(gpu, c),
-        DeviceValueColumn::I32(c) => ptr(gpu, c),
-        DeviceValueColumn::F32(c) => ptr(gpu, c),
-        DeviceValueColumn::F64(c) => ptr(gpu, c),
-    }
-}
-
-/// The accumulators a list of aggregates needs (each distinct (value column, code) once), and
-/// which one each aggregate reads.
-struct Accumulators<'a> {
-    list: Vec<(usize, u32)>,
-    aggs: &'a [Agg],
-    values: &'a [DeviceValueColumn<'a>],
-}
-
-impl<'a> Accumulators<'a> {
-    fn new(values: &'a [DeviceValueColumn<'a>], aggs: &'a [Agg]) -> Result<Self> {
-        let mut list = Vec::new();
-        for &a in aggs {
-            if let Some(acc) = Self::of(values, a)
-                && !list.contains(&acc)
-            {
-                list.push(acc);
-            }
-        }
-        if list.len() > GROUPBY_MAX_AGGS {
-            return Err(Error::invalid(format!(
-                "group_by_hash: these aggregates need {} accumulators (a sum or mean, a min, a \
-                 max per value column), at most {GROUPBY_MAX_AGGS} run in one call; split the \
-                 aggregates over several calls",
-                list.len()
-            )));
-        }
-        Ok(Accumulators { list, aggs, values })
-    }
-
-    /// The accumulator of `a` (none for `Count`).
-    fn of(values: &[DeviceValueColumn], a: Agg) -> Option<(usize, u32)> {
-        let c = a.column()?;
-        let ty = match values[c] {
-            DeviceValueColumn::U32(_) => code::U32,
-            DeviceValueColumn::I32(_) => code::I32,
-            DeviceValueColumn::F32(_) => code::F32,
-            DeviceValueColumn::F64(_) => code::F64,
+impl HashPlan {
+    /// Estimates the group count (a sample, one synchronization) and sizes the tables.
+    pub(super) fn new(
+        gpu: &Gpu,
+        key: DeviceKeyColumn,
+        values: &[DeviceValueColumn],
+        accs: &Accumulators,
+    ) -> Result<Self> {
+        let (key_ptr, key_xor, n) = match key {
+            DeviceKeyColumn::U32(c) => (ptr(gpu, c), 0, c.len()),
+            DeviceKeyColumn::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
+            DeviceKeyColumn::I64(_) => return Err(Error::invalid(format!("{NAME}: i64 keys"))),
         };
-        let op = match a {
-            Agg::Min(_) => code::MIN,
-            Agg::Max(_) => code::MAX,
-            _ => code::SUM,
+        let mut params = GroupByParams {
+            keys: key_ptr,
+            n: n as u32,
+            ..GroupByParams::default()
         };
-        Some((c, op | ty))
+        for (a, &(col, c)) in accs.list.iter().enumerate() {
+            params.values[a] = value_ptr(gpu, values[col]);
+            params.codes[a] = c;
+        }
+        let est = estimate_groups(gpu, &params)?;
+        let spec = hash_spec(&accs.list);
+        let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
+        params.shared_slots = shared_slots(est, accs.list.len(), max_smem);
+        Ok(HashPlan {
+            params,
+            spec,
+            key_xor,
+            est,
+        })
     }
 
-    /// The grouping's result from the groups' records in key order (the kernels'
-    /// [`k::record_words`] words each: key bits, count, accumulator words).
-    fn result(&self, key: DeviceKeyColumn, records: &[u64]) -> Grouped {
-        let w = k::record_words(self.list.len());
-        let g = records.len() / w;
-        let field = |f: usize| (0..g).map(move |i| records[i * w + f]);
-        let keys = vec![match key {
-            DeviceKeyColumn::I32(_) => {
-                ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect())
+    /// The estimated group count.
+    pub(super) fn estimate(&self) -> usize {
+        self.est
+    }
+
+    /// Whether the blocks aggregate in shared memory (most groups fit a block's table).
+    pub(super) fn in_shared(&self) -> bool {
+        self.params.shared_slots != 0
+    }
+
+    /// Aggregates, growing the global table until it holds every group.
+    pub(super) fn run(mut self, gpu: &Gpu, accs: Accumulators) -> Result<DeviceGrouped> {
+        let params = &mut self.params;
+        let mut slots = (2 * self.est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
+        loop {
+            let mut table = GlobalTable::new(gpu, params, slots, accs.list.len())?;
+            table.aggregate(gpu, &self.spec, params)?;
+            if let Some(r) = table.records(gpu, self.key_xor)? {
+                return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
             }
-            _ => ResultColumn::U32(field(0).map(|b| b as u32).collect()),
-        }];
-        let counts: Vec<u64> = field(1).collect();
-        let aggregates = self
-            .aggs
-            .iter()
-            .map(|&a| {
-                let Some(acc) = Self::of(self.values, a) else {
-                    return ResultColumn::U64(counts.clone());
-                };
-                let at = self.list.iter().position(|&x| x == acc).unwrap_or(0);
-                let c = acc.1;
-                let w = field(2 + at).map(|w| acc_result(c, w));
-                let float = matches!(c & code::TYPE, code::F32 | code::F64);
-                match a {
-                    Agg::Mean(_) => ResultColumn::F64(
-                        w.zip(&counts)
-                            .map(|(s, &n)| {
-                                let s = match c & code::TYPE {
-                                    code::U32 => s as f64,
-                                    code::I32 => s as i64 as f64,
-                                    _ => f64::from_bits(s),
-                                };
-                                s / n as f64
-                            })
-                            .collect(),
-                    ),
-                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect()),
-                    Agg::Sum(_) if c & code::TYPE == code::I32 => {
-                        ResultColumn::I64(w.map(|s| s as i64).collect())
-                    }
-                    Agg::Sum(_) => ResultColumn::U64(w.collect()),
-                    _ => match c & code::TYPE {
-                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect()),
-                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect()),
-                        code::F32 => {
-                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect())
-                        }
-                        _ => ResultColumn::F64(w.map(f64::from_bits).collect()),
-                    },
-                }
-            })
-            .collect();
-        Grouped { keys, aggregates }
+            if slots > u32::MAX as u64 / 4 {
+                return Err(Error::invalid(format!(
+                    "{NAME}: more than {} groups do not fit a hash table of 32-bit slots",
+                    params.global_limit
+                )));
+            }
+            slots *= 4;
+        }
     }
 }
 
@@ -293,6 +211,13 @@ fn hash_spec(list: &[(usize, u32)]) -> KernelSpec<k::HashArgs> {
         [_, _, _] => k::GROUPBY_HASH_3,
         _ => k::GROUPBY_HASH_4,
     }
+}
+
+/// A table's groups as records in key order: their count, and the first of them on the host.
+struct TableRecords {
+    records: DeviceColumn<u64>,
+    groups: usize,
+    head: Vec<u64>,
 }
 
 /// The global table of one attempt.
@@ -375,9 +300,10 @@ impl GlobalTable {
         }
     }
 
-    /// The groups' records in key order (`None` when the table overflowed): ranked by
-    /// counting where the table's limit is small, else sorted by the radix sort.
-    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<Vec<u64>>> {
+    /// The groups' records in key order, their count and the first of them on the host
+    /// (`None` when the table overflowed): ranked by counting where the table's limit is
+    /// small, else sorted by the radix sort.
+    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<TableRecords>> {
         let len = self.slots + 1;
         // Keys in the table's slots, and the key of the extra slot.
         let most = self.limit + 1;
@@ -432,18 +358,12 @@ impl GlobalTable {
             }?;
             // The header and the first groups in one copy: one synchronization for most
             // calls, without copying the room of groups that did not come.
-            let first = k::RECORDS_HEADER + (most as usize).min(EAGER_GROUPS) * words;
-            let mut head = read_range(gpu, &records, 0..first)?;
-            if head[1] != 0 {
-                return Ok(None);
-            }
-            let end = k::RECORDS_HEADER + head[0] as usize * words;
-            if end > first {
-                head.extend(read_range(gpu, &records, first..end)?);
-            }
-            head.truncate(end);
-            head.drain(..k::RECORDS_HEADER);
-            return Ok(Some(head));
+            let (groups, overflow, head) = read_head(gpu, &records, most as usize, words)?;
+            return Ok((!overflow).then_some(TableRecords {
+                records,
+                groups,
+                head,
+            }));
         }
         if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
             return Ok(None);
@@ -479,19 +399,10 @@ impl GlobalTable {
                 ),
             )
         }?;
-        let end = k::RECORDS_HEADER + groups * words;
-        read_range(gpu, &records, k::RECORDS_HEADER..end).map(Some)
+        Ok(Some(TableRecords {
+            records,
+            groups,
+            head: Vec::new(),
+        }))
     }
-}
-
-/// Items `range` of a column, synchronizing.
-fn read_range(gpu: &Gpu, c: &DeviceColumn<u64>, range: std::ops::Range<usize>) -> Result<Vec<u64>> {
-    let mut v = vec![0u64; range.len()];
-    if !v.is_empty() {
-        gpu.stream()
-            .memcpy_dtoh(&c.view().slice(range), &mut v[..])
-            .map_err(Error::driver("downloading a group-by's records", 0))?;
-    }
-    gpu.synchronize()?;
-    Ok(v)
 }

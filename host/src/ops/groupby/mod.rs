@@ -25,9 +25,15 @@
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
 
+mod choose;
 mod hash;
+mod records;
+mod sort;
 
-pub use hash::group_by_hash;
+pub use choose::{GroupByChoice, GroupByVariant, group_by, group_by_device};
+pub use hash::{group_by_hash, group_by_hash_device};
+pub use records::DeviceGrouped;
+pub use sort::{group_by_sort, group_by_sort_device};
 
 /// A key column of a grouping.
 #[derive(Clone, Copy, Debug)]

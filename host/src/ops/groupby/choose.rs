@@ -1,0 +1,75 @@
+//! One call that chooses the GPU group-by variant ([`group_by`]).
+//!
+//! The cost model, from the estimated group count G (a sample of the keys): while a block's
+//! shared-memory table holds the groups, the hash group-by costs about one read of the keys
+//! and values (every row a shared-memory atomic, the global table one update per group per
+//! block); past that its rows update a table in device memory with global atomics, whose
+//! cost grows with the table until it leaves the L2 cache, while the sort-based group-by
+//! costs the radix sort of the keys with a payload and one more pass, whatever G. So: hash
+//! while the groups fit shared memory, else sort. `tessera bench groupby` prints both
+//! variants next to the choice at each G, which is how the threshold was checked (figures in
+//! `docs/perf-log.md`).
+use super::hash::HashPlan;
+use super::records::{Checked, DeviceGrouped, check};
+use super::sort::group_by_sort_device;
+use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
+use crate::error::Result;
+use crate::runtime::Gpu;
+
+/// A GPU group-by variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupByVariant {
+    /// [`crate::ops::group_by_hash`].
+    Hash,
+    /// [`crate::ops::group_by_sort`].
+    Sort,
+}
+
+/// What [`group_by_device`] chose, and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GroupByChoice {
+    /// The variant that ran.
+    pub variant: GroupByVariant,
+    /// The group count estimated from a sample of the keys (0 for empty input).
+    pub estimated_groups: usize,
+}
+
+/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values` on the GPU,
+/// by the variant the module's cost model picks for the estimated group count; the result
+/// is ordered by key, with the semantics [`crate::cpu::group_by`] documents.
+///
+/// Errors, before any work: as [`crate::ops::group_by_hash`].
+pub fn group_by(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<Grouped> {
+    group_by_device(gpu, keys, values, aggs)?.0.to_host(gpu)
+}
+
+/// [`group_by`] with the result left on the device, and what it chose.
+pub fn group_by_device(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<(DeviceGrouped, GroupByChoice)> {
+    const NAME: &str = "group_by";
+    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
+    let choice = |variant, estimated_groups| GroupByChoice {
+        variant,
+        estimated_groups,
+    };
+    if n == 0 {
+        let empty = DeviceGrouped::empty(accs);
+        return Ok((empty, choice(GroupByVariant::Hash, 0)));
+    }
+    let plan = HashPlan::new(gpu, key, values, &accs)?;
+    let est = plan.estimate();
+    if plan.in_shared() {
+        return Ok((plan.run(gpu, accs)?, choice(GroupByVariant::Hash, est)));
+    }
+    let r = group_by_sort_device(gpu, keys, values, aggs)?;
+    Ok((r, choice(GroupByVariant::Sort, est)))
+}

@@ -1,0 +1,288 @@
+//! What the GPU group-bys hand back: the groups' records in key order on the device
+//! ([`k::record_words`] `u64` words each after a [`k::RECORDS_HEADER`]: key bits, count,
+//! accumulator words), and the host result they make.
+use cudarc::driver::DevicePtr;
+use rayon::prelude::*;
+use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, code};
+
+use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
+use crate::error::{Error, Result};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu};
+
+/// Groups whose records a variant reads back with its header, in its one copy.
+pub(super) const EAGER_GROUPS: usize = 256;
+
+/// The one key column a GPU variant groups by (`u32` or `i32`), or the error that names what
+/// it does not take.
+fn one_key<'a>(name: &str, keys: &[DeviceKeyColumn<'a>]) -> Result<DeviceKeyColumn<'a>> {
+    match keys {
+        [DeviceKeyColumn::I64(_)] => Err(Error::invalid(format!(
+            "{name}: i64 keys are not supported on the GPU yet; group them with cpu::group_by"
+        ))),
+        [key] => Ok(*key),
+        _ => Err(Error::invalid(format!(
+            "{name}: {} key columns; the GPU group-by takes one (group composite keys with \
+             cpu::group_by)",
+            keys.len()
+        ))),
+    }
+}
+
+/// A GPU grouping checked before any work: its rows, its one key column and its
+/// accumulators.
+pub(super) struct Checked<'a> {
+    pub(super) n: usize,
+    pub(super) key: DeviceKeyColumn<'a>,
+    pub(super) accs: Accumulators,
+}
+
+/// Checks a GPU grouping (what [`super::check_group_by`] checks, then [`one_key`] and the
+/// accumulators) for the call `name`.
+pub(super) fn check<'a>(
+    name: &str,
+    keys: &[DeviceKeyColumn<'a>],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<Checked<'a>> {
+    let key_lens: Vec<usize> = keys.iter().map(DeviceKeyColumn::len).collect();
+    let value_lens: Vec<usize> = values.iter().map(DeviceValueColumn::len).collect();
+    let n = check_shape(&key_lens, &value_lens, aggs)?;
+    let key = one_key(name, keys)?;
+    let accs = Accumulators::new(name, key, values, aggs)?;
+    Ok(Checked { n, key, accs })
+}
+
+/// The device address of a column.
+pub(super) fn ptr<T: DeviceItem>(gpu: &Gpu, c: &DeviceColumn<T>) -> u64 {
+    c.view().device_ptr(gpu.stream()).0
+}
+
+/// The device address of a value column.
+pub(super) fn value_ptr(gpu: &Gpu, v: DeviceValueColumn) -> u64 {
+    match v {
+        DeviceValueColumn::U32(c) => ptr(gpu, c),
+        DeviceValueColumn::I32(c) => ptr(gpu, c),
+        DeviceValueColumn::F32(c) => ptr(gpu, c),
+        DeviceValueColumn::F64(c) => ptr(gpu, c),
+    }
+}
+
+/// The accumulators a list of aggregates needs (each distinct (value column, code) once),
+/// which one each aggregate reads, and the key's type: all a result needs from its inputs.
+#[derive(Clone, Debug)]
+pub(super) struct Accumulators {
+    /// (value column, code) of each accumulator.
+    pub(super) list: Vec<(usize, u32)>,
+    /// Each aggregate with its accumulator's index and code (none for `Count`).
+    aggs: Vec<(Agg, Option<(usize, u32)>)>,
+    key_i32: bool,
+}
+
+impl Accumulators {
+    pub(super) fn new(
+        name: &str,
+        key: DeviceKeyColumn,
+        values: &[DeviceValueColumn],
+        aggs: &[Agg],
+    ) -> Result<Self> {
+        let mut list = Vec::new();
+        for &a in aggs {
+            if let Some(acc) = Self::of(values, a)
+                && !list.contains(&acc)
+            {
+                list.push(acc);
+            }
+        }
+        if list.len() > GROUPBY_MAX_AGGS {
+            return Err(Error::invalid(format!(
+                "{name}: these aggregates need {} accumulators (a sum or mean, a min, a max per \
+                 value column), at most {GROUPBY_MAX_AGGS} run in one call; split the \
+                 aggregates over several calls",
+                list.len()
+            )));
+        }
+        let aggs = aggs
+            .iter()
+            .map(|&a| {
+                let acc = Self::of(values, a)
+                    .map(|acc| (list.iter().position(|&x| x == acc).unwrap_or(0), acc.1));
+                (a, acc)
+            })
+            .collect();
+        let key_i32 = matches!(key, DeviceKeyColumn::I32(_));
+        Ok(Accumulators {
+            list,
+            aggs,
+            key_i32,
+        })
+    }
+
+    /// The accumulator of `a` (none for `Count`).
+    fn of(values: &[DeviceValueColumn], a: Agg) -> Option<(usize, u32)> {
+        let c = a.column()?;
+        let ty = match values[c] {
+            DeviceValueColumn::U32(_) => code::U32,
+            DeviceValueColumn::I32(_) => code::I32,
+            DeviceValueColumn::F32(_) => code::F32,
+            DeviceValueColumn::F64(_) => code::F64,
+        };
+        let op = match a {
+            Agg::Min(_) => code::MIN,
+            Agg::Max(_) => code::MAX,
+            _ => code::SUM,
+        };
+        Some((c, op | ty))
+    }
+
+    /// Words of a record.
+    pub(super) fn words(&self) -> usize {
+        k::record_words(self.list.len())
+    }
+
+    /// The grouping's result from the groups' records in key order (each column gathered in
+    /// parallel: a result can hold as many groups as rows).
+    fn result(&self, records: &[u64]) -> Grouped {
+        let w = self.words();
+        let g = records.len() / w;
+        let field = |f: usize| (0..g).into_par_iter().map(move |i| records[i * w + f]);
+        let keys = vec![if self.key_i32 {
+            ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect())
+        } else {
+            ResultColumn::U32(field(0).map(|b| b as u32).collect())
+        }];
+        let counts: Vec<u64> = field(1).collect();
+        let aggregates = self
+            .aggs
+            .iter()
+            .map(|&(a, acc)| {
+                let Some((at, c)) = acc else {
+                    return ResultColumn::U64(counts.clone());
+                };
+                let w = field(2 + at).map(|w| acc_result(c, w));
+                let float = matches!(c & code::TYPE, code::F32 | code::F64);
+                match a {
+                    Agg::Mean(_) => ResultColumn::F64(
+                        w.zip(counts.par_iter())
+                            .map(|(s, &n)| {
+                                let s = match c & code::TYPE {
+                                    code::U32 => s as f64,
+                                    code::I32 => s as i64 as f64,
+                                    _ => f64::from_bits(s),
+                                };
+                                s / n as f64
+                            })
+                            .collect(),
+                    ),
+                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                    Agg::Sum(_) if c & code::TYPE == code::I32 => {
+                        ResultColumn::I64(w.map(|s| s as i64).collect())
+                    }
+                    Agg::Sum(_) => ResultColumn::U64(w.collect()),
+                    _ => match c & code::TYPE {
+                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect()),
+                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect()),
+                        code::F32 => {
+                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect())
+                        }
+                        _ => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                    },
+                }
+            })
+            .collect();
+        Grouped { keys, aggregates }
+    }
+}
+
+/// A grouping's result on the device: the groups' records in key order, which
+/// [`DeviceGrouped::to_host`] brings back as a [`Grouped`]. The first groups may already be on
+/// the host (they come back with the count the call reads anyway).
+#[derive(Debug)]
+pub struct DeviceGrouped {
+    accs: Accumulators,
+    groups: usize,
+    /// The header and the records (none for an empty result).
+    records: Option<DeviceColumn<u64>>,
+    /// The first groups' records, already on the host.
+    host: Vec<u64>,
+}
+
+impl DeviceGrouped {
+    /// `groups` records in `records` (after the header), the first of them already in `host`.
+    pub(super) fn new(
+        accs: Accumulators,
+        groups: usize,
+        records: Option<DeviceColumn<u64>>,
+        mut host: Vec<u64>,
+    ) -> Self {
+        host.truncate(groups * accs.words());
+        DeviceGrouped {
+            accs,
+            groups,
+            records,
+            host,
+        }
+    }
+
+    /// An empty result.
+    pub(super) fn empty(accs: Accumulators) -> Self {
+        Self::new(accs, 0, None, Vec::new())
+    }
+
+    /// The number of groups.
+    pub fn groups(&self) -> usize {
+        self.groups
+    }
+
+    /// The result on the host (one copy of the records not already there).
+    pub fn to_host(&self, gpu: &Gpu) -> Result<Grouped> {
+        let end = self.groups * self.accs.words();
+        let have = self.host.len();
+        if have >= end {
+            return Ok(self.accs.result(&self.host[..end]));
+        }
+        let Some(dev) = &self.records else {
+            return Err(Error::invalid(
+                "group_by: a result without records on the device (internal)",
+            ));
+        };
+        let mut records = vec![0u64; end];
+        records[..have].copy_from_slice(&self.host);
+        let rest = k::RECORDS_HEADER + have..k::RECORDS_HEADER + end;
+        gpu.stream()
+            .memcpy_dtoh(&dev.view().slice(rest), &mut records[have..])
+            .map_err(Error::driver("downloading a group-by's records", 0))?;
+        gpu.synchronize()?;
+        Ok(self.accs.result(&records))
+    }
+}
+
+/// Items `range` of a column, synchronizing.
+pub(super) fn read_range(
+    gpu: &Gpu,
+    c: &DeviceColumn<u64>,
+    range: std::ops::Range<usize>,
+) -> Result<Vec<u64>> {
+    let mut v = vec![0u64; range.len()];
+    if !v.is_empty() {
+        gpu.stream()
+            .memcpy_dtoh(&c.view().slice(range), &mut v[..])
+            .map_err(Error::driver("downloading a group-by's records", 0))?;
+    }
+    gpu.synchronize()?;
+    Ok(v)
+}
+
+/// Reads the header and the first [`EAGER_GROUPS`] records of `records` (room for `most`
+/// groups) in one copy: the group count, the overflow flag, and those records.
+pub(super) fn read_head(
+    gpu: &Gpu,
+    records: &DeviceColumn<u64>,
+    most: usize,
+    words: usize,
+) -> Result<(usize, bool, Vec<u64>)> {
+    let first = k::RECORDS_HEADER + most.min(EAGER_GROUPS) * words;
+    let mut head = read_range(gpu, records, 0..first)?;
+    let (groups, overflow) = (head[0] as usize, head[1] != 0);
+    head.drain(..k::RECORDS_HEADER);
+    Ok((groups, overflow, head))
+}
