@@ -517,6 +517,11 @@ fn gpu_variants_match_cpu(gpu: &Gpu) {
     for n in common::capped(&GPU_SIZES) {
         let v = values(n, &mut rng);
         let mut dists = key_distributions(n, &mut rng);
+        // A few groups: the shared table with a copy per lane.
+        dists.push((
+            "uniform 20",
+            (0..n).map(|_| rng.random_range(0..20)).collect(),
+        ));
         dists.push((
             "uniform 10^4",
             (0..n).map(|_| rng.random_range(0..10_000)).collect(),

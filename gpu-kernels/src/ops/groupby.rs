@@ -70,6 +70,11 @@ pub struct GroupByParams {
     /// Slots of each block's shared table (0: no shared table); the launch gives
     /// [`shared_table_bytes`] of dynamic shared memory.
     pub shared_slots: u32,
+    /// Copies of each shared slot's count and accumulators: 1, or [`LANE_COPIES`] (one per
+    /// lane, so that lanes adding to the same few groups do not serialize).
+    pub shared_copies: u32,
+    /// Zero (keeps the struct free of padding).
+    pub pad: u32,
     /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY)).
     pub global_slots: u32,
     /// Most keys the global table takes before it reports an overflow.
@@ -84,20 +89,28 @@ pub const STATE_OVERFLOW: usize = 1;
 /// Words of a launch's state.
 pub const STATE_WORDS: usize = 2;
 
-/// Entries of a shared table past its `slots` slots: the slot of
-/// [`EMPTY_KEY`](crate::hash::EMPTY_KEY), then one scratch entry per lane, which rows without
-/// a slot update instead of branching around their atomics (their contents are ignored).
-pub const SHARED_SPARE: u32 = 1 + 32;
+/// Copies of a tiny shared table's counts and accumulators: one per lane.
+pub const LANE_COPIES: u32 = 32;
 
 /// Largest shared table whose rows first look at their key's home slot alone (the host
 /// sizes larger ones about 2/3 full; see the hash kernel).
 pub const HOME_FIRST_MAX_SLOTS: u32 = 2048;
 
-/// Dynamic shared memory of a shared table of `slots` slots (plus [`SHARED_SPARE`] entries)
-/// with `aggs` accumulators: the accumulator words, then the keys and the counts.
+/// Entries of each array of a shared table of `slots` slots with `copies` copies: a copy of
+/// each slot and of the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY), then a spare entry per
+/// lane, which rows without a slot update instead of branching around their atomics (their
+/// contents are ignored).
 #[inline(always)]
-pub const fn shared_table_bytes(slots: u32, aggs: usize) -> usize {
-    (slots + SHARED_SPARE) as usize * (8 * aggs + 8)
+pub const fn shared_entries(slots: u32, copies: u32) -> u32 {
+    (slots + 1) * copies + 32
+}
+
+/// Dynamic shared memory of a shared table of `slots` slots with `copies` copies and `aggs`
+/// accumulators: the accumulator words, then the keys and the counts, each
+/// [`shared_entries`] long.
+#[inline(always)]
+pub const fn shared_table_bytes(slots: u32, copies: u32, aggs: usize) -> usize {
+    shared_entries(slots, copies) as usize * (8 * aggs + 8)
 }
 
 /// Keys a shared table of `slots` slots takes before it sends new keys to the global table.
@@ -217,9 +230,10 @@ mod device {
     };
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
-    /// The shared table of a block: accumulator words (`aggs` arrays of `slots` +
-    /// [`SHARED_SPARE`](super::SHARED_SPARE) entries), keys, counts, and the number of keys
-    /// taken.
+    /// The shared table of a block: accumulator words (`aggs` arrays of
+    /// [`shared_entries`](super::shared_entries)), keys (by slot), counts, and the number of
+    /// keys taken. Slot `s`'s count and accumulators for this lane are at entry
+    /// `s * copies + lane_off`.
     #[derive(Clone, Copy)]
     pub struct SharedTable {
         acc: Shared<u64>,
@@ -227,6 +241,9 @@ mod device {
         counts: Shared<u32>,
         filled: Shared<u32>,
         slots: u32,
+        copies: u32,
+        /// This lane's copy: its lane with [`super::LANE_COPIES`] copies, else 0.
+        lane_off: u32,
         /// Shared-window addresses of `keys`, `counts`, `acc` and `filled`, converted once.
         key_at: u32,
         count_at: u32,
@@ -238,10 +255,11 @@ mod device {
         /// The table over the launch's dynamic shared memory.
         ///
         /// # Safety
-        /// The launch gives `shared_table_bytes(slots, A)` bytes of dynamic shared memory.
+        /// The launch gives `shared_table_bytes(slots, copies, A)` bytes of dynamic shared
+        /// memory; `copies` is 1 or [`super::LANE_COPIES`].
         #[inline(always)]
-        pub unsafe fn new<const A: usize>(slots: u32, filled: Shared<u32>) -> Self {
-            let len = (slots + super::SHARED_SPARE) as usize;
+        pub unsafe fn new<const A: usize>(slots: u32, copies: u32, filled: Shared<u32>) -> Self {
+            let len = super::shared_entries(slots, copies) as usize;
             // SAFETY: the three arrays tile the dynamic shared memory the launch gives.
             unsafe {
                 let acc = crate::arch::dynamic_shared::<u64>(len * A);
@@ -254,6 +272,8 @@ mod device {
                     counts,
                     filled,
                     slots,
+                    copies,
+                    lane_off: lane_id() & (copies - 1),
                     key_at: keys.addr(0),
                     count_at: counts.addr(0),
                     acc_at: acc.addr(0),
@@ -288,7 +308,19 @@ mod device {
         /// Entries of each array: the slots and the spare ones.
         #[inline(always)]
         fn entries(&self) -> usize {
-            (self.slots + super::SHARED_SPARE) as usize
+            super::shared_entries(self.slots, self.copies) as usize
+        }
+
+        /// This lane's entry of slot `s` (`s <= slots`).
+        #[inline(always)]
+        fn entry(&self, s: u32) -> u32 {
+            s * self.copies + self.lane_off
+        }
+
+        /// This lane's spare entry.
+        #[inline(always)]
+        fn spare(&self) -> u32 {
+            (self.slots + 1) * self.copies + lane_id()
         }
 
         /// The key in slot `s` (`s < slots`).
@@ -392,18 +424,31 @@ mod device {
             let len = self.entries();
             let mut s = thread_idx();
             while s <= self.slots as usize {
-                // SAFETY: s < len; the block's updates finished at the barrier before.
-                let count = unsafe { self.counts.read(s) };
+                // The slot's copies, combined.
+                let first = s * self.copies as usize;
+                // SAFETY: every entry below `first + copies` is below len; the block's updates
+                // finished at the barrier before.
+                let mut count = unsafe { self.counts.read(first) };
+                // SAFETY: as above.
+                let mut words: [u64; A] =
+                    core::array::from_fn(|a| unsafe { self.acc.read(a * len + first) });
+                for e in first + 1..first + self.copies as usize {
+                    // SAFETY: as above.
+                    unsafe {
+                        count += self.counts.read(e);
+                        for a in 0..A {
+                            words[a] =
+                                super::acc_combine(codes[a], words[a], self.acc.read(a * len + e));
+                        }
+                    }
+                }
                 if count != 0 {
                     let key = if s == self.slots as usize {
                         EMPTY_KEY
                     } else {
-                        // SAFETY: as above.
+                        // SAFETY: s < slots.
                         unsafe { self.keys.read(s) }
                     };
-                    // SAFETY: as above.
-                    let words: [u64; A] =
-                        core::array::from_fn(|a| unsafe { self.acc.read(a * len + s) });
                     g.merge(key, count, codes, &words);
                 }
                 s += NT;
@@ -571,8 +616,13 @@ mod device {
         let keys = p.keys as *const u32;
         let n = p.n as usize;
         let shared = shared_slots != 0;
+        let copies = if p.shared_copies == super::LANE_COPIES {
+            super::LANE_COPIES
+        } else {
+            1
+        };
         // SAFETY: with a shared table the launch gives its memory.
-        let table = unsafe { SharedTable::new::<A>(shared_slots.max(1), filled) };
+        let table = unsafe { SharedTable::new::<A>(shared_slots.max(1), copies, filled) };
         if shared {
             table.clear::<NT, A>(&codes);
         }
@@ -669,7 +719,7 @@ mod device {
         // Each row's entry in the shared table: its key's slot, or the lane's spare entry
         // (rows out of bounds, or whose key the table has no room for: those go to the global
         // table, bits of `global`).
-        let spare = table.slots + 1 + lane_id();
+        let spare = table.spare();
         let mut entry = [spare; IPT];
         let mut global = 0u32;
         if shared {
@@ -681,7 +731,7 @@ mod device {
                 for j in 0..IPT {
                     let home = home_slot(k[j], table.slots);
                     let hit = table.key(home) == k[j] && k[j] != EMPTY_KEY;
-                    entry[j] = if hit { home } else { spare };
+                    entry[j] = if hit { table.entry(home) } else { spare };
                     walk |= ((!hit && live[j]) as u32) << j;
                 }
             } else {
@@ -693,7 +743,7 @@ mod device {
                 for (j, e) in entry.iter_mut().enumerate() {
                     if walk >> j & 1 != 0 {
                         match table.slot(k[j]) {
-                            Some(s) => *e = s,
+                            Some(s) => *e = table.entry(s),
                             None => global |= 1 << j,
                         }
                     }

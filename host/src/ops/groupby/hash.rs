@@ -26,6 +26,14 @@ const RANK_MAX: usize = 32 * 1024;
 /// measured slower: see `docs/perf-log.md`.)
 const MIN_SHARED_SLOTS: u32 = 2048;
 
+/// Most estimated groups given a tiny table of [`TINY_SLOTS`] slots with a copy of its counts
+/// and accumulators per lane: lanes adding to the same few groups then touch different
+/// words instead of serializing on one.
+const TINY_GROUPS: usize = 24;
+
+/// Slots of a tiny table (its limit twice [`TINY_GROUPS`]).
+const TINY_SLOTS: u32 = 64;
+
 /// Fewest slots of the global table.
 const MIN_GLOBAL_SLOTS: u64 = 1024;
 
@@ -105,7 +113,7 @@ impl HashPlan {
         let est = estimate_groups(gpu, &params)?;
         let spec = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
-        params.shared_slots = shared_slots(est, accs.list.len(), max_smem);
+        (params.shared_slots, params.shared_copies) = shared_slots(est, accs.list.len(), max_smem);
         Ok(HashPlan {
             params,
             spec,
@@ -181,24 +189,30 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
     Ok(groups_from_sample(d, n.min(k::GROUPBY_SAMPLES), n))
 }
 
-/// Slots of each block's shared table for an estimated `groups`: room for them at a tenth
-/// below the table's limit (at least [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem`
-/// bytes but the largest table that does holds most of the groups, that one (the rest go to
-/// the global table); else none.
-fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> u32 {
-    let fits = (max_smem / (8 * accs + 8)).saturating_sub(k::SHARED_SPARE as usize) / 256 * 256;
+/// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
+/// [`TINY_SLOTS`] slots with a copy per lane; else room for them at a tenth below the
+/// table's limit (at least [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but
+/// the largest table that does holds most of the groups, that one (the rest go to the global
+/// table); else none.
+fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> (u32, u32) {
+    if groups <= TINY_GROUPS && k::shared_table_bytes(TINY_SLOTS, k::LANE_COPIES, accs) <= max_smem
+    {
+        return (TINY_SLOTS, k::LANE_COPIES);
+    }
+    let fits =
+        (max_smem / (8 * accs + 8)).saturating_sub(k::shared_entries(0, 1) as usize) / 256 * 256;
     let want = (groups as u64 * 4 / 3 * 11 / 10)
         .max(MIN_SHARED_SLOTS as u64)
         .next_multiple_of(256);
     if want <= fits as u64 {
-        return want as u32;
+        return (want as u32, 1);
     }
     if fits >= MIN_SHARED_SLOTS as usize
         && groups as u64 * 4 <= shared_limit(fits as u32) as u64 * 5
     {
-        return fits as u32;
+        return (fits as u32, 1);
     }
-    0
+    (0, 1)
 }
 
 /// The hash kernel for these accumulators: one per code for a single accumulator (the
@@ -273,7 +287,7 @@ impl GlobalTable {
         let smem = if p.shared_slots == 0 {
             0
         } else {
-            shared_table_bytes(p.shared_slots, self.accs as usize)
+            shared_table_bytes(p.shared_slots, p.shared_copies, self.accs as usize)
         };
         let f = gpu.function(spec)?;
         let per_sm = f
