@@ -3,7 +3,9 @@
 //! `group_by` call (the whole call: estimate, the variant its cost model picks, the groups in
 //! key order, left on the device as PyTorch's are), each variant by name, and the call with
 //! its result brought to the host, against one read of the input, PyTorch's `index_add_` and
-//! `unique` on the same rows in the same run, and the CPU implementation.
+//! `unique` and DuckDB's `GROUP BY ... ORDER BY` (the CPU anchor, all cores) on the same rows
+//! in the same run, and the CPU implementation. Without a GPU it times the CPU implementation
+//! and DuckDB.
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -36,6 +38,9 @@ pub struct GroupByArgs {
     /// PyTorch script; "none" to skip.
     #[arg(long, default_value = "benches/torch_groupby.py")]
     pub torch: String,
+    /// DuckDB script (the CPU anchor, where `duckdb` is importable); "none" to skip.
+    #[arg(long, default_value = "benches/duckdb_groupby.py")]
+    pub duckdb: String,
     /// Where to write the JSON report.
     #[arg(long, default_value = "target/bench/groupby.json")]
     pub json: PathBuf,
@@ -54,6 +59,88 @@ pub struct GroupByReport {
     pub records: Vec<Record>,
     /// Why PyTorch figures are missing, if they are.
     pub torch_missing: Option<String>,
+    /// Why DuckDB figures are missing, if they are.
+    pub duckdb_missing: Option<String>,
+}
+
+/// The anchors' scripts, run on the same rows as tessera; each is dropped after its first
+/// failure, whose reason the report keeps.
+struct Anchors<'a> {
+    args: &'a GroupByArgs,
+    torch_missing: Option<String>,
+    duckdb_missing: Option<String>,
+}
+
+impl<'a> Anchors<'a> {
+    fn new(args: &'a GroupByArgs, gpu: bool) -> Self {
+        let missing =
+            |script: &str, option: &str| (script == "none").then(|| format!("{option} none"));
+        Anchors {
+            args,
+            torch_missing: if gpu {
+                missing(&args.torch, "--torch")
+            } else {
+                Some("no GPU".into())
+            },
+            duckdb_missing: missing(&args.duckdb, "--duckdb"),
+        }
+    }
+
+    /// The anchors' records for G = `g` (`n` rows, `param` and `model` as tessera's).
+    fn records(
+        &mut self,
+        keys: &[u32],
+        values: &[u32],
+        g: u32,
+        param: &str,
+        model: f64,
+    ) -> Vec<Record> {
+        if self.torch_missing.is_some() && self.duckdb_missing.is_some() {
+            return Vec::new();
+        }
+        let dir = std::env::temp_dir();
+        let id = std::process::id();
+        let kf = dir.join(format!("tessera-groupby-keys-{id}.bin"));
+        let vf = dir.join(format!("tessera-groupby-values-{id}.bin"));
+        let write = |f: &PathBuf, d: &[u32]| std::fs::write(f, bytemuck::cast_slice::<u32, u8>(d));
+        let mut out = Vec::new();
+        if let Err(e) = write(&kf, keys).and_then(|()| write(&vf, values)) {
+            let why = format!("writing the rows for the scripts: {e}");
+            self.torch_missing.get_or_insert(why.clone());
+            self.duckdb_missing.get_or_insert(why);
+        }
+        let (k, v) = (kf.to_string_lossy(), vf.to_string_lossy());
+        let (g, reps) = (g.to_string(), self.args.reps.to_string());
+        let script_args = [
+            "--keys", &k, "--values", &v, "--groups", &g, "--reps", &reps,
+        ];
+        let scripts = [
+            (&self.args.torch, &mut self.torch_missing, "pytorch"),
+            (&self.args.duckdb, &mut self.duckdb_missing, "duckdb"),
+        ];
+        for (script, missing, prefix) in scripts {
+            if missing.is_some() {
+                continue;
+            }
+            match super::torch::run_args(&PathBuf::from(script), &script_args) {
+                Ok(ts) => out.extend(ts.into_iter().map(|(name, t)| {
+                    let label = format!("{prefix} {name}");
+                    Record::new(
+                        "groupby_count_sum",
+                        &label,
+                        param,
+                        keys.len() as u64,
+                        t,
+                        model,
+                    )
+                })),
+                Err(e) => *missing = Some(e),
+            }
+        }
+        let _ = std::fs::remove_file(&kf);
+        let _ = std::fs::remove_file(&vf);
+        out
+    }
 }
 
 /// Keys drawn uniformly below `g` (by a multiply-high, without modulo bias beyond 2^-32).
@@ -73,7 +160,7 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
     let model = bw.model_ms(8.0 * n as f64, 0.0);
     let values = random_vec::<u32>(n, 2);
     let dv = gpu.upload(&values)?;
-    let mut torch_missing = None;
+    let mut anchors = Anchors::new(args, true);
     for &g in &args.groups {
         let keys = keys_below(n, g, 1 + g as u64);
         let dk = gpu.upload(&keys)?;
@@ -132,24 +219,7 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
             })?
             .median_ms();
         push("tessera group_by, result on the host", t);
-        if args.torch != "none" && torch_missing.is_none() {
-            match torch_groupby(&PathBuf::from(&args.torch), &keys, &values, g, args.reps) {
-                Ok(ts) => {
-                    for (name, t) in ts {
-                        let label = format!("pytorch {name}");
-                        rec.push(Record::new(
-                            "groupby_count_sum",
-                            &label,
-                            &param,
-                            n as u64,
-                            t,
-                            model,
-                        ));
-                    }
-                }
-                Err(e) => torch_missing = Some(e),
-            }
-        }
+        rec.extend(anchors.records(&keys, &values, g, &param, model));
         if args.cpu {
             rec.push(cpu_record(&keys, &values, &param));
         }
@@ -159,44 +229,9 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
         n: n as u64,
         bandwidth: Some(bw),
         records: rec,
-        torch_missing,
+        torch_missing: anchors.torch_missing,
+        duckdb_missing: anchors.duckdb_missing,
     })
-}
-
-/// PyTorch's timings of the same rows.
-fn torch_groupby(
-    script: &std::path::Path,
-    keys: &[u32],
-    values: &[u32],
-    g: u32,
-    reps: usize,
-) -> std::result::Result<Vec<(String, f64)>, String> {
-    let dir = std::env::temp_dir();
-    let id = std::process::id();
-    let kf = dir.join(format!("tessera-groupby-keys-{id}.bin"));
-    let vf = dir.join(format!("tessera-groupby-values-{id}.bin"));
-    let write = |f: &PathBuf, d: &[u32]| std::fs::write(f, bytemuck::cast_slice::<u32, u8>(d));
-    let r = write(&kf, keys)
-        .and_then(|()| write(&vf, values))
-        .map_err(|e| e.to_string())
-        .and_then(|()| {
-            super::torch::run_args(
-                script,
-                &[
-                    "--keys",
-                    &kf.to_string_lossy(),
-                    "--values",
-                    &vf.to_string_lossy(),
-                    "--groups",
-                    &g.to_string(),
-                    "--reps",
-                    &reps.to_string(),
-                ],
-            )
-        });
-    let _ = std::fs::remove_file(&kf);
-    let _ = std::fs::remove_file(&vf);
-    r
 }
 
 /// The CPU implementation (all cores), once.
@@ -229,19 +264,23 @@ pub fn run(args: &GroupByArgs) -> Result<()> {
     let report = match gpu_or_skip("tessera bench groupby") {
         Some(gpu) => run_gpu(&gpu, args)?,
         None => {
-            println!("notice: no GPU found; timing the CPU implementation only");
+            println!("notice: no GPU found; timing the CPU implementation and DuckDB only");
             let values = random_vec::<u32>(n, 2);
-            let records = args
-                .groups
-                .iter()
-                .map(|&g| cpu_record(&keys_below(n, g, 1 + g as u64), &values, &format!("G={g}")))
-                .collect();
+            let mut anchors = Anchors::new(args, false);
+            let mut records = Vec::new();
+            for &g in &args.groups {
+                let keys = keys_below(n, g, 1 + g as u64);
+                let param = format!("G={g}");
+                records.push(cpu_record(&keys, &values, &param));
+                records.extend(anchors.records(&keys, &values, g, &param, f64::NAN));
+            }
             GroupByReport {
                 device: "cpu".into(),
                 n: n as u64,
                 bandwidth: None,
                 records,
-                torch_missing: Some("no GPU".into()),
+                torch_missing: anchors.torch_missing,
+                duckdb_missing: anchors.duckdb_missing,
             }
         }
     };
@@ -253,5 +292,8 @@ pub fn run(args: &GroupByArgs) -> Result<()> {
         &report.records,
         report.torch_missing.as_deref(),
     );
+    if let Some(why) = &report.duckdb_missing {
+        println!("notice: no DuckDB figures: {why}");
+    }
     super::write_json(&args.json, &report)
 }
