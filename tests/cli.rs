@@ -405,6 +405,45 @@ fn writers_refuse_an_existing_data_set_without_force() {
     assert_ne!(std::fs::read(dir.join("sf/meta.json")).unwrap(), meta);
 }
 
+/// A data set exported as Parquet loads back with the same answers; the export and the load
+/// refuse to overwrite without `--force`.
+#[test]
+fn parquet_export_and_load_round_trip() {
+    let dir = scratch("parquet");
+    let data = dir.join("sf").display().to_string();
+    let pq = dir.join("pq").display().to_string();
+    let back = dir.join("back").display().to_string();
+    ok(tessera(&format!("ssb gen --sf 0.01 --out {data} --quiet")));
+    let out = ok(tessera(&format!(
+        "ssb export --data {data} --out {pq} --format parquet --quiet"
+    )));
+    assert!(out.contains("parquet files"), "{out}");
+    fails(
+        tessera(&format!(
+            "ssb export --data {data} --out {pq} --format parquet --quiet"
+        )),
+        1,
+        &["lineorder.parquet already exists", "--force"],
+    );
+    ok(tessera(&format!(
+        "ssb load-parquet {pq} --out {back} --quiet"
+    )));
+    fails(
+        tessera(&format!("ssb load-parquet {pq} --out {back} --quiet")),
+        1,
+        &["already holds a data set", "--force"],
+    );
+    let results = |d: &str, f: &str| {
+        let path = dir.join(f);
+        ok(tessera(&format!(
+            "ssb run --data {d} --query all --device cpu --results {} --quiet",
+            path.display()
+        )));
+        std::fs::read_to_string(path).unwrap()
+    };
+    assert_eq!(results(&data, "a.txt"), results(&back, "b.txt"));
+}
+
 #[test]
 fn inconsistent_data_is_refused_before_queries() {
     let dir = scratch("inconsistent");

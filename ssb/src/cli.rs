@@ -39,6 +39,36 @@ pub enum ResultsFormat {
     Csv,
 }
 
+/// Arguments of `ssb load-tbl` and `ssb load-parquet`.
+#[derive(Clone, Debug, clap::Args)]
+pub struct LoadArgs {
+    /// Directory holding the five tables' files.
+    pub dir: PathBuf,
+    /// Data directory to write.
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Also write lineorder's query columns compressed into OUT/compressed (as `ssb gen
+    /// --compressed`).
+    #[arg(long)]
+    pub compressed: bool,
+    /// Replace the data set OUT holds (refused without it).
+    #[arg(long)]
+    pub force: bool,
+    /// No progress bar.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// The files `ssb export` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// dbgen's `.tbl` files (free-text fields synthesized from the data set's seed).
+    Tbl,
+    /// One Parquet file per table.
+    #[cfg(feature = "parquet")]
+    Parquet,
+}
+
 /// `tessera ssb` subcommands.
 #[derive(Clone, Debug, clap::Subcommand)]
 pub enum SsbCmd {
@@ -69,17 +99,24 @@ pub enum SsbCmd {
         quiet: bool,
     },
     /// Load dbgen's .tbl files (lineorder, part, supplier, customer, date) into a data directory.
-    LoadTbl {
-        /// Directory holding the .tbl files.
-        dir: PathBuf,
-        /// Data directory to write.
+    LoadTbl(LoadArgs),
+    /// Load the SSB tables from Parquet files (lineorder.parquet, part.parquet,
+    /// supplier.parquet, customer.parquet, date.parquet; columns named as the specification
+    /// names them) into a data directory.
+    #[cfg(feature = "parquet")]
+    LoadParquet(LoadArgs),
+    /// Write a data directory's tables as dbgen's .tbl files or as Parquet files.
+    Export {
+        /// Data directory to read.
+        #[arg(long)]
+        data: PathBuf,
+        /// Directory to write the files into (created if needed).
         #[arg(long)]
         out: PathBuf,
-        /// Also write lineorder's query columns compressed into OUT/compressed (as `ssb gen
-        /// --compressed`).
-        #[arg(long)]
-        compressed: bool,
-        /// Replace the data set OUT holds (refused without it).
+        /// The files' form.
+        #[arg(long, value_enum)]
+        format: ExportFormat,
+        /// Replace files OUT already holds (refused without it).
         #[arg(long)]
         force: bool,
         /// No progress bar.
@@ -165,30 +202,58 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             let also = Also { tbl, compressed };
             gen_dir(sf, seed, &out, also, existing, !quiet)?;
         }
-        SsbCmd::LoadTbl {
-            dir,
+        SsbCmd::LoadTbl(args) => load_into(&args, |dir, progress| {
+            let (data, report) = tbl::load_tbl_dir_with_report(dir, progress)?;
+            if !report.is_empty() {
+                println!("{report}");
+            }
+            Ok(data)
+        })?,
+        #[cfg(feature = "parquet")]
+        SsbCmd::LoadParquet(args) => load_into(&args, super::parquet::load_parquet_dir)?,
+        SsbCmd::Export {
+            data,
             out,
-            compressed,
+            format: form,
             force,
             quiet,
         } => {
             let t = Instant::now();
-            format::check_out_dir(&out, existing(force))?;
-            let (data, report) = tbl::load_tbl_dir_with_report(&dir, !quiet)?;
-            if !report.is_empty() {
-                println!("{report}");
+            let ext = match form {
+                ExportFormat::Tbl => "tbl",
+                #[cfg(feature = "parquet")]
+                ExportFormat::Parquet => "parquet",
+            };
+            use super::data::{Customer, Date, Lineorder, Part, Supplier};
+            for table in [
+                Lineorder::NAME,
+                Part::NAME,
+                Supplier::NAME,
+                Customer::NAME,
+                Date::NAME,
+            ] {
+                let file = out.join(format!("{table}.{ext}"));
+                if file.exists() && !force {
+                    return Err(format!(
+                        "{} already exists; pass --force to replace it",
+                        file.display()
+                    )
+                    .into());
+                }
             }
-            format::write_dir_with(&data, &out, existing(force))?;
+            let d = format::read_dir(&data)?;
+            match form {
+                ExportFormat::Tbl => tbl::write_tbl_dir(&d, &out, !quiet)?,
+                #[cfg(feature = "parquet")]
+                ExportFormat::Parquet => super::parquet::write_parquet_dir(&d, &out, !quiet)?,
+            }
             println!(
-                "loaded {} lineorder rows from {} into {} in {:.1} s",
-                data.lineorder.len(),
-                dir.display(),
+                "wrote {} lineorder rows of {} as {ext} files into {} in {:.1} s",
+                d.lineorder.len(),
+                data.display(),
                 out.display(),
                 t.elapsed().as_secs_f64()
             );
-            if compressed {
-                write_compressed(&data, &out)?;
-            }
         }
         SsbCmd::Storage { data, json } => {
             if let Some(path) = &json {
@@ -374,6 +439,28 @@ const BYTES_PER_SF: f64 = 17.0 * 4.0 * 6.0e6 * 1.25;
 const TBL_BYTES_PER_SF: f64 = 6.5e8;
 
 /// `--force` as what the writer does with a data set already there.
+/// Loads a data set with `load` and writes it to `args.out` (checked first).
+fn load_into(
+    args: &LoadArgs,
+    load: impl FnOnce(&std::path::Path, bool) -> tessera_host::Result<super::data::SsbData>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let t = Instant::now();
+    format::check_out_dir(&args.out, existing(args.force))?;
+    let data = load(&args.dir, !args.quiet)?;
+    format::write_dir_with(&data, &args.out, existing(args.force))?;
+    println!(
+        "loaded {} lineorder rows from {} into {} in {:.1} s",
+        data.lineorder.len(),
+        args.dir.display(),
+        args.out.display(),
+        t.elapsed().as_secs_f64()
+    );
+    if args.compressed {
+        write_compressed(&data, &args.out)?;
+    }
+    Ok(())
+}
+
 fn existing(force: bool) -> Existing {
     if force {
         Existing::Replace

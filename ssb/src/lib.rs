@@ -18,6 +18,8 @@ pub mod engine;
 pub mod format;
 pub mod generator;
 pub mod gpu;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod query;
 mod rng;
 pub mod storage;

@@ -48,7 +48,7 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// How a `.tbl` field is read.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     /// A decimal integer.
     Int,
     /// A date, stored as `yyyymmdd`.
@@ -61,7 +61,7 @@ enum Kind {
 
 /// The fields of each table's `.tbl` lines, in file order; the stored ones are, in order,
 /// the table's columns.
-fn fields(table: &str) -> Vec<(&'static str, Kind)> {
+pub(crate) fn fields(table: &str) -> Vec<(&'static str, Kind)> {
     let d = dicts();
     use Kind::*;
     match table {
