@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """Runs the 13 SSB queries of the specification in DuckDB over dbgen-format .tbl files.
 
-Usage: ssb_duckdb.py TBL_DIR
+Usage: ssb_duckdb.py TBL_DIR [PARQUET_DIR]
 
 Prints, per query, a line `== q1.1` and then one line per result row: the group columns in
 tessera's order, the aggregate last, separated by `|`, rows in the specification's ORDER BY
-order (flight 3 breaks revenue ties by the other group columns, as tessera does). Exits with
-status 3 when the duckdb module is missing.
+order (flight 3 breaks revenue ties by the other group columns, as tessera does). With
+PARQUET_DIR, also writes each table there as DuckDB's `COPY ... TO ... (FORMAT parquet)` does,
+`d_datekey` as a DATE. Exits with status 3 when the duckdb module is missing.
 """
 import sys
 
@@ -117,7 +118,7 @@ GROUP BY d_year, s_city, p_brand1 ORDER BY d_year, s_city, p_brand1""",
 
 
 def main():
-    if len(sys.argv) != 2:
+    if len(sys.argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
         sys.exit(2)
     tbl_dir = sys.argv[1]
@@ -135,6 +136,14 @@ def main():
             if row[-1] is None:  # SUM over no rows
                 continue
             print("|".join(str(v) for v in row))
+    if len(sys.argv) == 3:
+        out = sys.argv[2]
+        for table in SCHEMA:
+            select = f'SELECT * FROM "{table}"'
+            if table == "date":
+                select = ("SELECT * REPLACE (strptime(d_datekey::VARCHAR, '%Y%m%d')::DATE "
+                          'AS d_datekey) FROM "date"')
+            con.execute(f"COPY ({select}) TO '{out}/{table}.parquet' (FORMAT parquet)")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 //! Cross-check with an independent SQL engine: generated SSB data written as dbgen `.tbl`
 //! files, the specification's 13 queries run in DuckDB (`tests/ssb_duckdb.py`, the `duckdb`
 //! module from PyPI), and tessera's CPU engine must give identical results, on the generated
-//! data and on the same data loaded back from the `.tbl` files.
+//! data, on the same data loaded back from the `.tbl` files, and (feature `parquet`) on the
+//! Parquet files DuckDB writes of its tables.
 //!
 //! Environment:
 //! * `TESSERA_SSB_SF`: the scale factors to check, comma-separated (default `0.1`, what CI
@@ -37,11 +38,13 @@ fn script() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ssb_duckdb.py")
 }
 
-/// DuckDB's result lines per query name.
-fn duckdb_results(tbl_dir: &Path) -> HashMap<String, Vec<String>> {
+/// DuckDB's result lines per query name (and its tables written as Parquet into
+/// `parquet_dir`).
+fn duckdb_results(tbl_dir: &Path, parquet_dir: Option<&Path>) -> HashMap<String, Vec<String>> {
     let out = Command::new("python3")
         .arg(script())
         .arg(tbl_dir)
+        .args(parquet_dir)
         .output()
         .expect("python3 runs");
     assert!(
@@ -79,8 +82,13 @@ fn agrees_at(sf: f64) {
         std::env::temp_dir().join(format!("tessera-ssb-duckdb-{}-sf{sf}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     tbl::write_tbl_dir(&data, &dir, false).unwrap();
-    let duck = duckdb_results(&dir);
+    let parquet_dir = dir.join("parquet");
+    std::fs::create_dir_all(&parquet_dir).unwrap();
+    let parquet = cfg!(feature = "parquet").then_some(parquet_dir.as_path());
+    let duck = duckdb_results(&dir, parquet);
     let loaded = tbl::load_tbl_dir(&dir, false).unwrap();
+    #[cfg(feature = "parquet")]
+    let from_parquet = tessera::ssb::parquet::load_parquet_dir(&parquet_dir, false).unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     assert!(
         loaded.tables() == data.tables(),
@@ -98,6 +106,12 @@ fn agrees_at(sf: f64) {
         assert_eq!(
             &via_tbl, expected,
             "SF {sf} {q}: tessera (loaded .tbl) vs DuckDB"
+        );
+        #[cfg(feature = "parquet")]
+        assert_eq!(
+            &cpu::run(&from_parquet, q).to_lines(),
+            expected,
+            "SF {sf} {q}: tessera (DuckDB's Parquet files) vs DuckDB"
         );
         rows.push(format!("{q} {}", expected.len()));
     }
