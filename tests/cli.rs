@@ -442,6 +442,22 @@ fn parquet_export_and_load_round_trip() {
         std::fs::read_to_string(path).unwrap()
     };
     assert_eq!(results(&data, "a.txt"), results(&back, "b.txt"));
+    // A query's result as Parquet: one query at a time.
+    let file = dir.join("q21.parquet").display().to_string();
+    fails(
+        tessera(&format!(
+            "ssb run --data {data} --device cpu --results {file} --results-format parquet"
+        )),
+        1,
+        &[
+            "--results-format parquet writes one query's result",
+            "13 queries",
+        ],
+    );
+    ok(tessera(&format!(
+        "ssb run --data {data} --query q2.1 --device cpu --results {file} --results-format parquet"
+    )));
+    assert!(std::fs::metadata(&file).unwrap().len() > 0);
 }
 
 #[test]

@@ -258,3 +258,58 @@ fn corrupt_and_truncated_files_are_errors() {
         }
     }
 }
+
+#[test]
+fn query_results_write_as_parquet() {
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use tessera::ssb::parquet::write_result;
+    use tessera::ssb::{Query, cpu};
+    let d = data();
+    let dir = temp("results");
+    for q in Query::ALL {
+        let r = cpu::run(&d, q);
+        let path = dir.join(format!("{}.parquet", q.name()));
+        write_result(&r, &path).unwrap();
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        let batches: Vec<RecordBatch> = reader.map(Result::unwrap).collect();
+        let names: Vec<String> = batches
+            .first()
+            .map(|b| {
+                b.schema()
+                    .fields()
+                    .iter()
+                    .map(|f| f.name().clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !batches.is_empty() {
+            assert_eq!(names, r.header(), "{q}");
+        }
+        // Every cell as text, as the result decodes it.
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for b in &batches {
+            for i in 0..b.num_rows() {
+                let row = b.columns().iter().map(|c| arrow_cast_text(c, i)).collect();
+                rows.push(row);
+            }
+        }
+        assert_eq!(rows, r.decoded(), "{q}");
+    }
+}
+
+/// Cell `i` of a string, `Int32` or `Int64` column as text.
+fn arrow_cast_text(c: &ArrayRef, i: usize) -> String {
+    use arrow_array::cast::AsArray;
+    match c.data_type() {
+        DataType::Utf8 => c.as_string::<i32>().value(i).to_string(),
+        DataType::Int32 => c.as_primitive::<Int32Type>().value(i).to_string(),
+        DataType::Int64 => c
+            .as_primitive::<arrow_array::types::Int64Type>()
+            .value(i)
+            .to_string(),
+        t => panic!("unexpected column type {t}"),
+    }
+}

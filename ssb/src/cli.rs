@@ -37,6 +37,10 @@ pub enum ResultsFormat {
     Json,
     /// One query's result as CSV with a header of column names.
     Csv,
+    /// One query's result as a Parquet file (group columns as strings or `INT32`, the
+    /// aggregate as `INT64`, named as the header).
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 /// Arguments of `ssb load-tbl` and `ssb load-parquet`.
@@ -300,10 +304,19 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             if let Some(path) = &results {
                 check_output_file(path, "--results")?;
-                if results_format == ResultsFormat::Csv && queries.len() != 1 {
+                let one = match results_format {
+                    ResultsFormat::Csv => Some("csv"),
+                    #[cfg(feature = "parquet")]
+                    ResultsFormat::Parquet => Some("parquet"),
+                    _ => None,
+                };
+                if let Some(form) = one
+                    && queries.len() != 1
+                {
                     return Err(format!(
-                        "--results-format csv writes one query's result, and {} queries run: \
-                         choose one with --query, or write them all with --results-format json",
+                        "--results-format {form} writes one query's result, and {} queries \
+                         run: choose one with --query, or write them all with --results-format \
+                         json",
                         queries.len()
                     )
                     .into());
@@ -383,9 +396,22 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                         serde_json::to_string_pretty(&all)? + "\n"
                     }
                     ResultsFormat::Csv => timed.iter().map(|t| t.result.to_csv()).collect(),
+                    #[cfg(feature = "parquet")]
+                    ResultsFormat::Parquet => {
+                        for t in &timed {
+                            super::parquet::write_result(&t.result, &path)?;
+                        }
+                        String::new()
+                    }
                 };
-                std::fs::write(&path, text)
-                    .map_err(tessera_host::Error::io(&path, "write failed"))?;
+                #[cfg(feature = "parquet")]
+                let text = (results_format != ResultsFormat::Parquet).then_some(text);
+                #[cfg(not(feature = "parquet"))]
+                let text = Some(text);
+                if let Some(text) = text {
+                    std::fs::write(&path, text)
+                        .map_err(tessera_host::Error::io(&path, "write failed"))?;
+                }
                 println!("results written to {}", path.display());
             }
             if let Some(path) = json {

@@ -11,7 +11,8 @@
 //! spellings accepted as the `.tbl` loader accepts them. A missing file or column, another
 //! type, a null, a value outside its domain: an error naming the file, the column and what
 //! it found. The writer writes the stored columns: integers and dates as `INT32`, strings as
-//! dictionary-encoded `UTF8`, Snappy-compressed.
+//! dictionary-encoded `UTF8`, Snappy-compressed. A query's result can be written as a Parquet
+//! file too ([`write_result`]).
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Date32Type, Int8Type, Int16Type, Int32Type, Int64Type};
 use arrow_array::types::{UInt8Type, UInt16Type, UInt32Type, UInt64Type};
-use arrow_array::{Array, ArrayRef, Int32Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use parquet::arrow::ArrowWriter;
 use parquet::arrow::ProjectionMask;
@@ -31,6 +32,7 @@ use rayon::prelude::*;
 use super::calendar::{civil_from_days, datekey};
 use super::data::{Meta, SsbData};
 use super::generator::progress_bar;
+use super::query::QueryResult;
 use super::tbl::{Kind, fields};
 use tessera_host::{Error, Result};
 
@@ -294,5 +296,38 @@ pub fn write_parquet_dir(data: &SsbData, dir: &Path, progress: bool) -> Result<(
         w.close().map_err(failed)?;
         bar.finish_and_clear();
     }
+    Ok(())
+}
+
+/// A query's result as an Arrow batch: each group column as strings (dictionary columns) or
+/// `Int32`, the aggregate as `Int64`, named as [`QueryResult::header`] names them.
+pub fn result_batch(result: &QueryResult) -> Result<RecordBatch> {
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for (i, g) in result.group_by.iter().enumerate() {
+        let values = result.rows.iter().map(|r| r.groups[i]);
+        let a: ArrayRef = match g.dict() {
+            Some(_) => Arc::new(StringArray::from_iter_values(values.map(|v| g.decode(v)))),
+            None => Arc::new(Int32Array::from_iter_values(values)),
+        };
+        fields.push(Field::new(g.name(), a.data_type().clone(), false));
+        arrays.push(a);
+    }
+    fields.push(Field::new(result.agg.name(), DataType::Int64, false));
+    arrays.push(Arc::new(Int64Array::from_iter_values(
+        result.rows.iter().map(|r| r.value),
+    )));
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays)
+        .map_err(|e| Error::invalid(format!("{}: {e}", result.query.name())))
+}
+
+/// Writes a query's result ([`result_batch`]) as the Parquet file `path`.
+pub fn write_result(result: &QueryResult, path: &Path) -> Result<()> {
+    let batch = result_batch(result)?;
+    let file = File::create(path).map_err(Error::io(path, "cannot create"))?;
+    let failed = |e: parquet::errors::ParquetError| bad(path, format!("write failed: {e}"));
+    let mut w = ArrowWriter::try_new(file, batch.schema(), None).map_err(failed)?;
+    w.write(&batch).map_err(failed)?;
+    w.close().map_err(failed)?;
     Ok(())
 }
