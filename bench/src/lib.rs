@@ -239,8 +239,9 @@ pub fn print_report(
     }
 }
 
-/// Prints records as an aligned table, one section per experiment.
+/// Prints records as tables (Markdown, ready for `docs/perf-log.md`), one per experiment.
 pub fn print_table(records: &[Record]) {
+    use comfy_table::{CellAlignment, Table, presets::ASCII_MARKDOWN};
     // One section per experiment, in order of first appearance, even when a suite measures
     // experiments interleaved (the partition sweep alternates histogram and shuffle).
     let mut order: Vec<&str> = Vec::new();
@@ -249,32 +250,36 @@ pub fn print_table(records: &[Record]) {
             order.push(&r.experiment);
         }
     }
-    let grouped = order
-        .iter()
-        .flat_map(|e| records.iter().filter(move |r| r.experiment == *e));
-    let mut last = "";
-    for r in grouped {
-        if r.experiment != last {
-            println!("\n## {}", r.experiment);
-            println!(
-                "{:<30} {:<16} {:>11} {:>11} {:>8}",
-                "implementation", "param", "median ms", "model ms", "ratio"
-            );
-            last = &r.experiment;
+    let finite = |v: f64, digits: usize| {
+        if v.is_finite() {
+            format!("{v:.digits$}")
+        } else {
+            "-".into()
         }
-        let model = if r.model_ms.is_finite() {
-            format!("{:.3}", r.model_ms)
-        } else {
-            "-".into()
-        };
-        let ratio = if r.ratio.is_finite() {
-            format!("{:.2}", r.ratio)
-        } else {
-            "-".into()
-        };
-        println!(
-            "{:<30} {:<16} {:>11.3} {:>11} {:>8}",
-            r.implementation, r.param, r.median_ms, model, ratio
-        );
+    };
+    for e in order {
+        let mut table = Table::new();
+        table.load_style(ASCII_MARKDOWN).set_header([
+            "implementation",
+            "param",
+            "median ms",
+            "model ms",
+            "ratio",
+        ]);
+        for r in records.iter().filter(|r| r.experiment == e) {
+            table.add_row([
+                r.implementation.clone(),
+                r.param.clone(),
+                finite(r.median_ms, 3),
+                finite(r.model_ms, 3),
+                finite(r.ratio, 2),
+            ]);
+        }
+        for c in 2..5 {
+            if let Some(col) = table.column_mut(c) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        println!("\n## {e}\n{table}");
     }
 }
