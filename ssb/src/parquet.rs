@@ -119,10 +119,14 @@ fn load_table(path: &Path, table: &str, names: &[&str], progress: bool) -> Resul
     }
     let bar = progress_bar(rows, table, progress);
     let mask = ProjectionMask::roots(builder.parquet_schema(), wanted.iter().map(|&(at, _)| at));
-    // Projected columns come in file order; each wanted column's index among them.
+    // Projected columns come in file order: each wanted column's index among them.
     let mut order: Vec<usize> = wanted.iter().map(|&(at, _)| at).collect();
     order.sort_unstable();
     order.dedup();
+    let projected: Vec<usize> = wanted
+        .iter()
+        .map(|(at, _)| order.partition_point(|&o| o < *at))
+        .collect();
     let parts: Vec<Vec<Vec<i32>>> = (0..groups)
         .into_par_iter()
         .map(|g| {
@@ -138,9 +142,8 @@ fn load_table(path: &Path, table: &str, names: &[&str], progress: bool) -> Resul
             for batch in reader {
                 let batch = batch.map_err(|e| bad(path, format!("row group {g}: {e}")))?;
                 for (c, &(at, kind)) in wanted.iter().enumerate() {
-                    let i = order.binary_search(&at).unwrap_or(0);
                     let name = schema.field(at).name();
-                    convert(batch.column(i), kind, &mut out[c])
+                    convert(batch.column(projected[c]), kind, &mut out[c])
                         .map_err(|e| bad(path, format!("column {name}, row group {g}: {e}")))?;
                 }
                 bar.inc(batch.num_rows() as u64);

@@ -610,6 +610,28 @@ fn nontrivial_passes(hist: &[u32], passes: usize, bins: usize, n: usize) -> Vec<
     run
 }
 
+/// The row ids `0 .. n` in a new column, the payload of a sort that remembers where each key
+/// came from.
+pub(crate) fn row_ids(gpu: &Gpu, n: usize) -> Result<DeviceColumn<u32>> {
+    let mut rows = gpu.scratch::<u32>(n)?;
+    fill_row_ids(gpu, &mut rows)?;
+    Ok(rows)
+}
+
+/// Writes `rows[i] = i` over the column's length.
+pub(crate) fn fill_row_ids(gpu: &Gpu, rows: &mut DeviceColumn<u32>) -> Result<()> {
+    use tessera_kernels::ops::topk::TOPK_IOTA;
+    let n = rows.len();
+    let n32 = n as u32;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (n.div_ceil(256).clamp(1, 4096) as u32, 1, 1),
+        block_dim: (TOPK_IOTA.threads(), 1, 1),
+        shared_mem_bytes: 0,
+    };
+    // SAFETY: `rows` holds `n` items; the kernel strides over any grid.
+    unsafe { gpu.launch(&TOPK_IOTA, cfg, (rows, &n32)) }
+}
+
 /// Sorts `keys` into a new column.
 pub fn sort<K: SortKey>(
     gpu: &Gpu,

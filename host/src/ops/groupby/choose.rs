@@ -11,7 +11,7 @@
 //! `docs/perf-log.md`).
 use super::hash::HashPlan;
 use super::records::{Checked, DeviceGrouped, check};
-use super::sort::group_by_sort_device;
+use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::Result;
 use crate::runtime::Gpu;
@@ -70,6 +70,6 @@ pub fn group_by_device(
     if plan.in_shared() {
         return Ok((plan.run(gpu, accs)?, choice(GroupByVariant::Hash, est)));
     }
-    let r = group_by_sort_device(gpu, keys, values, aggs)?;
+    let r = sort_checked(gpu, key, values, accs)?;
     Ok((r, choice(GroupByVariant::Sort, est)))
 }

@@ -13,7 +13,9 @@
 use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shared_table_bytes};
 use tessera_kernels::spec::KernelSpec;
 
-use super::records::{Accumulators, Checked, DeviceGrouped, check, ptr, read_head, value_ptr};
+use super::records::{
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, ptr, read_head, value_ptr,
+};
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
@@ -94,14 +96,13 @@ impl HashPlan {
     /// Estimates the group count (a sample, one synchronization) and sizes the tables.
     pub(super) fn new(
         gpu: &Gpu,
-        key: DeviceKeyColumn,
+        key: GpuKey,
         values: &[DeviceValueColumn],
         accs: &Accumulators,
     ) -> Result<Self> {
         let (key_ptr, key_xor, n) = match key {
-            DeviceKeyColumn::U32(c) => (ptr(gpu, c), 0, c.len()),
-            DeviceKeyColumn::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
-            DeviceKeyColumn::I64(_) => return Err(Error::invalid(format!("{NAME}: i64 keys"))),
+            GpuKey::U32(c) => (ptr(gpu, c), 0, c.len()),
+            GpuKey::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
         };
         let mut params = GroupByParams {
             keys: key_ptr,

@@ -12,14 +12,24 @@ use crate::runtime::{DeviceColumn, DeviceItem, Gpu};
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
 
+/// The one key column a GPU variant groups by.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum GpuKey<'a> {
+    /// `u32` keys.
+    U32(&'a DeviceColumn<u32>),
+    /// `i32` keys.
+    I32(&'a DeviceColumn<i32>),
+}
+
 /// The one key column a GPU variant groups by (`u32` or `i32`), or the error that names what
 /// it does not take.
-fn one_key<'a>(name: &str, keys: &[DeviceKeyColumn<'a>]) -> Result<DeviceKeyColumn<'a>> {
+fn one_key<'a>(name: &str, keys: &[DeviceKeyColumn<'a>]) -> Result<GpuKey<'a>> {
     match keys {
+        [DeviceKeyColumn::U32(c)] => Ok(GpuKey::U32(c)),
+        [DeviceKeyColumn::I32(c)] => Ok(GpuKey::I32(c)),
         [DeviceKeyColumn::I64(_)] => Err(Error::invalid(format!(
             "{name}: i64 keys are not supported on the GPU yet; group them with cpu::group_by"
         ))),
-        [key] => Ok(*key),
         _ => Err(Error::invalid(format!(
             "{name}: {} key columns; the GPU group-by takes one (group composite keys with \
              cpu::group_by)",
@@ -32,7 +42,7 @@ fn one_key<'a>(name: &str, keys: &[DeviceKeyColumn<'a>]) -> Result<DeviceKeyColu
 /// accumulators.
 pub(super) struct Checked<'a> {
     pub(super) n: usize,
-    pub(super) key: DeviceKeyColumn<'a>,
+    pub(super) key: GpuKey<'a>,
     pub(super) accs: Accumulators,
 }
 
@@ -81,7 +91,7 @@ pub(super) struct Accumulators {
 impl Accumulators {
     pub(super) fn new(
         name: &str,
-        key: DeviceKeyColumn,
+        key: GpuKey,
         values: &[DeviceValueColumn],
         aggs: &[Agg],
     ) -> Result<Self> {
@@ -109,7 +119,7 @@ impl Accumulators {
                 (a, acc)
             })
             .collect();
-        let key_i32 = matches!(key, DeviceKeyColumn::I32(_));
+        let key_i32 = matches!(key, GpuKey::I32(_));
         Ok(Accumulators {
             list,
             aggs,

@@ -2,19 +2,19 @@
 //! that reduces each run of equal keys into its group's record (kernels in
 //! `tessera_kernels::ops::groupby_sort`). Its work does not depend on the group count, so it
 //! is the variant for many groups, where the hash group-by's tables leave shared memory.
-use cudarc::driver::LaunchConfig;
 use tessera_kernels::layout::STATUS_STRIDE;
-use tessera_kernels::ops::groupby::{RECORDS_HEADER, code};
+use tessera_kernels::ops::groupby::RECORDS_HEADER;
 use tessera_kernels::ops::groupby_sort::{
     GROUPBY_RUNS_0, GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4, GROUPBY_RUNS_CARRY,
     GROUPBY_RUNS_ONE, RunsParams, carry_words, staged_bytes,
 };
-use tessera_kernels::ops::topk::TOPK_IOTA;
 
-use super::records::{Accumulators, Checked, DeviceGrouped, check, ptr, read_head, value_ptr};
+use super::records::{
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, ptr, read_head, value_ptr,
+};
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
-use crate::ops::sort::{Order, RadixSort, SortKey};
+use crate::ops::sort::{Order, RadixSort, SortKey, row_ids};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 const NAME: &str = "group_by_sort";
@@ -51,10 +51,19 @@ pub fn group_by_sort_device(
     if n == 0 {
         return Ok(DeviceGrouped::empty(accs));
     }
+    sort_checked(gpu, key, values, accs)
+}
+
+/// The sort-based group-by of a checked grouping of `n > 0` rows.
+pub(super) fn sort_checked(
+    gpu: &Gpu,
+    key: GpuKey,
+    values: &[DeviceValueColumn],
+    accs: Accumulators,
+) -> Result<DeviceGrouped> {
     match key {
-        DeviceKeyColumn::U32(c) => sorted(gpu, c, values, accs),
-        DeviceKeyColumn::I32(c) => sorted(gpu, c, values, accs),
-        DeviceKeyColumn::I64(_) => Err(Error::invalid(format!("{NAME}: i64 keys"))), // `one_key`
+        GpuKey::U32(c) => sorted(gpu, c, values, accs),
+        GpuKey::I32(c) => sorted(gpu, c, values, accs),
     }
 }
 
@@ -95,7 +104,6 @@ fn sorted<K: SortKey>(
             params.values[i] = value_ptr(gpu, values[col]);
         }
     }
-    debug_assert!(accs.list.iter().all(|&(_, c)| c & code::OP <= code::MAX));
     let mut sorted_keys = gpu.scratch::<K>(n)?;
     let mut sort = RadixSort::<K>::new(gpu, n, payload.is_some())?;
     let sorted_payload = match payload {
@@ -154,18 +162,4 @@ fn sorted<K: SortKey>(
         )));
     }
     Ok(DeviceGrouped::new(accs, groups, Some(records), head))
-}
-
-/// The row ids `0 .. n`.
-fn row_ids(gpu: &Gpu, n: usize) -> Result<DeviceColumn<u32>> {
-    let mut rows = gpu.scratch::<u32>(n)?;
-    let n32 = n as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (n.div_ceil(256).clamp(1, 4096) as u32, 1, 1),
-        block_dim: (TOPK_IOTA.threads(), 1, 1),
-        shared_mem_bytes: 0,
-    };
-    // SAFETY: `rows` holds `n` items; the kernel strides over any grid.
-    unsafe { gpu.launch(&TOPK_IOTA, cfg, (&mut rows, &n32)) }?;
-    Ok(rows)
 }

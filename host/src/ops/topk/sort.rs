@@ -1,8 +1,7 @@
 //! Sort and choose (thesis §4.3): the radix sort of the keys with their row ids, then the
 //! first `k`. The sort is stable, so equal keys keep the smaller row first, as top-k's ties
 //! do.
-use cudarc::driver::LaunchConfig;
-use tessera_kernels::ops::topk as kt;
+use crate::ops::sort::fill_row_ids;
 
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::Result;
@@ -54,14 +53,7 @@ impl SortTopK {
         };
         rows.set_len(n);
         rows_out.set_len(n);
-        let n32 = n as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (n.div_ceil(256).clamp(1, 4096) as u32, 1, 1),
-            block_dim: (kt::TOPK_IOTA.threads(), 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: `rows` holds `n` items; the kernel strides over any grid.
-        unsafe { gpu.launch(&kt::TOPK_IOTA, cfg, (&mut rows, &n32)) }?;
+        fill_row_ids(gpu, &mut rows)?;
         let mut sorted = gpu.zeros::<S>(n)?;
         let mut sort = RadixSort::<S>::new(gpu, n, true)?;
         let dir = match order {
