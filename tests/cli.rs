@@ -370,6 +370,57 @@ fn bench_suites_run_at_a_tiny_size() {
     }
 }
 
+/// `bench plot` draws a report (here a synthetic group-by sweep, no GPU needed) as one SVG per
+/// experiment and an index, and names a missing report with the fix.
+#[cfg(feature = "plot")]
+#[test]
+fn bench_plot_draws_a_report_into_svg_and_an_index() {
+    let dir = scratch("plot");
+    let records: Vec<serde_json::Value> = [2u64, 100, 10_000, 1_000_000]
+        .iter()
+        .flat_map(|&g| {
+            let param = format!("G={g} ({g} present)");
+            [
+                serde_json::json!({"experiment": "groupby_count_sum",
+                    "implementation": "tessera group_by (hash)", "param": param, "n": 4096,
+                    "median_ms": 1.0 + g as f64 / 1e5, "model_ms": 0.8, "ratio": 1.25}),
+                serde_json::json!({"experiment": "groupby_count_sum",
+                    "implementation": "pytorch index_add_", "param": param, "n": 4096,
+                    "median_ms": 3.0, "model_ms": null, "ratio": null}),
+            ]
+        })
+        .collect();
+    let report = serde_json::json!({"device": "cpu", "n": 4096, "bandwidth": null,
+        "records": records});
+    let json = dir.join("groupby.json");
+    std::fs::write(&json, serde_json::to_string_pretty(&report).unwrap()).unwrap();
+    let out = dir.join("plots");
+    let printed = ok(tessera(&format!(
+        "bench plot {} --out {}",
+        json.display(),
+        out.display()
+    )));
+    let svg = out.join("groupby-groupby_count_sum.svg");
+    assert!(printed.contains(&svg.display().to_string()), "{printed}");
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    for text in [
+        "tessera group_by (hash)",
+        "pytorch index_add_",
+        "\nmodel\n",
+        "\nG\n",
+    ] {
+        assert!(svg.contains(text), "the SVG lacks {text:?}");
+    }
+    let index = std::fs::read_to_string(out.join("index.md")).unwrap();
+    assert!(index.contains("(groupby-groupby_count_sum.svg)"), "{index}");
+    let missing = dir.join("none.json").display().to_string();
+    fails(
+        tessera(&format!("bench plot {missing} --out {}", out.display())),
+        1,
+        &[&missing, "tessera bench <suite> --json"],
+    );
+}
+
 #[test]
 fn writers_refuse_an_existing_data_set_without_force() {
     let dir = scratch("force");
@@ -468,7 +519,7 @@ fn inconsistent_data_is_refused_before_queries() {
         "ssb gen --sf 0.01 --out {} --quiet --tbl",
         data.display()
     )));
-    // Two column files swapped by hand.
+    // Two column files swapped by hand: the first of them in column order is named.
     let (a, b) = (
         data.join("lineorder/lo_revenue.col"),
         data.join("lineorder/lo_discount.col"),
@@ -480,7 +531,7 @@ fn inconsistent_data_is_refused_before_queries() {
     fails(
         tessera(&format!("ssb run --data {} --device cpu", data.display())),
         1,
-        &["lo_revenue.col: holds column lineorder.lo_discount"],
+        &["lo_discount.col: holds column lineorder.lo_revenue"],
     );
     // An empty dimension table in the .tbl files.
     let tbl = data.join("tbl");

@@ -174,7 +174,14 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
                 Ok(())
             })?
             .median_ms();
-        let param = format!("G={g} ({groups} present)");
+        let (variant, est) = chosen.map_or(("none".into(), 0), |c| {
+            (
+                format!("{:?}", c.variant).to_lowercase(),
+                c.estimated_groups,
+            )
+        });
+        // The choice goes into the parameter, so that the call is one series over G.
+        let param = format!("G={g} ({groups} present; chose {variant}, estimate {est})");
         let mut push = |label: &str, t: f64| {
             rec.push(Record::new(
                 "groupby_count_sum",
@@ -185,14 +192,7 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
                 model,
             ));
         };
-        let (variant, est) = chosen.map_or(("none".into(), 0), |c| {
-            (
-                format!("{:?}", c.variant).to_lowercase(),
-                c.estimated_groups,
-            )
-        });
-        let label = format!("tessera group_by ({variant}, estimate {est})");
-        push(&label, t);
+        push("tessera group_by", t);
         type Variant<'a> = (&'a str, ops::GroupByVariant);
         let variants: [Variant; 2] = [
             ("tessera hash", ops::GroupByVariant::Hash),

@@ -8,12 +8,15 @@ pub mod groupby;
 pub mod join;
 pub mod ops;
 pub mod pkjoin;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod sort;
 pub mod topk;
 pub mod topk_data;
 pub mod topk_multi;
 pub mod topk_tweets;
 pub(crate) mod torch;
+pub mod transfer;
 pub mod tweets;
 
 /// One measured figure.
@@ -241,7 +244,6 @@ pub fn print_report(
 
 /// Prints records as tables (Markdown, ready for `docs/perf-log.md`), one per experiment.
 pub fn print_table(records: &[Record]) {
-    use comfy_table::{CellAlignment, Table, presets::ASCII_MARKDOWN};
     // One section per experiment, in order of first appearance, even when a suite measures
     // experiments interleaved (the partition sweep alternates histogram and shuffle).
     let mut order: Vec<&str> = Vec::new();
@@ -250,36 +252,47 @@ pub fn print_table(records: &[Record]) {
             order.push(&r.experiment);
         }
     }
-    let finite = |v: f64, digits: usize| {
-        if v.is_finite() {
-            format!("{v:.digits$}")
-        } else {
-            "-".into()
-        }
-    };
     for e in order {
-        let mut table = Table::new();
-        table.load_style(ASCII_MARKDOWN).set_header([
-            "implementation",
-            "param",
-            "median ms",
-            "model ms",
-            "ratio",
-        ]);
-        for r in records.iter().filter(|r| r.experiment == e) {
-            table.add_row([
+        let rows = records.iter().filter(|r| r.experiment == e).map(|r| {
+            vec![
                 r.implementation.clone(),
                 r.param.clone(),
-                finite(r.median_ms, 3),
-                finite(r.model_ms, 3),
-                finite(r.ratio, 2),
-            ]);
-        }
-        for c in 2..5 {
-            if let Some(col) = table.column_mut(c) {
-                col.set_cell_alignment(CellAlignment::Right);
-            }
-        }
-        println!("\n## {e}\n{table}");
+                fixed(r.median_ms, 3),
+                fixed(r.model_ms, 3),
+                fixed(r.ratio, 2),
+            ]
+        });
+        let header = ["implementation", "param", "median ms", "model ms", "ratio"];
+        println!("\n## {e}\n{}", markdown_table(&header, rows, 2));
     }
+}
+
+/// `v` with `digits` decimals, or `-` where it is not finite (no model, no ratio).
+pub fn fixed(v: f64, digits: usize) -> String {
+    if v.is_finite() {
+        format!("{v:.digits$}")
+    } else {
+        "-".into()
+    }
+}
+
+/// A Markdown table (the form `docs/perf-log.md` keeps) of `header` and `rows`, the columns
+/// from `right_from` on aligned right (the figures).
+pub fn markdown_table(
+    header: &[&str],
+    rows: impl IntoIterator<Item = Vec<String>>,
+    right_from: usize,
+) -> comfy_table::Table {
+    use comfy_table::{CellAlignment, Table, presets::ASCII_MARKDOWN};
+    let mut table = Table::new();
+    table.load_style(ASCII_MARKDOWN).set_header(header);
+    for row in rows {
+        table.add_row(row);
+    }
+    for c in right_from..header.len() {
+        if let Some(col) = table.column_mut(c) {
+            col.set_cell_alignment(CellAlignment::Right);
+        }
+    }
+    table
 }

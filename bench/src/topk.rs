@@ -378,6 +378,8 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
         b.time_bitonic("k_sweep_f32", &d, k, None, "")?;
         b.time_alternatives("k_sweep_f32", &d, k, "")?;
     }
+    // The ablation's configurations are sweep kernels.
+    #[cfg(feature = "sweeps")]
     if !args.quick {
         // The ablation of §4.4.3 at k = 32 and 256, each row adding one optimization.
         for k in [32, 256] {

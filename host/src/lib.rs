@@ -17,6 +17,8 @@
 //! Limits: columns hold at most [`MAX_COLUMN_LEN`] (2^32 - 1) items; longer ones are rejected
 //! with [`Error::InvalidArgument`].
 
+#[cfg(feature = "arrow")]
+pub mod arrow;
 pub mod compress;
 pub mod cpu;
 mod error;

@@ -3,9 +3,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use tessera::Gpu;
+#[cfg(feature = "plot")]
+use tessera::bench::plot::PlotArgs;
 use tessera::bench::{
     compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs,
-    topk::TopKArgs, topk_tweets::TweetsArgs,
+    topk::TopKArgs, topk_tweets::TweetsArgs, transfer::TransferArgs,
 };
 use tessera::ssb::cli::SsbCmd;
 
@@ -54,6 +56,13 @@ enum Suite {
     /// Group-by (issue 22): count and 64-bit sum of 2^27 rows over 2 to 10^8 groups against
     /// one read of the input, PyTorch's index_add_ and unique on the same rows.
     Groupby(GroupByArgs),
+    /// Host-device transfers of Arrow arrays: ordinary, page-locked in place and into
+    /// page-locked memory, against the link's bandwidth measured in the same run.
+    Transfer(TransferArgs),
+    /// Draws the suites' JSON reports as SVG figures: time against the model and the anchors
+    /// over the swept parameter, one figure per experiment, and an index.md listing them.
+    #[cfg(feature = "plot")]
+    Plot(PlotArgs),
 }
 
 fn main() -> ExitCode {
@@ -91,6 +100,9 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
             Suite::Compress(args) => tessera::bench::compress::run(&args)?,
             Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
+            Suite::Transfer(args) => tessera::bench::transfer::run(&args)?,
+            #[cfg(feature = "plot")]
+            Suite::Plot(args) => tessera::bench::plot::run(&args)?,
         },
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
     }

@@ -10,7 +10,7 @@ use super::query::Query;
 use super::query::QueryResult;
 use super::storage;
 use super::tbl;
-use tessera_bench::{Record, measure_bandwidth};
+use tessera_bench::{Record, fixed, markdown_table, measure_bandwidth};
 use tessera_host::compress::Encoded;
 use tessera_host::preflight::{check_disk, check_memory, check_output_file};
 use tessera_host::runtime::{Gpu, median};
@@ -593,19 +593,16 @@ fn compressed_run(
         "\ncompressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; {how} and \
          uploaded in {secs:.2} s)"
     );
-    println!(
-        "{:<18} {:<8} {:>12} {:>9}",
-        "column", "scheme", "MB", "bits/row"
-    );
-    for c in cols {
-        println!(
-            "{:<18} {:<8} {:>12.2} {:>9.2}",
+    let table_rows = cols.iter().map(|c| {
+        vec![
             format!("{:?}", c.column),
-            c.scheme.name(),
-            c.bytes as f64 / 1e6,
-            8.0 * c.bytes as f64 / rows.max(1) as f64
-        );
-    }
+            c.scheme.name().to_string(),
+            format!("{:.2}", c.bytes as f64 / 1e6),
+            format!("{:.2}", 8.0 * c.bytes as f64 / rows.max(1) as f64),
+        ]
+    });
+    let header = ["column", "scheme", "MB", "bits/row"];
+    println!("{}", markdown_table(&header, table_rows, 2));
     let packed: usize = cols.iter().map(|c| c.bytes).sum();
     let whole = 4 * rows * cols.len();
     println!(
@@ -615,21 +612,19 @@ fn compressed_run(
         packed as f64 / whole.max(1) as f64
     );
     let timed = time_queries(&eng, queries, repeat, false)?;
-    println!(
-        "\n{:<6} {:>16} {:>16} {:>7}",
-        "query", "uncompressed ms", "compressed ms", "ratio"
-    );
     let mut records = Vec::new();
+    let mut table_rows = Vec::new();
     for (c, p) in timed.iter().zip(plain) {
         if c.result != p.result {
             return Err(format!("{}: compressed and uncompressed results differ", c.query).into());
         }
         let (mc, mp) = (median(&c.ms), median(&p.ms));
-        println!(
-            "{:<6} {mp:>16.3} {mc:>16.3} {:>7.2}",
-            c.query.name(),
-            mc / mp
-        );
+        table_rows.push(vec![
+            c.query.name().to_string(),
+            fixed(mp, 3),
+            fixed(mc, 3),
+            fixed(mc / mp, 2),
+        ]);
         // The model column holds the uncompressed engine's median: the ratio is the speedup
         // the compression buys (below 1) or costs.
         records.push(Record::new(
@@ -641,6 +636,8 @@ fn compressed_run(
             mp,
         ));
     }
+    let header = ["query", "uncompressed ms", "compressed ms", "ratio"];
+    println!("\n{}", markdown_table(&header, table_rows, 1));
     println!(
         "geometric mean: {:.3} ms compressed, {:.3} ms uncompressed, ratio {:.3}",
         geomean(timed.iter().map(|t| median(&t.ms))),
@@ -695,34 +692,23 @@ fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
 /// Prints the timing table (with model columns when `models` gives, per query, the model
 /// time in ms and the thesis' 128-byte-line model time) and returns its records.
 fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) -> Vec<Record> {
-    println!(
-        "\n{:<6} {:<16} {:>6} {:>10} {:>10} {:>10} {:>7} {:>10} {:>5}",
-        "query", "device", "rows", "median ms", "min ms", "model ms", "ratio", "lines ms", "reps"
-    );
     let mut records = Vec::new();
+    let mut rows = Vec::new();
     for (i, t) in timed.iter().enumerate() {
         let med = median(&t.ms);
         let min = t.ms.iter().copied().fold(f64::NAN, f64::min);
         let (model, lines) = models.map_or((f64::NAN, f64::NAN), |m| m[i]);
-        let show = |x: f64, p: usize| {
-            if x.is_finite() {
-                format!("{x:.p$}")
-            } else {
-                "-".into()
-            }
-        };
-        println!(
-            "{:<6} {:<16} {:>6} {:>10.3} {:>10.3} {:>10} {:>7} {:>10} {:>5}",
-            t.query.name(),
-            device,
-            t.result.rows.len(),
-            med,
-            min,
-            show(model, 3),
-            show(med / model, 2),
-            show(lines, 3),
-            t.ms.len()
-        );
+        rows.push(vec![
+            t.query.name().to_string(),
+            device.to_string(),
+            t.result.rows.len().to_string(),
+            fixed(med, 3),
+            fixed(min, 3),
+            fixed(model, 3),
+            fixed(med / model, 2),
+            fixed(lines, 3),
+            t.ms.len().to_string(),
+        ]);
         records.push(Record::new(
             "ssb",
             device,
@@ -732,6 +718,18 @@ fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) ->
             model,
         ));
     }
+    let header = [
+        "query",
+        "device",
+        "rows",
+        "median ms",
+        "min ms",
+        "model ms",
+        "ratio",
+        "lines ms",
+        "reps",
+    ];
+    println!("\n{}", markdown_table(&header, rows, 2));
     let gm = geomean(timed.iter().map(|t| median(&t.ms)));
     if let Some(m) = models {
         let gr = geomean(records.iter().map(|r| r.ratio));
@@ -837,15 +835,12 @@ fn coprocessor_table(
 ) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
     let queries: Vec<Query> = resident.iter().map(|t| t.query).collect();
     let timed = time_queries(co, &queries, repeat, false)?;
-    print!(
-        "{:<6} {:>10} {:>10} {:>7} {:>10}",
-        "query", "median ms", "bound ms", "ratio", "shipped MB"
-    );
+    let mut header = vec!["query", "median ms", "bound ms", "ratio", "shipped MB"];
     if plain.is_some() {
-        print!(" {:>16} {:>7}", "uncompressed ms", "speedup");
+        header.extend(["uncompressed ms", "speedup"]);
     }
-    println!();
     let mut records = Vec::new();
+    let mut rows = Vec::new();
     for (i, (c, r)) in timed.iter().zip(resident).enumerate() {
         if c.result != r.result {
             return Err(format!("{}: {label} and resident results differ", c.query).into());
@@ -853,17 +848,18 @@ fn coprocessor_table(
         let bytes = co.shipped_bytes(c.query) as f64;
         let bound = bytes / h2d / 1e6;
         let med = median(&c.ms);
-        print!(
-            "{:<6} {med:>10.3} {bound:>10.3} {:>7.2} {:>10.1}",
-            c.query.name(),
-            med / bound,
-            bytes / 1e6
-        );
+        let mut row = vec![
+            c.query.name().to_string(),
+            fixed(med, 3),
+            fixed(bound, 3),
+            fixed(med / bound, 2),
+            fixed(bytes / 1e6, 1),
+        ];
         if let Some(p) = plain {
             let pm = median(&p[i].ms);
-            print!(" {pm:>16.3} {:>7.2}", pm / med);
+            row.extend([fixed(pm, 3), fixed(pm / med, 2)]);
         }
-        println!();
+        rows.push(row);
         records.push(Record::new(
             label,
             co.name(),
@@ -873,6 +869,7 @@ fn coprocessor_table(
             bound,
         ));
     }
+    println!("{}", markdown_table(&header, rows, 1));
     println!(
         "geometric mean: {:.3} ms",
         geomean(timed.iter().map(|t| median(&t.ms)))

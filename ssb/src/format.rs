@@ -583,10 +583,16 @@ pub fn read_dir(dir: &Path) -> Result<SsbData> {
                 .map(move |(name, col)| (column_path(dir, table, name), col))
         })
         .collect();
-    jobs.par_iter_mut().try_for_each(|(path, col)| {
-        **col = read_column(path)?;
-        Ok::<_, Error>(())
-    })?;
+    // Every column is read; the error reported is the first in column order, whatever the
+    // thread count.
+    let read: Vec<Result<()>> = jobs
+        .par_iter_mut()
+        .map(|(path, col)| {
+            **col = read_column(path)?;
+            Ok(())
+        })
+        .collect();
+    read.into_iter().collect::<Result<()>>()?;
     let sf = data
         .meta
         .scale_factor

@@ -62,24 +62,37 @@ impl Storage {
     /// fraction of the uncompressed one.
     pub fn render(&self) -> String {
         let mb = |b: usize| format!("{:.2}", b as f64 / 1e6);
-        let mut out = format!("{:<11} {:<18} {:>11}", "table", "column", "rows");
-        for s in &self.schemes {
-            out += &format!(" {:>10}", format!("{s} MB"));
-        }
-        out += &format!(" {:>10}  chosen\n", "chosen MB");
-        for c in &self.columns {
-            out += &format!("{:<11} {:<18} {:>11}", c.table, c.column, c.rows);
-            for &b in &c.bytes {
-                out += &format!(" {:>10}", mb(b));
-            }
-            out += &format!(" {:>10}  {}\n", mb(c.chosen_bytes), c.chosen);
-        }
+        let mut header = vec![
+            "table".to_string(),
+            "column".into(),
+            "chosen".into(),
+            "rows".into(),
+        ];
+        header.extend(self.schemes.iter().map(|s| format!("{s} MB")));
+        header.push("chosen MB".into());
+        let rows = self.columns.iter().map(|c| {
+            let mut row = vec![
+                c.table.to_string(),
+                c.column.to_string(),
+                c.chosen.to_string(),
+            ];
+            row.push(c.rows.to_string());
+            row.extend(c.bytes.iter().map(|&b| mb(b)));
+            row.push(mb(c.chosen_bytes));
+            row
+        });
         let (totals, chosen) = self.totals();
-        out += &format!("{:<11} {:<18} {:>11}", "total", "", "");
-        for &b in &totals {
-            out += &format!(" {:>10}", mb(b));
-        }
-        out += &format!(" {:>10}\n", mb(chosen));
+        let mut total = vec![
+            "total".to_string(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ];
+        total.extend(totals.iter().map(|&b| mb(b)));
+        total.push(mb(chosen));
+        let header: Vec<&str> = header.iter().map(String::as_str).collect();
+        let table = tessera_bench::markdown_table(&header, rows.chain([total]), 3);
+        let mut out = format!("{table}\n");
         let plain = totals[0].max(1) as f64;
         out += &format!(
             "chosen / uncompressed: {:.3} ({}: {:.3})\n",

@@ -39,6 +39,8 @@ pub struct Gpu {
     sm_count: u32,
     /// Most blocks of a persistent grid; 0: as many as are resident at once.
     resident_cap: std::sync::atomic::AtomicU32,
+    /// The staged downloads' page-locked buffer (`runtime::download`), made on first use.
+    pub(super) staging: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -116,6 +118,7 @@ impl Gpu {
             module,
             functions: Mutex::new(HashMap::new()),
             resident_cap: std::sync::atomic::AtomicU32::new(0),
+            staging: Mutex::new(None),
             name,
             arch,
             sm_count,

@@ -2,6 +2,7 @@
 
 mod args;
 mod column;
+mod download;
 mod gpu;
 mod launch;
 mod pod;
@@ -11,6 +12,9 @@ pub use args::{KernelArg, KernelArgs};
 pub(crate) use args::{bits_of, bits_of_mut, view_as};
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
+#[doc(hidden)]
+pub use download::DownloadPath;
+pub(crate) use download::{append_staged, lock, unlock};
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch};
 pub use launch::{grid_per_sm, resident_grid, tile_grid};

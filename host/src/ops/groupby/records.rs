@@ -7,7 +7,7 @@ use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, cod
 
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, append_staged};
 
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
@@ -160,13 +160,20 @@ impl Accumulators {
         } else {
             ResultColumn::U32(field(0).map(|b| b as u32).collect())
         }];
-        let counts: Vec<u64> = field(1).collect();
+        // The counts a mean divides by, gathered once where a mean asks for them.
+        let any_mean = self.aggs.iter().any(|(a, _)| matches!(a, Agg::Mean(_)));
+        let counts: Vec<u64> = if any_mean {
+            field(1).collect()
+        } else {
+            Vec::new()
+        };
         let aggregates = self
             .aggs
             .iter()
             .map(|&(a, acc)| {
                 let Some((at, c)) = acc else {
-                    return ResultColumn::U64(counts.clone());
+                    // Gathered again on all cores: faster than one core's clone of `counts`.
+                    return ResultColumn::U64(field(1).collect());
                 };
                 let w = field(2 + at).map(|w| acc_result(c, w));
                 let float = matches!(c & code::TYPE, code::F32 | code::F64);
@@ -255,13 +262,10 @@ impl DeviceGrouped {
                 "group_by: a result without records on the device (internal)",
             ));
         };
-        let mut records = vec![0u64; end];
-        records[..have].copy_from_slice(&self.host);
+        let mut records = Vec::with_capacity(end);
+        records.extend_from_slice(&self.host);
         let rest = k::RECORDS_HEADER + have..k::RECORDS_HEADER + end;
-        gpu.stream()
-            .memcpy_dtoh(&dev.view().slice(rest), &mut records[have..])
-            .map_err(Error::driver("downloading a group-by's records", 0))?;
-        gpu.synchronize()?;
+        append_staged(gpu, &dev.view().slice(rest), &mut records)?;
         Ok(self.accs.result(&records))
     }
 }

@@ -1,0 +1,212 @@
+//! Column downloads at the link's bandwidth.
+//!
+//! A copy into freshly allocated (pageable) memory runs far below the link: the driver stages
+//! it through its own page-locked buffer, and every 4 KiB page of the destination is faulted
+//! in, one at a time, by the thread that first writes it. The paths here take those costs
+//! apart so that `bench transfer` can measure each; [`DeviceColumn::to_vec`] takes the
+//! staged path.
+use std::sync::MutexGuard;
+
+use cudarc::driver::sys::{self, CUresult};
+use cudarc::driver::{CudaContext, CudaView, DevicePtr, PinnedHostSlice};
+use rayon::prelude::*;
+
+use super::{DeviceColumn, DeviceItem, Gpu};
+use crate::error::{Error, Result};
+
+/// How [`DeviceColumn::to_vec_with`] brings a column to the host.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DownloadPath {
+    /// One copy into a new zeroed `Vec`, as the driver does it (staged, faulting pages in).
+    Pageable,
+    /// The `Vec`'s pages faulted in by all cores first, then the driver's copy.
+    Prefault,
+    /// Faulted in, then page-locked for the copy (direct DMA) and unlocked.
+    PrefaultLocked,
+    /// Through two page-locked staging halves kept by the [`Gpu`]: the copy engine fills one
+    /// while all cores copy the other into the `Vec` (faulting its pages in in parallel).
+    Staged,
+}
+
+/// Bytes of each of the two staging halves: large enough that a DMA amortizes its start,
+/// small enough that the pair is allocated once without a noticeable pause.
+pub(crate) const STAGING_HALF: usize = 16 << 20;
+
+/// Items per parallel chunk of the host-side copies (1 MiB of 4-byte items).
+const HOST_CHUNK_BYTES: usize = 1 << 20;
+
+impl<T: DeviceItem> DeviceColumn<T> {
+    /// Copies the column to the host by `path` (synchronizes the stream).
+    #[doc(hidden)]
+    pub fn to_vec_with(&self, gpu: &Gpu, path: DownloadPath) -> Result<Vec<T>> {
+        let n = self.len();
+        if n == 0 {
+            return Ok(Vec::new());
+        }
+        let bytes = n * std::mem::size_of::<T>();
+        let err = || Error::driver("downloading a column", bytes);
+        match path {
+            DownloadPath::Pageable | DownloadPath::Prefault | DownloadPath::PrefaultLocked => {
+                let mut v = vec![T::default(); n];
+                if path != DownloadPath::Pageable {
+                    let per = (HOST_CHUNK_BYTES / std::mem::size_of::<T>()).max(1);
+                    v.par_chunks_mut(per).for_each(|c| c.fill(T::default()));
+                }
+                // SAFETY: `v` lives, unmoved, until it is unlocked below.
+                let locked = path == DownloadPath::PrefaultLocked && unsafe { lock(gpu, &v)? };
+                let copied = gpu
+                    .stream()
+                    .memcpy_dtoh(&self.view(), &mut v[..])
+                    .map_err(err())
+                    .and_then(|()| gpu.synchronize());
+                if locked {
+                    unlock(gpu.context(), &v);
+                }
+                copied.map(|()| v)
+            }
+            DownloadPath::Staged => {
+                let mut v = Vec::new();
+                append_staged(gpu, &self.view(), &mut v)?;
+                Ok(v)
+            }
+        }
+    }
+}
+
+/// Page-locks `v`'s buffer in place; `false` where it cannot be (already locked by an
+/// overlapping registration, or refused by the system): copies from or to it are then staged
+/// by the driver as from any buffer.
+///
+/// # Safety
+/// `v` must stay alive and unmoved until [`unlock`] is called with it.
+pub(crate) unsafe fn lock<T: DeviceItem>(gpu: &Gpu, v: &[T]) -> Result<bool> {
+    gpu.context()
+        .bind_to_thread()
+        .map_err(Error::driver("page-locking a buffer", 0))?;
+    // SAFETY: the range is `v`, alive until the caller unlocks it (the caller's contract).
+    let r = unsafe {
+        sys::cuMemHostRegister_v2(
+            v.as_ptr() as *mut std::ffi::c_void,
+            std::mem::size_of_val(v),
+            0,
+        )
+    };
+    Ok(r == CUresult::CUDA_SUCCESS)
+}
+
+/// Unlocks a buffer [`lock`] locked, once the copies from or to it have completed. A failure
+/// leaves the pages locked until the process ends; there is nothing to report it to.
+pub(crate) fn unlock<T>(ctx: &CudaContext, v: &[T]) {
+    if ctx.bind_to_thread().is_ok() {
+        // SAFETY: `v` was registered by `lock` and is still alive (the caller holds it).
+        let _ = unsafe { sys::cuMemHostUnregister(v.as_ptr() as *mut std::ffi::c_void) };
+    }
+}
+
+/// Appends the items of `src` to `out` by the staged download: DMA of chunk `i` into one
+/// half while all cores copy chunk `i - 1` out of the other. Synchronizes the stream.
+pub(crate) fn append_staged<T: DeviceItem>(
+    gpu: &Gpu,
+    src: &CudaView<'_, T>,
+    out: &mut Vec<T>,
+) -> Result<()> {
+    let n = src.len();
+    if n == 0 {
+        return gpu.synchronize();
+    }
+    let size = std::mem::size_of::<T>();
+    let total = n * size;
+    let mut guard = gpu.staging()?;
+    let Some(staging) = guard.as_mut() else {
+        return Err(Error::Data("the staging buffer is missing".into()));
+    };
+    let halves: &mut [u8] = staging
+        .as_mut_slice()
+        .map_err(Error::driver("reading the staging buffer", 0))?;
+    let (h0, h1) = halves.split_at_mut(STAGING_HALF);
+    let halves = [h0, h1];
+    let chunk = STAGING_HALF / size * size;
+    let chunks = total.div_ceil(chunk);
+    out.reserve(n);
+    let dst = &mut out.spare_capacity_mut()[..n];
+    huge_pages(dst.as_mut_ptr().cast(), total);
+    // SAFETY: viewing the uninitialized items as bytes to write them; nothing reads them
+    // before they are written.
+    let dst: &mut [std::mem::MaybeUninit<u8>] =
+        unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), total) };
+    let (src, _sync) = src.device_ptr(gpu.stream());
+    let stream = gpu.stream();
+    for i in 0..=chunks {
+        if i < chunks {
+            let (a, len) = (i * chunk, chunk.min(total - i * chunk));
+            let half = &mut halves[i % 2][..len];
+            // SAFETY: `src + a .. src + a + len` lies inside the column's buffer; `half` is
+            // page-locked memory not read until the stream has been synchronized below.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(half, src + a as u64, stream.cu_stream())
+            }
+            .map_err(Error::driver("downloading a column", total))?;
+        }
+        if i > 0 {
+            let j = i - 1;
+            let (a, len) = (j * chunk, chunk.min(total - j * chunk));
+            let from = &halves[j % 2][..len];
+            dst[a..a + len]
+                .par_chunks_mut(HOST_CHUNK_BYTES)
+                .zip(from.par_chunks(HOST_CHUNK_BYTES))
+                // SAFETY: `d` and `s` have the same length (equal chunks of equal slices) and
+                // do not overlap (the Vec's buffer and the staging buffer).
+                .for_each(|(d, s)| unsafe {
+                    std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
+                });
+        }
+        stream
+            .synchronize()
+            .map_err(Error::driver("downloading a column", total))?;
+    }
+    // SAFETY: the loop wrote all `total` bytes, the `n` items after the old length, each a
+    // valid `T` (plain data).
+    unsafe { out.set_len(out.len() + n) };
+    Ok(())
+}
+
+/// Asks the kernel to back `len` bytes at `ptr` (fresh memory, not yet touched) with
+/// transparent huge pages where it can: a 2 MiB page is faulted in and zeroed at memset speed,
+/// 512 of the default 4 KiB ones cost 512 faults. A hint only; refusals are ignored.
+fn huge_pages(ptr: *mut u8, len: usize) {
+    const HUGE: usize = 2 << 20;
+    let start = (ptr as usize).next_multiple_of(HUGE);
+    let end = (ptr as usize + len) / HUGE * HUGE;
+    if end > start {
+        // SAFETY: the range lies inside the caller's allocation; MADV_HUGEPAGE changes how
+        // its pages are backed, never their contents.
+        unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+    }
+}
+
+impl Gpu {
+    /// The two page-locked staging halves of the staged download, allocated on first use.
+    fn staging(&self) -> Result<MutexGuard<'_, Option<PinnedHostSlice<u8>>>> {
+        let mut guard = self
+            .staging
+            .lock()
+            .map_err(|_| Error::Data("a staged download panicked earlier".into()))?;
+        if guard.is_none() {
+            // SAFETY: zeroed below before any read.
+            let mut p = unsafe {
+                self.context()
+                    .alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0)
+            }
+            .map_err(Error::driver(
+                "allocating the staging buffer",
+                2 * STAGING_HALF,
+            ))?;
+            p.as_mut_slice()
+                .map_err(Error::driver("allocating the staging buffer", 0))?
+                .fill(0);
+            *guard = Some(p);
+        }
+        Ok(guard)
+    }
+}
