@@ -601,11 +601,6 @@ fn par_fill(n: usize, seed: u64, draw: impl Fn(&mut StdRng) -> u32 + Sync) -> Ve
     v
 }
 
-/// The width of a scheme's column in the footprint tables.
-fn column_width(name: &str) -> usize {
-    name.len().max(13)
-}
-
 /// Prints each width's footprints and host encoding speeds.
 fn print_widths(infos: &[WidthInfo]) {
     let Some(first) = infos.first() else {
@@ -615,19 +610,18 @@ fn print_widths(infos: &[WidthInfo]) {
         "\nbits per value and host encoding MB/s ({} threads):",
         rayon::current_num_threads()
     );
-    print!("{:<8}", "width");
-    for s in &first.schemes {
-        print!(" {:>w$}", s.scheme, w = column_width(s.scheme));
-    }
-    println!();
-    for w in infos {
-        print!("{:<8}", format!("{} bits", w.bits));
-        for s in &w.schemes {
-            let cell = format!("{:.2} {:.0}", s.bits_per_value, s.encode_mbps);
-            print!(" {:>w$}", cell, w = column_width(s.scheme));
-        }
-        println!();
-    }
+    let mut header = vec!["width"];
+    header.extend(first.schemes.iter().map(|s| s.scheme));
+    let rows = infos.iter().map(|w| {
+        let mut row = vec![format!("{} bits", w.bits)];
+        row.extend(
+            w.schemes
+                .iter()
+                .map(|s| format!("{:.2} {:.0}", s.bits_per_value, s.encode_mbps)),
+        );
+        row
+    });
+    println!("{}", super::markdown_table(&header, rows, 1));
 }
 
 /// Prints each distribution point's footprints and the scheme `Scheme::smallest` picks.
@@ -636,19 +630,21 @@ fn print_distributions(infos: &[DistInfo]) {
         return;
     };
     println!("\nbits per value of every scheme on the distributions (* = GPU decoder):");
-    print!("{:<18}", "point");
-    for s in &first.schemes {
-        let name = format!("{}{}", s.scheme, if s.gpu_decoder { "*" } else { "" });
-        print!(" {:>w$}", name, w = column_width(s.scheme));
-    }
-    println!("  smallest");
-    for d in infos {
-        print!("{:<18}", format!("{} {}", d.distribution, d.param));
-        for s in &d.schemes {
-            print!(" {:>w$.2}", s.bits_per_value, w = column_width(s.scheme));
-        }
-        println!("  {}", d.smallest);
-    }
+    let names: Vec<String> = first
+        .schemes
+        .iter()
+        .map(|s| format!("{}{}", s.scheme, if s.gpu_decoder { "*" } else { "" }))
+        .collect();
+    let mut header = vec!["point"];
+    header.extend(names.iter().map(String::as_str));
+    header.push("smallest");
+    let rows = infos.iter().map(|d| {
+        let mut row = vec![format!("{} {}", d.distribution, d.param)];
+        row.extend(d.schemes.iter().map(|s| format!("{:.2}", s.bits_per_value)));
+        row.push(d.smallest.to_string());
+        row
+    });
+    println!("{}", super::markdown_table(&header, rows, 1));
 }
 
 #[cfg(test)]

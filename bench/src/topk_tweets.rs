@@ -514,16 +514,17 @@ fn print_speedups(speedups: &[Speedup]) {
         return;
     }
     println!("\n## fused over pipeline");
-    println!(
-        "{:<44} {:<8} {:>10} {:>12} {:>8}",
-        "experiment", "param", "fused ms", "pipeline ms", "speedup"
-    );
-    for s in speedups {
-        println!(
-            "{:<44} {:<8} {:>10.3} {:>12.3} {:>7.2}x",
-            s.experiment, s.param, s.fused_ms, s.pipeline_ms, s.speedup
-        );
-    }
+    let rows = speedups.iter().map(|s| {
+        vec![
+            s.experiment.clone(),
+            s.param.clone(),
+            super::fixed(s.fused_ms, 3),
+            super::fixed(s.pipeline_ms, 3),
+            format!("{:.2}x", s.speedup),
+        ]
+    });
+    let header = ["experiment", "param", "fused ms", "pipeline ms", "speedup"];
+    println!("{}", super::markdown_table(&header, rows, 2));
 }
 
 /// Runs the suite, prints its table and writes its JSON.
