@@ -16,6 +16,7 @@ pub mod topk_data;
 pub mod topk_multi;
 pub mod topk_tweets;
 pub(crate) mod torch;
+#[cfg(feature = "arrow")]
 pub mod transfer;
 pub mod tweets;
 

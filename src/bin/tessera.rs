@@ -5,9 +5,11 @@ use clap::{Parser, Subcommand};
 use tessera::Gpu;
 #[cfg(feature = "plot")]
 use tessera::bench::plot::PlotArgs;
+#[cfg(feature = "arrow")]
+use tessera::bench::transfer::TransferArgs;
 use tessera::bench::{
     compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs,
-    topk::TopKArgs, topk_tweets::TweetsArgs, transfer::TransferArgs,
+    topk::TopKArgs, topk_tweets::TweetsArgs,
 };
 use tessera::ssb::cli::SsbCmd;
 
@@ -58,6 +60,7 @@ enum Suite {
     Groupby(GroupByArgs),
     /// Host-device transfers of Arrow arrays: ordinary, page-locked in place and into
     /// page-locked memory, against the link's bandwidth measured in the same run.
+    #[cfg(feature = "arrow")]
     Transfer(TransferArgs),
     /// Draws the suites' JSON reports as SVG figures: time against the model and the anchors
     /// over the swept parameter, one figure per experiment, and an index.md listing them.
@@ -100,6 +103,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
             Suite::Compress(args) => tessera::bench::compress::run(&args)?,
             Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
+            #[cfg(feature = "arrow")]
             Suite::Transfer(args) => tessera::bench::transfer::run(&args)?,
             #[cfg(feature = "plot")]
             Suite::Plot(args) => tessera::bench::plot::run(&args)?,

@@ -14,7 +14,9 @@ pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 #[doc(hidden)]
 pub use download::DownloadPath;
-pub(crate) use download::{append_staged, lock, unlock};
+pub(crate) use download::append_staged;
+#[cfg(feature = "arrow")]
+pub(crate) use download::{lock, unlock};
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch};
 pub use launch::{grid_per_sm, resident_grid, tile_grid};
