@@ -185,6 +185,25 @@ fn huge_pages(ptr: *mut u8, len: usize) {
     }
 }
 
+/// Collecting a parallel iterator into fresh memory advised to huge pages: the result
+/// columns of a download are as large as the download, and their 4 KiB page faults cost more
+/// than the copy into them.
+pub(crate) trait CollectHuge: IndexedParallelIterator {
+    /// `collect()` into a `Vec` whose pages are advised to be huge before any is touched.
+    fn collect_huge(self) -> Vec<Self::Item> {
+        let mut v = Vec::with_capacity(self.len());
+        huge_pages(
+            v.spare_capacity_mut().as_mut_ptr().cast(),
+            v.capacity() * std::mem::size_of::<Self::Item>(),
+        );
+        // Keeps the allocation: its capacity suffices.
+        self.collect_into_vec(&mut v);
+        v
+    }
+}
+
+impl<I: IndexedParallelIterator> CollectHuge for I {}
+
 impl Gpu {
     /// The two page-locked staging halves of the staged download, allocated on first use.
     fn staging(&self) -> Result<MutexGuard<'_, Option<PinnedHostSlice<u8>>>> {

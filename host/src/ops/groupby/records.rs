@@ -7,7 +7,7 @@ use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, cod
 
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
-use crate::runtime::{DeviceColumn, DeviceItem, Gpu, append_staged};
+use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged};
 
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
@@ -156,14 +156,14 @@ impl Accumulators {
         let g = records.len() / w;
         let field = |f: usize| (0..g).into_par_iter().map(move |i| records[i * w + f]);
         let keys = vec![if self.key_i32 {
-            ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect())
+            ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect_huge())
         } else {
-            ResultColumn::U32(field(0).map(|b| b as u32).collect())
+            ResultColumn::U32(field(0).map(|b| b as u32).collect_huge())
         }];
         // The counts a mean divides by, gathered once where a mean asks for them.
         let any_mean = self.aggs.iter().any(|(a, _)| matches!(a, Agg::Mean(_)));
         let counts: Vec<u64> = if any_mean {
-            field(1).collect()
+            field(1).collect_huge()
         } else {
             Vec::new()
         };
@@ -173,7 +173,7 @@ impl Accumulators {
             .map(|&(a, acc)| {
                 let Some((at, c)) = acc else {
                     // Gathered again on all cores: faster than one core's clone of `counts`.
-                    return ResultColumn::U64(field(1).collect());
+                    return ResultColumn::U64(field(1).collect_huge());
                 };
                 let w = field(2 + at).map(|w| acc_result(c, w));
                 let float = matches!(c & code::TYPE, code::F32 | code::F64);
@@ -188,20 +188,20 @@ impl Accumulators {
                                 };
                                 s / n as f64
                             })
-                            .collect(),
+                            .collect_huge(),
                     ),
-                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect_huge()),
                     Agg::Sum(_) if c & code::TYPE == code::I32 => {
-                        ResultColumn::I64(w.map(|s| s as i64).collect())
+                        ResultColumn::I64(w.map(|s| s as i64).collect_huge())
                     }
-                    Agg::Sum(_) => ResultColumn::U64(w.collect()),
+                    Agg::Sum(_) => ResultColumn::U64(w.collect_huge()),
                     _ => match c & code::TYPE {
-                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect()),
-                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect()),
+                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect_huge()),
+                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect_huge()),
                         code::F32 => {
-                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect())
+                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect_huge())
                         }
-                        _ => ResultColumn::F64(w.map(f64::from_bits).collect()),
+                        _ => ResultColumn::F64(w.map(f64::from_bits).collect_huge()),
                     },
                 }
             })
