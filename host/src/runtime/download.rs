@@ -207,10 +207,12 @@ impl<I: IndexedParallelIterator> CollectHuge for I {}
 impl Gpu {
     /// The two page-locked staging halves of the staged download, allocated on first use.
     fn staging(&self) -> Result<MutexGuard<'_, Option<PinnedHostSlice<u8>>>> {
+        // The buffer is scratch with no invariant a panic could break: a poisoned lock is
+        // taken as it is.
         let mut guard = self
             .staging
             .lock()
-            .map_err(|_| Error::Data("a staged download panicked earlier".into()))?;
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if guard.is_none() {
             // SAFETY: zeroed below before any read.
             let mut p = unsafe {
