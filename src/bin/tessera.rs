@@ -56,10 +56,12 @@ enum Suite {
     /// the compressed bytes, and the plain sum of the same values.
     Compress(CompressArgs),
     /// Group-by (issue 22): count and 64-bit sum of 2^27 rows over 2 to 10^8 groups against
-    /// one read of the input, PyTorch's index_add_ and unique on the same rows.
+    /// one read of the input, PyTorch's index_add_ and unique and DuckDB's GROUP BY on the
+    /// same rows.
     Groupby(GroupByArgs),
-    /// Host-device transfers of Arrow arrays: ordinary, page-locked in place and into
-    /// page-locked memory, against the link's bandwidth measured in the same run.
+    /// Host-device transfers: uploads of Arrow arrays the ordinary way and page-locked in
+    /// place, downloads by every path (`to_vec`'s staged one among them), against the link's
+    /// bandwidth measured in the same run.
     #[cfg(feature = "arrow")]
     Transfer(TransferArgs),
     /// Draws the suites' JSON reports as SVG figures: time against the model and the anchors
