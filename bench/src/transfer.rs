@@ -116,13 +116,17 @@ pub fn run(args: &TransferArgs) -> Result<()> {
             records.push(Record::new(exp, name, param.clone(), n as u64, t, model));
         };
         let t = median_ms(args.reps, || {
+            gpu.upload_direct(&values).and_then(|c| sync(&gpu, c))
+        })?;
+        rec("upload", "driver's copy (pageable)", t, up_model);
+        let t = median_ms(args.reps, || {
             gpu.upload(&values).and_then(|c| sync(&gpu, c))
         })?;
-        rec("upload", "Gpu::upload (Vec, pageable)", t, up_model);
+        rec("upload", "Gpu::upload (staged from 1 MiB)", t, up_model);
         let t = median_ms(args.reps, || {
             gpu.upload_arrow(&array).and_then(|c| sync(&gpu, c))
         })?;
-        rec("upload", "upload_arrow (pageable)", t, up_model);
+        rec("upload", "upload_arrow (staged from 1 MiB)", t, up_model);
         let t = median_ms(args.reps, || gpu.pin_arrow(&array)?.upload(&gpu))?;
         rec("upload", "pin_arrow + upload (lock each time)", t, up_model);
         let pinned = gpu.pin_arrow(&array)?;

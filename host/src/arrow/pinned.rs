@@ -73,7 +73,7 @@ impl<T: ArrowItem> PinnedArrow<'_, T> {
 
     /// Copies the values to a new device column (returns once the copy is done).
     pub fn upload(&self, gpu: &Gpu) -> Result<DeviceColumn<T>> {
-        let col = gpu.upload(self.array.values())?;
+        let col = gpu.upload_direct(self.array.values())?;
         gpu.synchronize()?;
         Ok(col)
     }

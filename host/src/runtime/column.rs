@@ -167,8 +167,24 @@ impl Gpu {
         Ok(DeviceColumn { buf, len })
     }
 
-    /// Copies `data` to a new device column.
+    /// Copies `data` to a new device column. From 1 MiB on, the copy goes through page-locked
+    /// staging memory that all cores fill while the copy engine reads the previous part (the
+    /// driver's copy from ordinary memory runs far below the link; `tessera bench transfer`
+    /// measures both), and returns once it is done.
     pub fn upload<T: DeviceItem>(&self, data: &[T]) -> Result<DeviceColumn<T>> {
+        if std::mem::size_of_val(data) < super::download::STAGED_UPLOAD_MIN {
+            return self.upload_direct(data);
+        }
+        // Unzeroed: the copy writes every item of the column.
+        let mut col = self.scratch::<T>(data.len())?;
+        super::download::upload_staged(self, data, &mut col.view_mut())?;
+        Ok(col)
+    }
+
+    /// One driver copy of `data` to a new device column: what page-locked memory wants (the
+    /// copy engine reads it directly) and small columns (no staging lock).
+    #[doc(hidden)]
+    pub fn upload_direct<T: DeviceItem>(&self, data: &[T]) -> Result<DeviceColumn<T>> {
         // Unzeroed: the copy writes every item of the column.
         let mut col = self.scratch::<T>(data.len())?;
         if !data.is_empty() {

@@ -1,14 +1,16 @@
-//! Column downloads at the link's bandwidth.
+//! Column transfers near the link's bandwidth.
 //!
 //! A copy into freshly allocated (pageable) memory runs far below the link: the driver stages
 //! it through its own page-locked buffer, and every 4 KiB page of the destination is faulted
 //! in, one at a time, by the thread that first writes it. The paths here take those costs
 //! apart so that `bench transfer` can measure each; [`DeviceColumn::to_vec`] takes the
-//! staged path.
+//! staged path, and [`Gpu::upload`] the staged upload from 1 MiB on.
 use std::sync::MutexGuard;
 
 use cudarc::driver::sys::{self, CUresult};
-use cudarc::driver::{CudaContext, CudaView, DevicePtr, PinnedHostSlice};
+use cudarc::driver::{
+    CudaContext, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, PinnedHostSlice,
+};
 use rayon::prelude::*;
 
 use super::{DeviceColumn, DeviceItem, Gpu};
@@ -169,6 +171,49 @@ pub(crate) fn append_staged<T: DeviceItem>(
     // valid `T` (plain data).
     unsafe { out.set_len(out.len() + n) };
     Ok(())
+}
+
+/// Uploads below this many bytes go the driver's way: one call, no staging lock.
+pub(crate) const STAGED_UPLOAD_MIN: usize = 1 << 20;
+
+/// Copies `data` into `dst` (as many items) through the staging halves: all cores copy chunk
+/// `i` into one half while the copy engine reads chunk `i - 1` out of the other. Synchronizes
+/// the stream.
+pub(crate) fn upload_staged<T: DeviceItem>(
+    gpu: &Gpu,
+    data: &[T],
+    dst: &mut CudaViewMut<'_, T>,
+) -> Result<()> {
+    let total = std::mem::size_of_val(data);
+    let err = || Error::driver("uploading a column", total);
+    let src: &[u8] = bytemuck::cast_slice(data);
+    let mut guard = gpu.staging()?;
+    let Some(staging) = guard.as_mut() else {
+        return Err(Error::Data("the staging buffer is missing".into()));
+    };
+    let halves: &mut [u8] = staging
+        .as_mut_slice()
+        .map_err(Error::driver("reading the staging buffer", 0))?;
+    let (h0, h1) = halves.split_at_mut(STAGING_HALF);
+    let halves = [h0, h1];
+    let stream = gpu.stream();
+    let (base, _sync) = dst.device_ptr_mut(stream);
+    for (i, chunk) in src.chunks(STAGING_HALF).enumerate() {
+        let half = &mut halves[i % 2][..chunk.len()];
+        // The copy that last read this half (chunk i - 2) completed at the previous
+        // iteration's synchronization.
+        half.par_chunks_mut(HOST_CHUNK_BYTES)
+            .zip(chunk.par_chunks(HOST_CHUNK_BYTES))
+            .for_each(|(d, s)| d.copy_from_slice(s));
+        stream.synchronize().map_err(err())?;
+        let at = base + (i * STAGING_HALF) as u64;
+        // SAFETY: `at .. at + half.len()` lies inside `dst` (the chunks tile `data`, as long
+        // as `dst`); `half` is page-locked and not written again before the stream has been
+        // synchronized.
+        unsafe { cudarc::driver::result::memcpy_htod_async(at, half, stream.cu_stream()) }
+            .map_err(err())?;
+    }
+    stream.synchronize().map_err(err())
 }
 
 /// Asks the kernel to back `len` bytes at `ptr` (fresh memory, not yet touched) with
