@@ -5,12 +5,9 @@
 //! in, one at a time, by the thread that first writes it. The paths here take those costs
 //! apart so that `bench transfer` can measure each; [`DeviceColumn::to_vec`] takes the
 //! staged path, and [`Gpu::upload`] the staged upload from 1 MiB on.
-use std::sync::MutexGuard;
 
 use cudarc::driver::sys::{self, CUresult};
-use cudarc::driver::{
-    CudaContext, CudaView, CudaViewMut, DevicePtr, DevicePtrMut, PinnedHostSlice,
-};
+use cudarc::driver::{CudaContext, CudaView, CudaViewMut, DevicePtr, DevicePtrMut};
 use rayon::prelude::*;
 
 use super::{DeviceColumn, DeviceItem, Gpu};
@@ -117,19 +114,24 @@ pub(crate) fn append_staged<T: DeviceItem>(
     if n == 0 {
         return gpu.synchronize();
     }
-    let size = std::mem::size_of::<T>();
-    let total = n * size;
-    let mut guard = gpu.staging()?;
-    let Some(staging) = guard.as_mut() else {
-        return Err(Error::Data("the staging buffer is missing".into()));
-    };
-    let halves: &mut [u8] = staging
-        .as_mut_slice()
-        .map_err(Error::driver("reading the staging buffer", 0))?;
-    let (h0, h1) = halves.split_at_mut(STAGING_HALF);
-    let halves = [h0, h1];
-    let chunk = STAGING_HALF / size * size;
-    let chunks = total.div_ceil(chunk);
+    gpu.with_staging(|halves| download_chunks(gpu, src, out, halves))?;
+    // SAFETY: the chunks wrote all the bytes of `src`, the `n` items after the old length,
+    // each a valid `T` (plain data).
+    unsafe { out.set_len(out.len() + n) };
+    Ok(())
+}
+
+/// The loop of [`append_staged`]: writes `src`'s bytes after `out`'s items, leaving the
+/// length to the caller.
+fn download_chunks<T: DeviceItem>(
+    gpu: &Gpu,
+    src: &CudaView<'_, T>,
+    out: &mut Vec<T>,
+    halves: [&mut [u8]; 2],
+) -> Result<()> {
+    let n = src.len();
+    let total = n * std::mem::size_of::<T>();
+    let chunks = total.div_ceil(STAGING_HALF);
     out.reserve(n);
     let dst = &mut out.spare_capacity_mut()[..n];
     huge_pages(dst.as_mut_ptr().cast(), total);
@@ -141,7 +143,7 @@ pub(crate) fn append_staged<T: DeviceItem>(
     let stream = gpu.stream();
     for i in 0..=chunks {
         if i < chunks {
-            let (a, len) = (i * chunk, chunk.min(total - i * chunk));
+            let (a, len) = (i * STAGING_HALF, STAGING_HALF.min(total - i * STAGING_HALF));
             let half = &mut halves[i % 2][..len];
             // SAFETY: `src + a .. src + a + len` lies inside the column's buffer; `half` is
             // page-locked memory not read until the stream has been synchronized below.
@@ -152,7 +154,7 @@ pub(crate) fn append_staged<T: DeviceItem>(
         }
         if i > 0 {
             let j = i - 1;
-            let (a, len) = (j * chunk, chunk.min(total - j * chunk));
+            let (a, len) = (j * STAGING_HALF, STAGING_HALF.min(total - j * STAGING_HALF));
             let from = &halves[j % 2][..len];
             dst[a..a + len]
                 .par_chunks_mut(HOST_CHUNK_BYTES)
@@ -167,9 +169,6 @@ pub(crate) fn append_staged<T: DeviceItem>(
             .synchronize()
             .map_err(Error::driver("downloading a column", total))?;
     }
-    // SAFETY: the loop wrote all `total` bytes, the `n` items after the old length, each a
-    // valid `T` (plain data).
-    unsafe { out.set_len(out.len() + n) };
     Ok(())
 }
 
@@ -187,33 +186,26 @@ pub(crate) fn upload_staged<T: DeviceItem>(
     let total = std::mem::size_of_val(data);
     let err = || Error::driver("uploading a column", total);
     let src: &[u8] = bytemuck::cast_slice(data);
-    let mut guard = gpu.staging()?;
-    let Some(staging) = guard.as_mut() else {
-        return Err(Error::Data("the staging buffer is missing".into()));
-    };
-    let halves: &mut [u8] = staging
-        .as_mut_slice()
-        .map_err(Error::driver("reading the staging buffer", 0))?;
-    let (h0, h1) = halves.split_at_mut(STAGING_HALF);
-    let halves = [h0, h1];
-    let stream = gpu.stream();
-    let (base, _sync) = dst.device_ptr_mut(stream);
-    for (i, chunk) in src.chunks(STAGING_HALF).enumerate() {
-        let half = &mut halves[i % 2][..chunk.len()];
-        // The copy that last read this half (chunk i - 2) completed at the previous
-        // iteration's synchronization.
-        half.par_chunks_mut(HOST_CHUNK_BYTES)
-            .zip(chunk.par_chunks(HOST_CHUNK_BYTES))
-            .for_each(|(d, s)| d.copy_from_slice(s));
-        stream.synchronize().map_err(err())?;
-        let at = base + (i * STAGING_HALF) as u64;
-        // SAFETY: `at .. at + half.len()` lies inside `dst` (the chunks tile `data`, as long
-        // as `dst`); `half` is page-locked and not written again before the stream has been
-        // synchronized.
-        unsafe { cudarc::driver::result::memcpy_htod_async(at, half, stream.cu_stream()) }
-            .map_err(err())?;
-    }
-    stream.synchronize().map_err(err())
+    gpu.with_staging(|halves| {
+        let stream = gpu.stream();
+        let (base, _sync) = dst.device_ptr_mut(stream);
+        for (i, chunk) in src.chunks(STAGING_HALF).enumerate() {
+            let half = &mut halves[i % 2][..chunk.len()];
+            // The copy that last read this half (chunk i - 2) completed at the previous
+            // iteration's synchronization.
+            half.par_chunks_mut(HOST_CHUNK_BYTES)
+                .zip(chunk.par_chunks(HOST_CHUNK_BYTES))
+                .for_each(|(d, s)| d.copy_from_slice(s));
+            stream.synchronize().map_err(err())?;
+            let at = base + (i * STAGING_HALF) as u64;
+            // SAFETY: `at .. at + half.len()` lies inside `dst` (the chunks tile `data`, as long
+            // as `dst`); `half` is page-locked and not written again before the stream has been
+            // synchronized.
+            unsafe { cudarc::driver::result::memcpy_htod_async(at, half, stream.cu_stream()) }
+                .map_err(err())?;
+        }
+        stream.synchronize().map_err(err())
+    })
 }
 
 /// Asks the kernel to back `len` bytes at `ptr` (fresh memory, not yet touched) with
@@ -250,29 +242,37 @@ pub(crate) trait CollectHuge: IndexedParallelIterator {
 impl<I: IndexedParallelIterator> CollectHuge for I {}
 
 impl Gpu {
-    /// The two page-locked staging halves of the staged download, allocated on first use.
-    fn staging(&self) -> Result<MutexGuard<'_, Option<PinnedHostSlice<u8>>>> {
+    /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated
+    /// on first use), holding them for its duration.
+    fn with_staging<R>(&self, f: impl FnOnce([&mut [u8]; 2]) -> Result<R>) -> Result<R> {
         // The buffer is scratch with no invariant a panic could break: a poisoned lock is
         // taken as it is.
         let mut guard = self
             .staging
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if guard.is_none() {
-            // SAFETY: zeroed below before any read.
-            let mut p = unsafe {
-                self.context()
-                    .alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0)
+        let staging = match &mut *guard {
+            Some(p) => p,
+            None => {
+                // SAFETY: zeroed below before any read.
+                let mut p = unsafe {
+                    self.context()
+                        .alloc_pinned_with_flags::<u8>(2 * STAGING_HALF, 0)
+                }
+                .map_err(Error::driver(
+                    "allocating the staging buffer",
+                    2 * STAGING_HALF,
+                ))?;
+                p.as_mut_slice()
+                    .map_err(Error::driver("allocating the staging buffer", 0))?
+                    .fill(0);
+                guard.insert(p)
             }
-            .map_err(Error::driver(
-                "allocating the staging buffer",
-                2 * STAGING_HALF,
-            ))?;
-            p.as_mut_slice()
-                .map_err(Error::driver("allocating the staging buffer", 0))?
-                .fill(0);
-            *guard = Some(p);
-        }
-        Ok(guard)
+        };
+        let halves = staging
+            .as_mut_slice()
+            .map_err(Error::driver("reading the staging buffer", 0))?;
+        let (h0, h1) = halves.split_at_mut(STAGING_HALF);
+        f([h0, h1])
     }
 }
