@@ -1,8 +1,9 @@
 //! `tessera bench transfer`: moving columns between Arrow arrays (or `Vec`s) and the device,
 //! against the link's bandwidth measured in the same run with a page-locked buffer (the
-//! model: bytes over that bandwidth). Uploads the ordinary (pageable) way and from an Arrow
-//! buffer page-locked in place, with the cost of locking it; downloads by every
-//! `DownloadPath`, `to_vec` (the staged one) and `to_arrow`.
+//! model: bytes over that bandwidth). Uploads by the driver's (pageable) copy, by
+//! `Gpu::upload` and `upload_arrow` (staged from 1 MiB on) and from an Arrow buffer
+//! page-locked in place, with the cost of locking it; downloads by every `DownloadPath`,
+//! `to_vec` (the staged one) and `to_arrow`.
 use std::path::PathBuf;
 use std::time::Instant;
 
