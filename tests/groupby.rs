@@ -12,7 +12,7 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::cpu::group_by;
 use tessera::ops::{
     Agg, DeviceKeyColumn, DeviceValueColumn, GroupByVariant, Grouped, KeyColumn, ResultColumn,
-    ValueColumn, group_by_device, group_by_hash, group_by_sort,
+    ValueColumn, group_by_device, group_by_hash, group_by_partitioned, group_by_sort,
 };
 use tessera::{Error, Gpu};
 
@@ -444,10 +444,12 @@ fn column_aggs(c: usize) -> Vec<Agg> {
 type GpuGroupBy =
     fn(&Gpu, &[DeviceKeyColumn], &[DeviceValueColumn], &[Agg]) -> Result<Grouped, Error>;
 
-/// The GPU variants by name: the hash and sort-based group-bys and the call that chooses.
-const VARIANTS: [(&str, GpuGroupBy); 3] = [
+/// The GPU variants by name: the hash, sort-based and partitioned group-bys and the call that
+/// chooses.
+const VARIANTS: [(&str, GpuGroupBy); 4] = [
     ("hash", group_by_hash),
     ("sort", group_by_sort),
+    ("partitioned", group_by_partitioned),
     ("group_by", tessera::ops::group_by),
 ];
 
@@ -525,6 +527,29 @@ fn gpu_variants_match_cpu(gpu: &Gpu) {
         dists.push((
             "uniform 10^4",
             (0..n).map(|_| rng.random_range(0..10_000)).collect(),
+        ));
+        // Narrow key ranges, for the partitioned group-by: one partition (split over several
+        // blocks once the rows are many), one radix pass, two passes, and a heavy hitter
+        // among keys below 2^20 (its partition split).
+        dists.push((
+            "uniform 4096",
+            (0..n).map(|_| rng.random_range(0..4096)).collect(),
+        ));
+        dists.push((
+            "uniform 2^24",
+            (0..n).map(|_| rng.random_range(0..1 << 24)).collect(),
+        ));
+        dists.push((
+            "heavy hitter below 2^20",
+            (0..n)
+                .map(|_| {
+                    if rng.random_bool(0.9) {
+                        4242
+                    } else {
+                        rng.random_range(0..1 << 20)
+                    }
+                })
+                .collect(),
         ));
         // The key that marks an empty slot, and its i32 twin -1, among others.
         dists.push((
@@ -605,9 +630,9 @@ fn refuses_what_it_does_not_take(gpu: &Gpu, group_by_gpu: GpuGroupBy) {
     assert_eq!(g.aggregates, vec![ResultColumn::U64(vec![])]);
 }
 
-/// The chooser takes the hash group-by for groups that fit shared memory and the sort-based
-/// one for many (a million distinct keys); its result on the device comes back equal to the
-/// CPU's.
+/// The chooser takes the hash group-by for groups that fit shared memory, the partitioned one
+/// for many groups of a narrow key range and the sort-based one for many over every `u32`;
+/// its result on the device comes back equal to the CPU's.
 fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
     let n = common::capped(&[5000, 1 << 20])
         .last()
@@ -620,7 +645,13 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
     let many: Vec<u32> = (0..n as u32)
         .map(|i| i.wrapping_mul(2_654_435_761))
         .collect();
-    for (k, want) in [(few, GroupByVariant::Hash), (many, GroupByVariant::Sort)] {
+    let narrow: Vec<u32> = (0..n).map(|_| rng.random_range(0..1 << 22)).collect();
+    let cases = [
+        (few, GroupByVariant::Hash),
+        (narrow, GroupByVariant::Partitioned),
+        (many, GroupByVariant::Sort),
+    ];
+    for (k, want) in cases {
         let dk = gpu.upload(&k).unwrap();
         let keys = [DeviceKeyColumn::U32(&dk)];
         let values = [DeviceValueColumn::U32(&dv)];

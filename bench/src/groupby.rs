@@ -194,8 +194,9 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
         };
         push("tessera group_by", t);
         type Variant<'a> = (&'a str, ops::GroupByVariant);
-        let variants: [Variant; 2] = [
+        let variants: [Variant; 3] = [
             ("tessera hash", ops::GroupByVariant::Hash),
+            ("tessera partitioned", ops::GroupByVariant::Partitioned),
             ("tessera sort", ops::GroupByVariant::Sort),
         ];
         for (label, variant) in variants {
@@ -203,6 +204,9 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
                 .time(WARMUP, args.reps, || {
                     let r = match variant {
                         ops::GroupByVariant::Hash => ops::group_by_hash_device(gpu, &k, &v, &AGGS),
+                        ops::GroupByVariant::Partitioned => {
+                            ops::group_by_partitioned_device(gpu, &k, &v, &AGGS)
+                        }
                         ops::GroupByVariant::Sort => ops::group_by_sort_device(gpu, &k, &v, &AGGS),
                     }?;
                     std::hint::black_box(r.groups());

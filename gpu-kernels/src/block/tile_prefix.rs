@@ -49,6 +49,22 @@ pub unsafe fn block_dynamic_tile_id(counter: *mut u32, slot: Shared<u32>) -> usi
     unsafe { slot.read(0) as usize }
 }
 
+/// Publishes this tile's `aggregate` alone, for a tile that needs no prefix itself: later
+/// tiles' look-backs add it and walk on. One thread calls it.
+///
+/// # Safety
+/// As for [`block_tile_prefix`].
+#[inline(always)]
+pub unsafe fn block_tile_publish(status: *mut u64, tile: usize, aggregate: u32, epoch: u32) {
+    // SAFETY: in bounds (STATUS_STRIDE words per tile).
+    unsafe {
+        store_relaxed_u64(
+            status.add(tile * STATUS_STRIDE),
+            status_word(epoch, AGGREGATE, aggregate),
+        )
+    };
+}
+
 /// Publishes this tile's `aggregate` and returns the sum of the aggregates of all earlier tiles
 /// (to every thread), in the launch's `epoch`. Warp 0 looks back 32 predecessors at a time
 /// until it meets a published prefix, reading [`LOOKBACK`] words per lane per round trip.

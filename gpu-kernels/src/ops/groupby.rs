@@ -311,6 +311,20 @@ mod device {
             super::shared_entries(self.slots, self.copies) as usize
         }
 
+        /// The count of entry `s` (after the barrier that ends the updates).
+        #[inline(always)]
+        pub fn count_of(&self, s: usize) -> u32 {
+            // SAFETY: callers pass an entry below `entries()`.
+            unsafe { self.counts.read(s) }
+        }
+
+        /// Accumulator `a`'s word of entry `s` (after the barrier that ends the updates).
+        #[inline(always)]
+        pub fn acc_of(&self, a: usize, s: usize) -> u64 {
+            // SAFETY: callers pass an entry below `entries()`.
+            unsafe { self.acc.read(a * self.entries() + s) }
+        }
+
         /// This lane's entry of slot `s` (`s <= slots`).
         #[inline(always)]
         fn entry(&self, s: u32) -> u32 {
@@ -319,7 +333,7 @@ mod device {
 
         /// This lane's spare entry.
         #[inline(always)]
-        fn spare(&self) -> u32 {
+        pub fn spare(&self) -> u32 {
             (self.slots + 1) * self.copies + lane_id()
         }
 
@@ -352,7 +366,7 @@ mod device {
 
         /// Counts the tile's rows in their entries (a slot, or the lane's spare entry).
         #[inline(always)]
-        fn count<const IPT: usize>(&self, entry: &[u32; IPT]) {
+        pub fn count<const IPT: usize>(&self, entry: &[u32; IPT]) {
             for &e in entry {
                 // SAFETY: every entry is below `entries()`.
                 unsafe { shared_atomic::red_add_u32(self.count_at + 4 * e, 1) };
@@ -363,7 +377,7 @@ mod device {
         /// values' raw bits: one dispatch on the code per tile, no test of the entry, and each
         /// kind's atomics issued for all rows before anything waits on their results.
         #[inline(always)]
-        fn update<const IPT: usize>(&self, a: usize, c: u32, entry: &[u32; IPT], raw: &[u64; IPT]) {
+        pub fn update<const IPT: usize>(&self, a: usize, c: u32, entry: &[u32; IPT], raw: &[u64; IPT]) {
             let len = self.entries();
             let base = self.acc_at + 8 * (a * len) as u32;
             let at = |j: usize| base + 8 * entry[j];

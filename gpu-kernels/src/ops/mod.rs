@@ -6,6 +6,7 @@ pub mod baseline;
 pub mod decompress;
 pub mod decompress_base;
 pub mod groupby;
+pub mod groupby_part;
 pub mod groupby_sort;
 pub mod join;
 pub mod pkjoin;

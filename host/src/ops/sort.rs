@@ -529,6 +529,28 @@ impl<K: SortKey> RadixSort<K> {
         }
     }
 
+    /// Sorts `keys` (with `values`) ascending by their `digits` 8-bit digits from bit
+    /// `first_bit` up alone, stably: the LSB passes of those digits (skipping trivial ones).
+    /// The partitioned group-by's partial sort.
+    pub(crate) fn sort_digits(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
+        vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+        first_bit: u32,
+        digits: usize,
+    ) -> Result<()> {
+        self.check(keys, out, &vals)?;
+        self.passes_run = 0;
+        self.ran = None;
+        self.local_run = None;
+        if keys.is_empty() || digits == 0 {
+            return Ok(());
+        }
+        self.run_lsb_digits(gpu, keys, out, vals, false, None, first_bit, digits)
+    }
+
     /// The LSB sort: a histogram of every digit (unless the MSD sort's `hist` has them), then
     /// one one-sweep pass per digit that does not hold every key, ping-ponging between `out`
     /// and the temporary so that the last pass writes `out`.
@@ -537,15 +559,32 @@ impl<K: SortKey> RadixSort<K> {
         gpu: &Gpu,
         keys: &DeviceColumn<K>,
         out: &mut DeviceColumn<K>,
+        vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
+        desc: bool,
+        hist: Option<Vec<u32>>,
+    ) -> Result<()> {
+        let digits = (<K::Bits as RadixBits>::BITS / k::SORT_BITS) as usize;
+        self.run_lsb_digits(gpu, keys, out, vals, desc, hist, 0, digits)
+    }
+
+    /// [`Self::run_lsb`] over `digits` digits from bit `first_bit` up.
+    #[allow(clippy::too_many_arguments)]
+    fn run_lsb_digits(
+        &mut self,
+        gpu: &Gpu,
+        keys: &DeviceColumn<K>,
+        out: &mut DeviceColumn<K>,
         mut vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
         desc: bool,
         hist: Option<Vec<u32>>,
+        first_bit: u32,
+        digits: usize,
     ) -> Result<()> {
         let n = keys.len();
         let spec = self.pass_kernel(n, vals.is_some());
         let bits = k::SORT_BITS;
         let layout = RadixState {
-            passes: (<K::Bits as RadixBits>::BITS / bits) as usize,
+            passes: digits,
             bins: 1 << bits,
             tiles: spec.tiles(n as u64) as usize,
             status_words: 1 + status_width(n),
@@ -554,7 +593,7 @@ impl<K: SortKey> RadixSort<K> {
         let hist = match hist {
             Some(h) => h,
             None => {
-                work.histogram::<K>(gpu, K::HIST, &keys.buf, n, 0, bits, desc)?;
+                work.histogram::<K>(gpu, K::HIST, &keys.buf, n, first_bit, bits, desc)?;
                 work.read_histograms(gpu)?
             }
         };
@@ -568,7 +607,7 @@ impl<K: SortKey> RadixSort<K> {
                 | (if i == last { k::MODE_LAST } else { 0 })
                 | (if desc { k::MODE_DESC } else { 0 });
             let to_out = (last - i).is_multiple_of(2);
-            let shift = p as u32 * bits;
+            let shift = first_bit + p as u32 * bits;
             // Bits and keys share a representation: passes move raw words.
             let (ki, ko): (&CudaSlice<K>, &mut CudaSlice<K>) = match (i, to_out) {
                 (0, true) => (&keys.buf, &mut out.buf),
@@ -608,6 +647,32 @@ fn nontrivial_passes(hist: &[u32], passes: usize, bins: usize, n: usize) -> Vec<
         run.push(0);
     }
     run
+}
+
+/// The bit length of the largest of `keys` (0 when every key is 0, or there is none), from
+/// one histogram of each key's four bytes (synchronizes).
+pub(crate) fn key_bits(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<u32> {
+    let n = keys.len();
+    if n == 0 {
+        return Ok(0);
+    }
+    let bits = k::SORT_BITS;
+    let digits = (32 / bits) as usize;
+    let layout = RadixState {
+        passes: digits,
+        bins: 1 << bits,
+        tiles: 0,
+        status_words: 1,
+    };
+    let mut work = RadixWork::prepare(gpu, None, layout)?;
+    work.histogram::<u32>(gpu, <u32 as SortKey>::HIST, &keys.buf, n, 0, bits, false)?;
+    let hist = work.read_histograms(gpu)?;
+    let top = (0..digits).rev().find_map(|d| {
+        let h = &hist[d * layout.bins..(d + 1) * layout.bins];
+        let last = h.iter().rposition(|&c| c != 0)? as u32;
+        (last > 0).then(|| d as u32 * bits + (32 - last.leading_zeros()))
+    });
+    Ok(top.unwrap_or(0))
 }
 
 /// The row ids `0 .. n` in a new column, the payload of a sort that remembers where each key

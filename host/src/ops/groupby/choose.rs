@@ -10,6 +10,7 @@
 //! variants next to the choice at each G, which is how the threshold was checked (figures in
 //! `docs/perf-log.md`).
 use super::hash::HashPlan;
+use super::partition::PartPlan;
 use super::records::{Checked, DeviceGrouped, check};
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
@@ -21,6 +22,8 @@ use crate::runtime::Gpu;
 pub enum GroupByVariant {
     /// [`crate::ops::group_by_hash`].
     Hash,
+    /// [`crate::ops::group_by_partitioned`].
+    Partitioned,
     /// [`crate::ops::group_by_sort`].
     Sort,
 }
@@ -69,6 +72,10 @@ pub fn group_by_device(
     let est = plan.estimate();
     if plan.in_shared() {
         return Ok((plan.run(gpu, accs)?, choice(GroupByVariant::Hash, est)));
+    }
+    if let Some(part) = PartPlan::new(gpu, key, accs.list.len())? {
+        let r = part.run(gpu, values, accs)?;
+        return Ok((r, choice(GroupByVariant::Partitioned, est)));
     }
     let r = sort_checked(gpu, key, values, accs)?;
     Ok((r, choice(GroupByVariant::Sort, est)))

@@ -27,11 +27,13 @@ use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
 
 mod choose;
 mod hash;
+mod partition;
 mod records;
 mod sort;
 
 pub use choose::{GroupByChoice, GroupByVariant, group_by, group_by_device};
 pub use hash::{group_by_hash, group_by_hash_device};
+pub use partition::{group_by_partitioned, group_by_partitioned_device};
 pub use records::DeviceGrouped;
 pub use sort::{group_by_sort, group_by_sort_device};
 

@@ -77,6 +77,22 @@ pub(super) fn value_ptr(gpu: &Gpu, v: DeviceValueColumn) -> u64 {
     }
 }
 
+/// The `u32` value column every accumulator reads, if there is one: a sort can move its values
+/// with the keys instead of row ids.
+pub(super) fn payload_column<'a>(
+    values: &[DeviceValueColumn<'a>],
+    accs: &Accumulators,
+) -> Option<&'a DeviceColumn<u32>> {
+    let &(c, _) = accs.list.first()?;
+    if !accs.list.iter().all(|&(x, _)| x == c) {
+        return None;
+    }
+    match values[c] {
+        DeviceValueColumn::U32(col) => Some(col),
+        _ => None,
+    }
+}
+
 /// The accumulators a list of aggregates needs (each distinct (value column, code) once),
 /// which one each aggregate reads, and the key's type: all a result needs from its inputs.
 #[derive(Clone, Debug)]

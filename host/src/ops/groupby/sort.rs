@@ -10,7 +10,8 @@ use tessera_kernels::ops::groupby_sort::{
 };
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, ptr, read_head, value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head,
+    value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
@@ -81,13 +82,7 @@ fn sorted<K: SortKey>(
         ..RunsParams::default()
     };
     // The payload: the `u32` column every accumulator reads, else row ids.
-    let shared_u32 = match accs.list.first() {
-        Some(&(c, _)) if accs.list.iter().all(|&(x, _)| x == c) => match values[c] {
-            DeviceValueColumn::U32(col) => Some(col),
-            _ => None,
-        },
-        _ => None,
-    };
+    let shared_u32 = payload_column(values, &accs);
     let rows;
     let payload = match (a, shared_u32) {
         (0, _) => None,

@@ -1,0 +1,492 @@
+//! Partitioned group-by (issue 22): many groups over a narrow key range. The host sorts the
+//! rows by the key's bits above its low `slot_bits` (one or two radix passes instead of the
+//! whole sort), so that each partition (the rows of one value of those high bits) holds at
+//! most `2^slot_bits` groups; then a block aggregates a partition's rows in a shared-memory
+//! table indexed directly by the key's low bits, and writes its groups in key order: slot
+//! order within the partition, partitions in order. Work per row is one pass over the sorted
+//! rows with shared-memory atomics, whatever the group count.
+//!
+//! The host cuts the partitions into [`PartItem`]s, one block each, in partition order. A
+//! partition with more rows than one block should take (a heavy hitter's) is split over
+//! several items: each merges its table into the partition's table in device memory, and the
+//! last to finish writes the groups from there. The groups' places come from the decoupled
+//! look-back over the items ([`crate::block::block_tile_prefix`]): an item publishes how many
+//! groups it writes (zero for a split partition's items but the last).
+//!
+//! The records are [`record_words`](crate::ops::groupby::record_words) words each after a
+//! [`RECORDS_HEADER`](crate::ops::groupby::RECORDS_HEADER), as the other group-bys write them.
+use crate::ops::groupby::GROUPBY_MAX_AGGS;
+
+/// One block's work: rows `begin .. end` of partition `part`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PartItem {
+    /// First row.
+    pub begin: u32,
+    /// One past the last row.
+    pub end: u32,
+    /// The partition: the value of the key's bits above the slot bits.
+    pub part: u32,
+    /// The partition's index among the split ones, or [`WHOLE`].
+    pub split: u32,
+}
+
+/// [`PartItem::split`] of a partition one item covers.
+pub const WHOLE: u32 = u32::MAX;
+
+/// Parameters of a partitioned group-by.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PartParams {
+    /// Device address of the `n` key words, sorted by their bits above `slot_bits` (every
+    /// key below `2^(slot_bits + 16)`).
+    pub keys: u64,
+    /// Device address of the `n` payload words (see `rows`); unused without accumulators.
+    pub payload: u64,
+    /// With `rows` 1 or 2, the device address of each accumulator's value column.
+    pub values: [u64; GROUPBY_MAX_AGGS],
+    /// Each accumulator's [`code`](crate::ops::groupby::code).
+    pub codes: [u32; GROUPBY_MAX_AGGS],
+    /// Device address of the [`PartItem`]s, one per block.
+    pub items: u64,
+    /// Device address of each split partition's item count (`u32`).
+    pub chunks: u64,
+    /// Device address of each split partition's finished items (`u32`, zeroed).
+    pub done: u64,
+    /// Device address of the split partitions' counts: `splits * 2^slot_bits` `u32` words.
+    pub split_counts: u64,
+    /// Device address of the split partitions' accumulator words: `2^slot_bits` per
+    /// accumulator per split partition, in that order ([`GROUPBY_PART_INIT`] fills them).
+    pub split_acc: u64,
+    /// Rows.
+    pub n: u32,
+    /// 0: the payload holds the value bits of a 32-bit column (every accumulator reads
+    /// them); 1: the payload holds row ids, each accumulator reads its column there; 2: no
+    /// payload, the rows are in input order and each accumulator reads its column at the row.
+    pub rows: u32,
+    /// Bits of the key below the partition's: a table has `2^slot_bits` slots (at most 12).
+    pub slot_bits: u32,
+    /// Split partitions.
+    pub splits: u32,
+}
+
+/// Most slot bits a table takes.
+pub const PART_MAX_SLOT_BITS: u32 = 12;
+
+#[cfg(target_arch = "nvptx64")]
+mod device {
+    use super::{PartItem, PartParams, WHOLE};
+    use crate::arch::{
+        Atomic, Shared, ballot, block_idx, fence_device, lane_id, lanemask_lt, load_relaxed_u32,
+        load_relaxed_u64, popc, red_global, sync_threads, thread_idx, warp_id,
+    };
+    use crate::ops::groupby::{ANY_CODE, RECORDS_HEADER, SharedTable, record_words, red_acc};
+
+    /// Static shared memory of [`group_by_part`].
+    #[derive(Clone, Copy)]
+    pub struct PartShared {
+        /// The table's fill word (unused: its slots are fixed).
+        pub filled: Shared<u32>,
+        /// `NT / 32 + 1` words: each warp's groups, then the item's.
+        pub warp_groups: Shared<u32>,
+        /// One word.
+        pub slot: Shared<u32>,
+    }
+
+    /// Aggregates one tile of rows `start ..` (below `end`) into the table.
+    ///
+    /// # Safety
+    /// As for [`group_by_part`]; `start < end <= n`.
+    #[inline(always)]
+    unsafe fn part_tile<const NT: usize, const IPT: usize, const A: usize>(
+        p: &PartParams,
+        codes: &[u32; A],
+        table: &SharedTable,
+        start: usize,
+        end: usize,
+    ) {
+        let t = thread_idx();
+        let row = |j: usize| start + j * NT + t;
+        let live: [bool; IPT] = core::array::from_fn(|j| row(j) < end);
+        let mask = (1u32 << p.slot_bits) - 1;
+        // Every load of the tile is issued before the first atomic.
+        // SAFETY: live rows are below end <= n.
+        let k: [u32; IPT] = core::array::from_fn(|j| {
+            if live[j] {
+                unsafe { (p.keys as *const u32).add(row(j)).read() }
+            } else {
+                0
+            }
+        });
+        let mut raw = [[0u64; IPT]; A];
+        if A > 0 {
+            // SAFETY: live rows are below n; the payload holds n words.
+            let pay: [u32; IPT] = core::array::from_fn(|j| {
+                if live[j] && p.rows != 2 {
+                    unsafe { (p.payload as *const u32).add(row(j)).read() }
+                } else {
+                    0
+                }
+            });
+            for a in 0..A {
+                let wide = codes[a] & crate::ops::groupby::code::TYPE
+                    == crate::ops::groupby::code::F64;
+                for j in 0..IPT {
+                    raw[a][j] = if !live[j] {
+                        0
+                    } else if p.rows == 0 {
+                        pay[j] as u64
+                    } else {
+                        let at = if p.rows == 1 { pay[j] as usize } else { row(j) };
+                        // SAFETY: row ids and rows are below n, the columns' length.
+                        unsafe {
+                            if wide {
+                                (p.values[a] as *const u64).add(at).read()
+                            } else {
+                                (p.values[a] as *const u32).add(at).read() as u64
+                            }
+                        }
+                    };
+                }
+            }
+        }
+        let spare = table.spare();
+        let entry: [u32; IPT] =
+            core::array::from_fn(|j| if live[j] { k[j] & mask } else { spare });
+        table.count(&entry);
+        for a in 0..A {
+            table.update(a, codes[a], &entry, &raw[a]);
+        }
+    }
+
+    /// Writes the item's groups: each warp counts the occupied slots of its share, in slot
+    /// order, the look-back places the item's groups after those of the items before it, and
+    /// the warps write their records there. `count(s)` and `acc(a, s)` read slot `s`.
+    ///
+    /// # Safety
+    /// As for [`group_by_part`].
+    #[inline(always)]
+    unsafe fn emit<const NT: usize, const A: usize>(
+        p: &PartParams,
+        item: usize,
+        part: u32,
+        status: *mut u64,
+        records: *mut u64,
+        sh: &PartShared,
+        count: impl Fn(usize) -> u32,
+        acc: impl Fn(usize, usize) -> u64,
+    ) {
+        const { assert!(NT % 32 == 0) };
+        let warps = NT / 32;
+        let slots = 1usize << p.slot_bits;
+        let share = slots.div_ceil(warps).next_multiple_of(32);
+        let (w, lane) = (warp_id(), lane_id() as usize);
+        let first = w * share;
+        let occupied = |s: usize| s < slots && count(s) != 0;
+        let mut mine = 0u32;
+        let mut r = 0;
+        while r < share {
+            mine += popc(ballot(occupied(first + r + lane)));
+            r += 32;
+        }
+        if lane == 0 {
+            // SAFETY: w < warps.
+            unsafe { sh.warp_groups.write(w, mine) };
+        }
+        sync_threads();
+        if thread_idx() == 0 {
+            let mut run = 0u32;
+            for i in 0..warps {
+                // SAFETY: i < warps; the item's word at `warps`.
+                unsafe {
+                    let g = sh.warp_groups.read(i);
+                    sh.warp_groups.write(i, run);
+                    run += g;
+                }
+            }
+            // SAFETY: as above.
+            unsafe { sh.warp_groups.write(warps, run) };
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        let total = unsafe { sh.warp_groups.read(warps) };
+        // SAFETY: one status word per item, zeroed; items start in index order.
+        let base = unsafe { crate::block::block_tile_prefix(status, item, total, 0, sh.slot) };
+        if thread_idx() == 0 && total > 0 {
+            // SAFETY: the header's group count.
+            unsafe { u64::atomic_add(records, total as u64) };
+        }
+        // SAFETY: written before the look-back's barrier.
+        let mut rank = base + unsafe { sh.warp_groups.read(w) };
+        let words = record_words(A);
+        let mut r = 0;
+        while r < share {
+            let s = first + r + lane;
+            let occ = occupied(s);
+            let b = ballot(occ);
+            if occ {
+                let g = (rank + popc(b & lanemask_lt())) as usize;
+                // SAFETY: the records hold a record for every group, g among them.
+                unsafe {
+                    let out = records.add(RECORDS_HEADER + g * words);
+                    out.write((part << p.slot_bits | s as u32) as u64);
+                    out.add(1).write(count(s) as u64);
+                    for a in 0..A {
+                        out.add(2 + a).write(acc(a, s));
+                    }
+                }
+            }
+            rank += popc(b);
+            r += 32;
+        }
+    }
+
+    /// The partitioned group-by of the launch's items, one per block.
+    ///
+    /// # Safety
+    /// `p` describes the sorted rows, one item per block (in partition order), the split
+    /// partitions' tables (initialized) and counters (zeroed); `status` holds a zeroed status
+    /// word per item; `records` a zeroed header and a record per group; the launch gives the
+    /// table's dynamic shared memory (`shared_table_bytes(2^slot_bits, 1, A)`).
+    #[inline(always)]
+    pub unsafe fn group_by_part<
+        const NT: usize,
+        const IPT: usize,
+        const A: usize,
+        const CODE: u32,
+    >(
+        p: &PartParams,
+        status: *mut u64,
+        records: *mut u64,
+        sh: PartShared,
+    ) {
+        let codes: [u32; A] =
+            core::array::from_fn(|a| if CODE == ANY_CODE { p.codes[a] } else { CODE });
+        let item = block_idx();
+        // SAFETY: one item per block.
+        let it: PartItem = unsafe { (p.items as *const PartItem).add(item).read() };
+        let slots = 1u32 << p.slot_bits;
+        // SAFETY: the launch gives the table's memory.
+        let table = unsafe { SharedTable::new::<A>(slots, 1, sh.filled) };
+        table.clear::<NT, A>(&codes);
+        let (mut start, end) = (it.begin as usize, it.end as usize);
+        while start < end {
+            // SAFETY: start < end <= n.
+            unsafe { part_tile::<NT, IPT, A>(p, &codes, &table, start, end) };
+            start += NT * IPT;
+        }
+        sync_threads();
+        let slots = slots as usize;
+        if it.split == WHOLE {
+            // SAFETY: forwarded contract.
+            unsafe {
+                emit::<NT, A>(
+                    p,
+                    item,
+                    it.part,
+                    status,
+                    records,
+                    &sh,
+                    |s| table.count_of(s),
+                    |a, s| table.acc_of(a, s),
+                )
+            };
+            return;
+        }
+        let split = it.split as usize;
+        let counts = (p.split_counts as *mut u32).wrapping_add(split * slots);
+        let acc = (p.split_acc as *mut u64).wrapping_add(split * A * slots);
+        let mut s = thread_idx();
+        while s < slots {
+            let c = table.count_of(s);
+            if c != 0 {
+                // SAFETY: the split partition's table holds `slots` counts and words per
+                // accumulator; every update is atomic.
+                unsafe {
+                    red_global::add_u32(counts.add(s), c);
+                    for a in 0..A {
+                        red_acc(acc.add(a * slots + s), codes[a], table.acc_of(a, s));
+                    }
+                }
+            }
+            s += NT;
+        }
+        // The merges are visible device-wide before this item counts as finished.
+        fence_device();
+        sync_threads();
+        if thread_idx() == 0 {
+            // SAFETY: the split partition's counters.
+            let last = unsafe {
+                let chunks = (p.chunks as *const u32).add(split).read();
+                u32::atomic_add((p.done as *mut u32).add(split), 1) + 1 == chunks
+            };
+            // SAFETY: one word.
+            unsafe { sh.slot.write(0, last as u32) };
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        let last = unsafe { sh.slot.read(0) } != 0;
+        sync_threads();
+        if !last {
+            if thread_idx() == 0 {
+                // SAFETY: one status word per item.
+                unsafe { crate::block::block_tile_publish(status, item, 0, 0) };
+            }
+            return;
+        }
+        // Every other item's merges happened before its count, which this one has seen.
+        fence_device();
+        // SAFETY: forwarded contract; the split partition's table is complete.
+        unsafe {
+            emit::<NT, A>(
+                p,
+                item,
+                it.part,
+                status,
+                records,
+                &sh,
+                |s| load_relaxed_u32(counts.add(s)),
+                |a, s| load_relaxed_u64(acc.add(a * slots + s)),
+            )
+        };
+    }
+}
+
+#[cfg(target_arch = "nvptx64")]
+pub use device::*;
+
+/// The arguments of the partitioned group-by kernels: `(params, status, records)`.
+pub type PartArgs = (*const PartParams, *mut u64, *mut u64);
+
+macro_rules! part_kernels {
+    ($($spec:ident = $name:ident: $a:literal, $code:expr, MIN_BLOCKS = $mb:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 256, IPT = 8, MIN_BLOCKS = $mb](
+                params: *const PartParams, status: *mut u64, records: *mut u64
+            ) {
+                let sh = PartShared {
+                    filled: $crate::shared_array!(part_filled: [u32; 1]),
+                    warp_groups: $crate::shared_array!(part_warp_groups: [u32; NT / 32 + 1]),
+                    slot: $crate::shared_array!(part_slot: [u32; 1]),
+                };
+                // SAFETY: the host passes one parameter struct.
+                let p = unsafe { params.read() };
+                // SAFETY: the host sizes the launch, items, tables, status and records as
+                // `group_by_part` asks.
+                unsafe { group_by_part::<NT, IPT, $a, { $code }>(&p, status, records, sh) }
+            }
+        }
+    )*};
+}
+
+#[cfg(target_arch = "nvptx64")]
+use crate::ops::groupby::{ANY_CODE, code};
+
+part_kernels! {
+    GROUPBY_PART_0 = groupby_part_0: 0, ANY_CODE, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_U32 = groupby_part_sum_u32: 1, code::SUM | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_I32 = groupby_part_sum_i32: 1, code::SUM | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_F32 = groupby_part_sum_f32: 1, code::SUM | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_F64 = groupby_part_sum_f64: 1, code::SUM | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_U32 = groupby_part_min_u32: 1, code::MIN | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_I32 = groupby_part_min_i32: 1, code::MIN | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_F32 = groupby_part_min_f32: 1, code::MIN | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_F64 = groupby_part_min_f64: 1, code::MIN | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_U32 = groupby_part_max_u32: 1, code::MAX | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_I32 = groupby_part_max_i32: 1, code::MAX | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_F32 = groupby_part_max_f32: 1, code::MAX | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_F64 = groupby_part_max_f64: 1, code::MAX | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_2 = groupby_part_2: 2, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_PART_3 = groupby_part_3: 3, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, MIN_BLOCKS = 1;
+}
+
+/// The single-accumulator partitioned kernels, indexed by the accumulator's
+/// [`code`](crate::ops::groupby::code) (`op | type`).
+pub const GROUPBY_PART_ONE: [crate::spec::KernelSpec<PartArgs>; 12] = [
+    GROUPBY_PART_SUM_U32,
+    GROUPBY_PART_SUM_I32,
+    GROUPBY_PART_SUM_F32,
+    GROUPBY_PART_SUM_F64,
+    GROUPBY_PART_MIN_U32,
+    GROUPBY_PART_MIN_I32,
+    GROUPBY_PART_MIN_F32,
+    GROUPBY_PART_MIN_F64,
+    GROUPBY_PART_MAX_U32,
+    GROUPBY_PART_MAX_I32,
+    GROUPBY_PART_MAX_F32,
+    GROUPBY_PART_MAX_F64,
+];
+
+crate::kernel! {
+    /// Each partition's first row: `starts[q]` is the first of the `n` keys (sorted by their
+    /// bits from `shift` up) whose bits from `shift` up are at least `q`, for `q` in
+    /// `0 ..= parts`. One binary search per partition.
+    GROUPBY_PART_BOUNDS = groupby_part_bounds[NT = 256, IPT = 1](
+        keys: *const u32, n: u32, shift: u32, parts: u32, starts: *mut u32
+    ) {
+        let mut q = crate::arch::global_idx();
+        while q <= parts as usize {
+            let (mut lo, mut hi) = (0usize, n as usize);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                // SAFETY: mid < hi <= n.
+                if ((unsafe { keys.add(mid).read() } >> shift) as usize) < q {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            // SAFETY: `starts` holds `parts + 1` words.
+            unsafe { starts.add(q).write(lo as u32) };
+            q += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+crate::kernel! {
+    /// Empties the split partitions' tables: counts 0, each of the `aggs` accumulators' words
+    /// its starting word.
+    GROUPBY_PART_INIT = groupby_part_init[NT = 256, IPT = 1](params: *const PartParams, aggs: u32) {
+        // SAFETY: one parameter struct.
+        let p = unsafe { params.read() };
+        let slots = 1usize << p.slot_bits;
+        let (aggs, len) = (aggs as usize, p.splits as usize * slots);
+        let mut i = crate::arch::global_idx();
+        while i < len {
+            let (split, s) = (i / slots, i % slots);
+            // SAFETY: the tables hold `len` counts and `aggs * len` words.
+            unsafe {
+                (p.split_counts as *mut u32).add(i).write(0);
+                for a in 0..aggs {
+                    let at = (split * aggs + a) * slots + s;
+                    let init = crate::ops::groupby::acc_init(p.codes[a]);
+                    (p.split_acc as *mut u64).add(at).write(init);
+                }
+            }
+            i += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_have_no_padding() {
+        assert_eq!(size_of::<PartItem>(), 16);
+        assert_eq!(
+            size_of::<PartParams>(),
+            8 * 2 + 8 * GROUPBY_MAX_AGGS + 4 * GROUPBY_MAX_AGGS + 8 * 5 + 4 * 4
+        );
+    }
+}

@@ -1,0 +1,340 @@
+//! Partitioned group-by on the GPU (kernels in `tessera_kernels::ops::groupby_part`): for many
+//! groups over a narrow key range. The rows are sorted by the key's bits above its low
+//! [`PART_MAX_SLOT_BITS`] alone (one radix pass for keys below 2^20, two below 2^28, instead
+//! of the whole sort), and each partition of rows then aggregates in a shared-memory table
+//! indexed by those low bits, its groups written in key order. Keys of a wider range (or
+//! `i32` keys) take the sort-based group-by.
+use tessera_kernels::layout::STATUS_STRIDE;
+use tessera_kernels::ops::groupby::{RECORDS_HEADER, shared_table_bytes};
+use tessera_kernels::ops::groupby_part::{
+    GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
+    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams,
+    WHOLE,
+};
+use tessera_kernels::spec::KernelSpec;
+
+use super::records::{
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head,
+    value_ptr,
+};
+use super::sort::sort_checked;
+use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
+use crate::error::{Error, Result};
+use crate::ops::sort::{RadixSort, key_bits, row_ids};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+
+const NAME: &str = "group_by_partitioned";
+
+/// Most radix passes the partitioning runs (beyond them the sort-based group-by costs less).
+const MAX_PASSES: u32 = 2;
+
+/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, partitioned:
+/// the rows sorted by the key's bits above its low 12 alone, then each partition aggregated
+/// in a shared-memory table, in key order. The result is ordered by key, with the semantics
+/// [`crate::cpu::group_by`] documents (float sums agree to rounding).
+///
+/// It pays for many groups of a narrow key range: `u32` keys below 2^20 cost one radix pass
+/// and one aggregation pass, below 2^28 two and one, whatever the group count and skew (a
+/// partition with many rows is shared by several blocks). Wider keys, and `i32` keys, run the
+/// sort-based group-by ([`crate::ops::group_by_sort`]).
+///
+/// Errors, before any work: as [`crate::ops::group_by_hash`]; and an `Err` naming the bytes
+/// when the device has no room for the partitioned rows and the records.
+pub fn group_by_partitioned(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<Grouped> {
+    group_by_partitioned_device(gpu, keys, values, aggs)?.to_host(gpu)
+}
+
+/// [`group_by_partitioned`] with the result left on the device.
+pub fn group_by_partitioned_device(
+    gpu: &Gpu,
+    keys: &[DeviceKeyColumn],
+    values: &[DeviceValueColumn],
+    aggs: &[Agg],
+) -> Result<DeviceGrouped> {
+    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
+    if n == 0 {
+        return Ok(DeviceGrouped::empty(accs));
+    }
+    match PartPlan::new(gpu, key, accs.list.len())? {
+        Some(plan) => plan.run(gpu, values, accs),
+        None => sort_checked(gpu, key, values, accs),
+    }
+}
+
+/// A partitioned grouping of `n > 0` rows, planned from the key range.
+pub(super) struct PartPlan<'a> {
+    keys: &'a DeviceColumn<u32>,
+    /// Bit length of the largest key.
+    key_bits: u32,
+    /// Bits of a table's slot.
+    slot_bits: u32,
+    /// Radix passes of the partitioning (0: one partition, the rows as they are).
+    passes: u32,
+}
+
+impl<'a> PartPlan<'a> {
+    /// The plan for `key` with `aggs` accumulators (the largest key: one histogram, one
+    /// synchronization), or `None` where the keys need the sort-based group-by.
+    pub(super) fn new(gpu: &Gpu, key: GpuKey<'a>, aggs: usize) -> Result<Option<Self>> {
+        let GpuKey::U32(keys) = key else {
+            return Ok(None);
+        };
+        // A table of 4,096 slots leaves room for three blocks per SM with one accumulator.
+        let slot_bits = if aggs <= 1 {
+            PART_MAX_SLOT_BITS
+        } else {
+            PART_MAX_SLOT_BITS - 1
+        };
+        let key_bits = key_bits(gpu, keys)?;
+        let passes = key_bits.saturating_sub(slot_bits).div_ceil(8);
+        Ok((passes <= MAX_PASSES).then_some(PartPlan {
+            keys,
+            key_bits,
+            slot_bits,
+            passes,
+        }))
+    }
+
+    /// Partitions, aggregates and writes the groups.
+    pub(super) fn run(
+        self,
+        gpu: &Gpu,
+        values: &[DeviceValueColumn],
+        accs: Accumulators,
+    ) -> Result<DeviceGrouped> {
+        let keys = self.keys;
+        let n = keys.len();
+        let a = accs.list.len();
+        let mut params = PartParams {
+            n: n as u32,
+            slot_bits: self.slot_bits,
+            ..PartParams::default()
+        };
+        for (i, &(col, c)) in accs.list.iter().enumerate() {
+            params.codes[i] = c;
+            params.values[i] = value_ptr(gpu, values[col]);
+        }
+        // The payload the partitioning moves with the keys: the `u32` column every
+        // accumulator reads, else row ids; none without accumulators.
+        let shared_u32 = payload_column(values, &accs);
+        // The partitioned rows live until the aggregation has read them.
+        let (mut sorted_keys, mut sorted_payload, mut ids) = (None, None, None);
+        if self.passes == 0 {
+            // One partition: the rows as they are.
+            params.keys = ptr(gpu, keys);
+            (params.rows, params.payload) = match shared_u32 {
+                Some(col) => (0, ptr(gpu, col)),
+                None => (2, 0),
+            };
+        } else {
+            let payload = match (a, shared_u32) {
+                (0, _) => None,
+                (_, Some(col)) => Some(col),
+                _ => {
+                    params.rows = 1;
+                    Some(&*ids.insert(row_ids(gpu, n)?))
+                }
+            };
+            let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+            let mut sort = RadixSort::<u32>::new(gpu, n, payload.is_some()).map_err(room(n))?;
+            let (from, digits) = (self.slot_bits, self.passes as usize);
+            match payload {
+                Some(p) => {
+                    let sp = sorted_payload.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+                    sort.sort_digits(gpu, keys, sk, Some((p, &mut *sp)), from, digits)?;
+                    params.payload = ptr(gpu, sp);
+                }
+                None => sort.sort_digits(gpu, keys, sk, None, from, digits)?,
+            }
+            params.keys = ptr(gpu, sk);
+        }
+        let parts = 1usize << self.key_bits.saturating_sub(self.slot_bits);
+        let starts = match &sorted_keys {
+            None => vec![0, n as u32],
+            Some(sk) => partition_starts(gpu, sk, self.slot_bits, parts)?,
+        };
+        let work = Work::cut(&starts, rows_per_item(gpu, n));
+        params.splits = work.chunks.len() as u32;
+
+        let slots = 1usize << self.slot_bits;
+        let items = gpu.upload(bytemuck::cast_slice::<PartItem, u32>(&work.items))?;
+        params.items = ptr(gpu, &items);
+        let (chunks, done, split_counts, split_acc);
+        if !work.chunks.is_empty() {
+            let splits = work.chunks.len();
+            chunks = gpu.upload(&work.chunks)?;
+            done = gpu.zeros::<u32>(splits)?;
+            split_counts = gpu.scratch::<u32>(splits * slots)?;
+            split_acc = gpu.scratch::<u64>((splits * a * slots).max(1))?;
+            (params.chunks, params.done) = (ptr(gpu, &chunks), ptr(gpu, &done));
+            params.split_counts = ptr(gpu, &split_counts);
+            params.split_acc = ptr(gpu, &split_acc);
+        }
+        let buf = PodBuffer::upload(gpu, std::slice::from_ref(&params))?;
+        if params.splits > 0 {
+            let spec = GROUPBY_PART_INIT;
+            let cfg = grid_per_sm(gpu, &spec, params.splits as usize * slots, 8)?;
+            let a32 = a as u32;
+            // SAFETY: the parameters name the split partitions' tables, sized above.
+            unsafe { gpu.launch(&spec, cfg, (&buf, &a32)) }?;
+        }
+
+        // Room for a record per possible group: no more than the rows, or the keys below
+        // 2^key_bits.
+        let most = n.min(1usize << self.key_bits);
+        let words = accs.words();
+        let mut records = gpu
+            .scratch::<u64>(RECORDS_HEADER + most * words)
+            .map_err(|e| {
+                Error::invalid(format!(
+                    "{NAME}: the records of up to {most} groups need {} bytes of device memory \
+                     beside the partitioned rows, which the device does not have ({e}); group \
+                     fewer rows at a time",
+                    (RECORDS_HEADER + most * words) * 8
+                ))
+            })?;
+        gpu.stream()
+            .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
+            .map_err(Error::driver("zeroing a group-by's header", 8 * RECORDS_HEADER))?;
+        let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
+        let spec = part_spec(&accs.list);
+        let smem = shared_table_bytes(slots as u32, 1, a);
+        gpu.allow_max_dynamic_smem(&spec)?;
+        let cfg = cudarc::driver::LaunchConfig {
+            grid_dim: (work.items.len() as u32, 1, 1),
+            block_dim: (spec.threads(), 1, 1),
+            shared_mem_bytes: smem as u32,
+        };
+        // SAFETY: the parameters describe the partitioned rows, one item per block in
+        // partition order, the split partitions' tables (initialized above) and counters
+        // (zeroed); a zeroed status word per item; records with a zeroed header and room for
+        // every group; the table's dynamic shared memory.
+        unsafe { gpu.launch(&spec, cfg, (&buf, &mut status, &mut records)) }?;
+        let (groups, _, head) = read_head(gpu, &records, most, words)?;
+        if groups == 0 || groups > most {
+            return Err(Error::invalid(format!(
+                "{NAME}: the pass counted {groups} groups among {n} rows (internal)"
+            )));
+        }
+        Ok(DeviceGrouped::new(accs, groups, Some(records), head))
+    }
+}
+
+/// The error of an allocation for `n` partitioned rows.
+fn room(n: usize) -> impl Fn(Error) -> Error {
+    move |e| {
+        Error::invalid(format!(
+            "{NAME}: partitioning {n} rows needs about {} bytes of device memory for the \
+             sorted keys, payload and temporaries, which the device does not have ({e}); \
+             group fewer rows at a time",
+            16 * n
+        ))
+    }
+}
+
+/// The kernel for these accumulators.
+fn part_spec(list: &[(usize, u32)]) -> KernelSpec<PartArgs> {
+    match list {
+        [] => GROUPBY_PART_0,
+        [(_, c)] => GROUPBY_PART_ONE[*c as usize],
+        [_, _] => GROUPBY_PART_2,
+        [_, _, _] => GROUPBY_PART_3,
+        _ => GROUPBY_PART_4,
+    }
+}
+
+/// Rows one block aggregates at most: about eight blocks per SM over the rows, so that a
+/// heavy partition is shared out and the blocks balance.
+fn rows_per_item(gpu: &Gpu, n: usize) -> usize {
+    n.div_ceil(8 * gpu.sm_count() as usize).max(1 << 14)
+}
+
+/// Each partition's first row and, last, the row count: `parts + 1` words (one binary search
+/// per partition over the sorted keys; synchronizes).
+fn partition_starts(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    slot_bits: u32,
+    parts: usize,
+) -> Result<Vec<u32>> {
+    let mut starts = gpu.scratch::<u32>(parts + 1)?;
+    let spec = GROUPBY_PART_BOUNDS;
+    let cfg = grid_per_sm(gpu, &spec, parts + 1, 8)?;
+    let (n32, p32) = (keys.len() as u32, parts as u32);
+    // SAFETY: `keys` holds its keys sorted by their bits from `slot_bits` up; `starts` holds
+    // `parts + 1` words.
+    unsafe { gpu.launch(&spec, cfg, (keys, &n32, &slot_bits, &p32, &mut starts)) }?;
+    starts.to_vec(gpu)
+}
+
+/// The blocks' work: items in partition order, and each split partition's item count.
+#[derive(Debug, PartialEq)]
+struct Work {
+    items: Vec<PartItem>,
+    chunks: Vec<u32>,
+}
+
+impl Work {
+    /// Cuts the partitions (`starts`, `parts + 1` words) into items of at most `most` rows
+    /// each, evenly within a partition; empty partitions get none.
+    fn cut(starts: &[u32], most: usize) -> Work {
+        let mut items = Vec::with_capacity(starts.len());
+        let mut chunks = Vec::new();
+        for (q, w) in starts.windows(2).enumerate() {
+            let (begin, end) = (w[0] as usize, w[1] as usize);
+            let rows = end - begin;
+            if rows == 0 {
+                continue;
+            }
+            let pieces = rows.div_ceil(most);
+            let split = if pieces == 1 {
+                WHOLE
+            } else {
+                chunks.push(pieces as u32);
+                chunks.len() as u32 - 1
+            };
+            let each = rows.div_ceil(pieces);
+            for i in 0..pieces {
+                items.push(PartItem {
+                    begin: (begin + i * each) as u32,
+                    end: (begin + (i + 1) * each).min(end) as u32,
+                    part: q as u32,
+                    split,
+                });
+            }
+        }
+        Work { items, chunks }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn work_skips_empty_partitions_and_splits_heavy_ones() {
+        let w = Work::cut(&[0, 0, 3, 3, 10], 4);
+        let item = |begin, end, part, split| PartItem {
+            begin,
+            end,
+            part,
+            split,
+        };
+        assert_eq!(
+            w.items,
+            vec![
+                item(0, 3, 1, WHOLE),
+                item(3, 7, 3, 0),
+                item(7, 10, 3, 0),
+            ]
+        );
+        assert_eq!(w.chunks, vec![2]);
+        let none = Work::cut(&[0, 0], 4);
+        assert!(none.items.is_empty() && none.chunks.is_empty());
+    }
+}
