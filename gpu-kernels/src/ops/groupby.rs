@@ -377,7 +377,13 @@ mod device {
         /// values' raw bits: one dispatch on the code per tile, no test of the entry, and each
         /// kind's atomics issued for all rows before anything waits on their results.
         #[inline(always)]
-        pub fn update<const IPT: usize>(&self, a: usize, c: u32, entry: &[u32; IPT], raw: &[u64; IPT]) {
+        pub fn update<const IPT: usize>(
+            &self,
+            a: usize,
+            c: u32,
+            entry: &[u32; IPT],
+            raw: &[u64; IPT],
+        ) {
             let len = self.entries();
             let base = self.acc_at + 8 * (a * len) as u32;
             let at = |j: usize| base + 8 * entry[j];

@@ -137,8 +137,8 @@ mod device {
                 }
             });
             for a in 0..A {
-                let wide = codes[a] & crate::ops::groupby::code::TYPE
-                    == crate::ops::groupby::code::F64;
+                let wide =
+                    codes[a] & crate::ops::groupby::code::TYPE == crate::ops::groupby::code::F64;
                 for j in 0..IPT {
                     raw[a][j] = if !live[j] {
                         0
@@ -159,8 +159,7 @@ mod device {
             }
         }
         let spare = table.spare();
-        let entry: [u32; IPT] =
-            core::array::from_fn(|j| if live[j] { k[j] & mask } else { spare });
+        let entry: [u32; IPT] = core::array::from_fn(|j| if live[j] { k[j] & mask } else { spare });
         table.count(&entry);
         for a in 0..A {
             table.update(a, codes[a], &entry, &raw[a]);
@@ -466,10 +465,9 @@ crate::kernel! {
             // SAFETY: the tables hold `len` counts and `aggs * len` words.
             unsafe {
                 (p.split_counts as *mut u32).add(i).write(0);
-                for a in 0..aggs {
+                for (a, &c) in p.codes.iter().enumerate().take(aggs) {
                     let at = (split * aggs + a) * slots + s;
-                    let init = crate::ops::groupby::acc_init(p.codes[a]);
-                    (p.split_acc as *mut u64).add(at).write(init);
+                    (p.split_acc as *mut u64).add(at).write(crate::ops::groupby::acc_init(c));
                 }
             }
             i += crate::arch::grid_dim() * NT;

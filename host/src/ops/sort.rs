@@ -529,9 +529,9 @@ impl<K: SortKey> RadixSort<K> {
         }
     }
 
-    /// Sorts `keys` (with `values`) ascending by their `digits` 8-bit digits from bit
-    /// `first_bit` up alone, stably: the LSB passes of those digits (skipping trivial ones).
-    /// The partitioned group-by's partial sort.
+    /// Sorts `keys` (with `values`) ascending by their 8-bit digits from bit `first_bit` up
+    /// whose histograms `hist` holds ([`digit_histograms`]), stably: the LSB passes of those
+    /// digits (skipping trivial ones). The partitioned group-by's partial sort.
     pub(crate) fn sort_digits(
         &mut self,
         gpu: &Gpu,
@@ -539,16 +539,17 @@ impl<K: SortKey> RadixSort<K> {
         out: &mut DeviceColumn<K>,
         vals: Option<(&DeviceColumn<u32>, &mut DeviceColumn<u32>)>,
         first_bit: u32,
-        digits: usize,
+        hist: Vec<u32>,
     ) -> Result<()> {
         self.check(keys, out, &vals)?;
         self.passes_run = 0;
         self.ran = None;
         self.local_run = None;
+        let digits = hist.len() >> k::SORT_BITS;
         if keys.is_empty() || digits == 0 {
             return Ok(());
         }
-        self.run_lsb_digits(gpu, keys, out, vals, false, None, first_bit, digits)
+        self.run_lsb_digits(gpu, keys, out, vals, false, Some(hist), first_bit, digits)
     }
 
     /// The LSB sort: a histogram of every digit (unless the MSD sort's `hist` has them), then
@@ -649,15 +650,15 @@ fn nontrivial_passes(hist: &[u32], passes: usize, bins: usize, n: usize) -> Vec<
     run
 }
 
-/// The bit length of the largest of `keys` (0 when every key is 0, or there is none), from
-/// one histogram of each key's four bytes (synchronizes).
-pub(crate) fn key_bits(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<u32> {
-    let n = keys.len();
-    if n == 0 {
-        return Ok(0);
-    }
+/// Histograms of `digits` 8-bit digits of `keys` from bit `first_bit` up (`256` words each;
+/// one read of the keys, synchronizes), as [`RadixSort::sort_digits`] takes them.
+pub(crate) fn digit_histograms(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    first_bit: u32,
+    digits: usize,
+) -> Result<Vec<u32>> {
     let bits = k::SORT_BITS;
-    let digits = (32 / bits) as usize;
     let layout = RadixState {
         passes: digits,
         bins: 1 << bits,
@@ -665,14 +666,19 @@ pub(crate) fn key_bits(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<u32> {
         status_words: 1,
     };
     let mut work = RadixWork::prepare(gpu, None, layout)?;
-    work.histogram::<u32>(gpu, <u32 as SortKey>::HIST, &keys.buf, n, 0, bits, false)?;
-    let hist = work.read_histograms(gpu)?;
-    let top = (0..digits).rev().find_map(|d| {
-        let h = &hist[d * layout.bins..(d + 1) * layout.bins];
-        let last = h.iter().rposition(|&c| c != 0)? as u32;
-        (last > 0).then(|| d as u32 * bits + (32 - last.leading_zeros()))
-    });
-    Ok(top.unwrap_or(0))
+    let n = keys.len();
+    if n > 0 {
+        work.histogram::<u32>(
+            gpu,
+            <u32 as SortKey>::HIST,
+            &keys.buf,
+            n,
+            first_bit,
+            bits,
+            false,
+        )?;
+    }
+    work.read_histograms(gpu)
 }
 
 /// The row ids `0 .. n` in a new column, the payload of a sort that remembers where each key

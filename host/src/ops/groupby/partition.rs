@@ -8,19 +8,17 @@ use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::{RECORDS_HEADER, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
-    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams,
-    WHOLE,
+    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
 };
 use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head,
-    value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head, value_ptr,
 };
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
-use crate::ops::sort::{RadixSort, key_bits, row_ids};
+use crate::ops::sort::{RadixSort, digit_histograms, row_ids};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
 
 const NAME: &str = "group_by_partitioned";
@@ -69,17 +67,19 @@ pub fn group_by_partitioned_device(
 /// A partitioned grouping of `n > 0` rows, planned from the key range.
 pub(super) struct PartPlan<'a> {
     keys: &'a DeviceColumn<u32>,
-    /// Bit length of the largest key.
+    /// Bit length of the largest key (at least `slot_bits`).
     key_bits: u32,
     /// Bits of a table's slot.
     slot_bits: u32,
-    /// Radix passes of the partitioning (0: one partition, the rows as they are).
-    passes: u32,
+    /// The histograms of the digits the partitioning sorts by (none: one partition, the rows
+    /// as they are).
+    hist: Vec<u32>,
 }
 
 impl<'a> PartPlan<'a> {
-    /// The plan for `key` with `aggs` accumulators (the largest key: one histogram, one
-    /// synchronization), or `None` where the keys need the sort-based group-by.
+    /// The plan for `key` with `aggs` accumulators (the histograms of the key's digits above
+    /// the slot bits: one read of the keys, one synchronization), or `None` where the keys need
+    /// the sort-based group-by.
     pub(super) fn new(gpu: &Gpu, key: GpuKey<'a>, aggs: usize) -> Result<Option<Self>> {
         let GpuKey::U32(keys) = key else {
             return Ok(None);
@@ -90,13 +90,32 @@ impl<'a> PartPlan<'a> {
         } else {
             PART_MAX_SLOT_BITS - 1
         };
-        let key_bits = key_bits(gpu, keys)?;
-        let passes = key_bits.saturating_sub(slot_bits).div_ceil(8);
-        Ok((passes <= MAX_PASSES).then_some(PartPlan {
+        // Three digits reach past bit 32.
+        let mut hist = digit_histograms(gpu, keys, slot_bits, 3)?;
+        let bins = hist.len() / 3;
+        // The highest digit not 0 in every key, and its largest value there.
+        let top = (0..3).rev().find_map(|d| {
+            let last = hist[d * bins..(d + 1) * bins]
+                .iter()
+                .rposition(|&c| c != 0)?;
+            (last > 0).then_some((d, last as u32))
+        });
+        let (passes, key_bits) = match top {
+            None => (0, slot_bits),
+            Some((d, last)) => (
+                d + 1,
+                slot_bits + 8 * d as u32 + (32 - last.leading_zeros()),
+            ),
+        };
+        if passes > MAX_PASSES as usize {
+            return Ok(None);
+        }
+        hist.truncate(passes * bins);
+        Ok(Some(PartPlan {
             keys,
             key_bits,
             slot_bits,
-            passes,
+            hist,
         }))
     }
 
@@ -124,7 +143,7 @@ impl<'a> PartPlan<'a> {
         let shared_u32 = payload_column(values, &accs);
         // The partitioned rows live until the aggregation has read them.
         let (mut sorted_keys, mut sorted_payload, mut ids) = (None, None, None);
-        if self.passes == 0 {
+        if self.hist.is_empty() {
             // One partition: the rows as they are.
             params.keys = ptr(gpu, keys);
             (params.rows, params.payload) = match shared_u32 {
@@ -142,14 +161,14 @@ impl<'a> PartPlan<'a> {
             };
             let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
             let mut sort = RadixSort::<u32>::new(gpu, n, payload.is_some()).map_err(room(n))?;
-            let (from, digits) = (self.slot_bits, self.passes as usize);
+            let (from, hist) = (self.slot_bits, self.hist);
             match payload {
                 Some(p) => {
                     let sp = sorted_payload.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
-                    sort.sort_digits(gpu, keys, sk, Some((p, &mut *sp)), from, digits)?;
+                    sort.sort_digits(gpu, keys, sk, Some((p, &mut *sp)), from, hist)?;
                     params.payload = ptr(gpu, sp);
                 }
-                None => sort.sort_digits(gpu, keys, sk, None, from, digits)?,
+                None => sort.sort_digits(gpu, keys, sk, None, from, hist)?,
             }
             params.keys = ptr(gpu, sk);
         }
@@ -200,7 +219,10 @@ impl<'a> PartPlan<'a> {
             })?;
         gpu.stream()
             .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
-            .map_err(Error::driver("zeroing a group-by's header", 8 * RECORDS_HEADER))?;
+            .map_err(Error::driver(
+                "zeroing a group-by's header",
+                8 * RECORDS_HEADER,
+            ))?;
         let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
         let spec = part_spec(&accs.list);
         let smem = shared_table_bytes(slots as u32, 1, a);
@@ -327,11 +349,7 @@ mod tests {
         };
         assert_eq!(
             w.items,
-            vec![
-                item(0, 3, 1, WHOLE),
-                item(3, 7, 3, 0),
-                item(7, 10, 3, 0),
-            ]
+            vec![item(0, 3, 1, WHOLE), item(3, 7, 3, 0), item(7, 10, 3, 0),]
         );
         assert_eq!(w.chunks, vec![2]);
         let none = Work::cut(&[0, 0], 4);

@@ -10,8 +10,7 @@ use tessera_kernels::ops::groupby_sort::{
 };
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head,
-    value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head, value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
