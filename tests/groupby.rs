@@ -583,6 +583,32 @@ fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
     variant_matches_cpu(gpu, group_by_hash, &k, &v, "misleading sample");
 }
 
+/// The partitioned group-by where a partition has more rows than one block takes (about
+/// 2^14 at these sizes): a heavy hitter's partition and a single partition, each shared by
+/// several blocks that merge their tables, next to keys that need two radix passes. Sized
+/// for the sanitizer runs (`TESSERA_TEST_MAX_N=40000`).
+fn gpu_partitioned_shares_heavy_partitions(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2205);
+    for n in common::capped(&[40_000, 300_007]) {
+        let v = values(n, &mut rng);
+        let heavy: Vec<u32> = (0..n)
+            .map(|_| {
+                if rng.random_bool(0.9) {
+                    77
+                } else {
+                    rng.random_range(0..1 << 19)
+                }
+            })
+            .collect();
+        let one: Vec<u32> = (0..n).map(|_| rng.random_range(0..3000)).collect();
+        let wide: Vec<u32> = (0..n).map(|_| rng.random_range(0..1 << 27)).collect();
+        for (name, k) in [("heavy hitter", heavy), ("one partition", one), ("2^27", wide)] {
+            let what = format!("partitioned: {name}, {n} rows");
+            variant_matches_cpu(gpu, group_by_partitioned, &k, &v, &what);
+        }
+    }
+}
+
 /// What the GPU variants do not take is refused before any work, naming the fix.
 fn gpu_variants_refuse_what_they_do_not_take(gpu: &Gpu) {
     for (name, f) in VARIANTS {
@@ -672,6 +698,7 @@ harness! {
     gpu: [
         gpu_variants_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
+        gpu_partitioned_shares_heavy_partitions,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,
     ],
