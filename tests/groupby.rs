@@ -602,7 +602,11 @@ fn gpu_partitioned_shares_heavy_partitions(gpu: &Gpu) {
             .collect();
         let one: Vec<u32> = (0..n).map(|_| rng.random_range(0..3000)).collect();
         let wide: Vec<u32> = (0..n).map(|_| rng.random_range(0..1 << 27)).collect();
-        for (name, k) in [("heavy hitter", heavy), ("one partition", one), ("2^27", wide)] {
+        for (name, k) in [
+            ("heavy hitter", heavy),
+            ("one partition", one),
+            ("2^27", wide),
+        ] {
             let what = format!("partitioned: {name}, {n} rows");
             variant_matches_cpu(gpu, group_by_partitioned, &k, &v, &what);
         }

@@ -29,6 +29,10 @@ pub struct GroupByArgs {
         default_value = "2,100,10000,1000000,100000000"
     )]
     pub groups: Vec<u32>,
+    /// How the keys below G are drawn: uniformly, with a heavy hitter (half the rows on key
+    /// G / 2, the rest uniform), or Zipf-distributed (key k - 1 with weight 1 / k).
+    #[arg(long, value_enum, default_value_t = KeyDist::Uniform)]
+    pub dist: KeyDist,
     /// Timed repetitions per point (1..=10000).
     #[arg(long, default_value_t = 10, value_parser = super::reps_parser())]
     pub reps: usize,
@@ -143,12 +147,52 @@ impl<'a> Anchors<'a> {
     }
 }
 
-/// Keys drawn uniformly below `g` (by a multiply-high, without modulo bias beyond 2^-32).
-fn keys_below(n: usize, g: u32, seed: u64) -> Vec<u32> {
-    random_vec::<u32>(n, seed)
-        .into_iter()
-        .map(|x| ((x as u64 * g as u64) >> 32) as u32)
-        .collect()
+/// How `tessera bench groupby` draws its keys (issue 22 asks for uniform, heavy-hitter and
+/// Zipf keys within 1.5x of each other).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum KeyDist {
+    /// Uniform below G.
+    Uniform,
+    /// Half the rows on key G / 2, the others uniform below G.
+    Heavy,
+    /// Key `k - 1` with weight `1 / k`, for `k` in `1 ..= G` (Zipf, exponent 1).
+    Zipf,
+}
+
+impl KeyDist {
+    /// The parameter's prefix: none for uniform keys (the acceptance series).
+    fn label(self) -> &'static str {
+        match self {
+            KeyDist::Uniform => "",
+            KeyDist::Heavy => "heavy hitter, ",
+            KeyDist::Zipf => "zipf, ",
+        }
+    }
+}
+
+/// `n` keys below `g` drawn as `dist` says (uniform ones by a multiply-high, without modulo
+/// bias beyond 2^-32), on all cores.
+fn keys_below(n: usize, g: u32, seed: u64, dist: KeyDist) -> Vec<u32> {
+    use rand::{Rng, SeedableRng, rngs::StdRng};
+    use rayon::prelude::*;
+    let below = |x: u32| ((x as u64 * g as u64) >> 32) as u32;
+    match dist {
+        KeyDist::Uniform => random_vec::<u32>(n, seed).into_iter().map(below).collect(),
+        KeyDist::Heavy => random_vec::<u32>(n, seed)
+            .into_iter()
+            .map(|x| if x & 1 == 0 { g / 2 } else { below(x) })
+            .collect(),
+        KeyDist::Zipf => {
+            let zipf = rand_distr::Zipf::new(g as f64, 1.0).expect("g >= 1 and exponent 1");
+            let mut v = vec![0u32; n];
+            v.par_chunks_mut(1 << 20).enumerate().for_each(|(i, c)| {
+                let mut rng = StdRng::seed_from_u64(seed ^ (i as u64).wrapping_mul(0x9e37_79b9));
+                c.iter_mut()
+                    .for_each(|k| *k = (rng.sample(zipf) as u32).clamp(1, g) - 1);
+            });
+            v
+        }
+    }
 }
 
 /// The aggregates of the acceptance grouping.
@@ -162,7 +206,7 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
     let dv = gpu.upload(&values)?;
     let mut anchors = Anchors::new(args, true);
     for &g in &args.groups {
-        let keys = keys_below(n, g, 1 + g as u64);
+        let keys = keys_below(n, g, 1 + g as u64, args.dist);
         let dk = gpu.upload(&keys)?;
         let (k, v) = ([DeviceKeyColumn::U32(&dk)], [DeviceValueColumn::U32(&dv)]);
         let mut groups = 0;
@@ -181,7 +225,10 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
             )
         });
         // The choice goes into the parameter, so that the call is one series over G.
-        let param = format!("G={g} ({groups} present; chose {variant}, estimate {est})");
+        let param = format!(
+            "{}G={g} ({groups} present; chose {variant}, estimate {est})",
+            args.dist.label()
+        );
         let mut push = |label: &str, t: f64| {
             rec.push(Record::new(
                 "groupby_count_sum",
@@ -273,8 +320,8 @@ pub fn run(args: &GroupByArgs) -> Result<()> {
             let mut anchors = Anchors::new(args, false);
             let mut records = Vec::new();
             for &g in &args.groups {
-                let keys = keys_below(n, g, 1 + g as u64);
-                let param = format!("G={g}");
+                let keys = keys_below(n, g, 1 + g as u64, args.dist);
+                let param = format!("{}G={g}", args.dist.label());
                 records.push(cpu_record(&keys, &values, &param));
                 records.extend(anchors.records(&keys, &values, g, &param, f64::NAN));
             }
