@@ -1055,7 +1055,8 @@ crate::kernel! {
 
 crate::kernel! {
     /// Distinct keys among `samples` rows spread evenly over the `n`, counted in a shared set
-    /// of `2 * samples` slots: the host's estimate of the group count. One block.
+    /// of `2 * samples` slots, into `out[0]`, and the sampled keys into `out[1 ..]`: the host's
+    /// estimate of the group count. One block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         params: *const GroupByParams, out: *mut u32
     ) {
@@ -1081,8 +1082,10 @@ crate::kernel! {
         let samples = n.min(GROUPBY_SAMPLES);
         let mut j = t;
         while j < samples {
-            // SAFETY: j * n / samples < n.
+            // SAFETY: j * n / samples < n; `out` holds 1 + samples words.
             let key = unsafe { keys.add(j * n / samples).read() };
+            // SAFETY: as above.
+            unsafe { out.add(1 + j).write(key) };
             if key == EMPTY_KEY {
                 // SAFETY: word 1 flags the empty-slot key.
                 unsafe { crate::arch::shared_atomic::red_add_u32(distinct.addr(1), 1) };

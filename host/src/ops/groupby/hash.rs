@@ -138,7 +138,9 @@ impl HashPlan {
     /// Aggregates, growing the global table until it holds every group.
     pub(super) fn run(mut self, gpu: &Gpu, accs: Accumulators) -> Result<DeviceGrouped> {
         let params = &mut self.params;
-        let mut slots = (2 * self.est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
+        // Twice the room the estimate asks for: a skewed sample's estimate is a lower bound,
+        // and an overflow runs the whole aggregation again.
+        let mut slots = (4 * self.est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
         loop {
             let mut table = GlobalTable::new(gpu, params, slots, accs.list.len())?;
             table.aggregate(gpu, &self.spec, params)?;
@@ -179,17 +181,43 @@ pub fn groups_from_sample(d: usize, s: usize, n: usize) -> usize {
     (hi.ceil() as usize).clamp(d.max(1), n)
 }
 
-/// The group count estimated from a sample of the keys (one block, one word read back).
+/// The group count that a sample of `n` rows' keys suggests: the larger of the uniform
+/// estimate ([`groups_from_sample`]) and Chao's lower bound `d + f1^2 / (2 f2)` (`f1`, `f2`:
+/// keys seen once and twice; bias-corrected `d + f1 (f1 - 1) / 2` without doubletons), which
+/// a skewed sample needs: where a heavy hitter fills half the sample, the other half's keys
+/// are mostly seen once, and the uniform estimate would take them for all there is.
+pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> usize {
+    sample.sort_unstable();
+    let (mut d, mut f1, mut f2) = (0usize, 0usize, 0usize);
+    for run in sample.chunk_by(|a, b| a == b) {
+        d += 1;
+        match run.len() {
+            1 => f1 += 1,
+            2 => f2 += 1,
+            _ => {}
+        }
+    }
+    let uniform = groups_from_sample(d, sample.len(), n);
+    let chao = if f2 > 0 {
+        d as f64 + (f1 * f1) as f64 / (2 * f2) as f64
+    } else {
+        d as f64 + (f1 * f1.saturating_sub(1)) as f64 / 2.0
+    };
+    uniform.max(chao.ceil() as usize).clamp(d.min(n), n)
+}
+
+/// The group count estimated from a sample of the keys (one block, the sample read back).
 fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
     let n = params.n as usize;
     let buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
-    let mut out = gpu.zeros::<u32>(1)?;
+    let samples = n.min(k::GROUPBY_SAMPLES);
+    let mut out = gpu.zeros::<u32>(1 + samples)?;
     let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
-    // SAFETY: one block samples rows below `n` of the parameters' key column; one output
-    // word.
+    // SAFETY: one block samples rows below `n` of the parameters' key column; output words
+    // for the count and each sampled key.
     unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&buf, &mut out)) }?;
-    let d = out.to_vec(gpu)?[0] as usize;
-    Ok(groups_from_sample(d, n.min(k::GROUPBY_SAMPLES), n))
+    let mut out = out.to_vec(gpu)?;
+    Ok(groups_from_sample_keys(&mut out[1..], n))
 }
 
 /// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
@@ -421,5 +449,47 @@ impl GlobalTable {
             groups,
             head: Vec::new(),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::groups_from_sample_keys;
+
+    /// `s` keys drawn by `f` from a fixed-seed stream.
+    fn sample(s: usize, mut f: impl FnMut(u64) -> u32) -> Vec<u32> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..s)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f(x)
+            })
+            .collect()
+    }
+
+    /// Within `factor` of `g`, or off by one (the bisection's rounding at tiny `g`).
+    fn within(est: usize, g: usize, factor: f64) -> bool {
+        est.abs_diff(g) <= 1
+            || (est as f64) <= g as f64 * factor && (est as f64) >= g as f64 / factor
+    }
+
+    #[test]
+    fn estimates_uniform_and_skewed_samples() {
+        let n = 1 << 27;
+        for g in [2u64, 100, 10_000, 1_000_000] {
+            let mut uniform = sample(4096, |x| (x % g) as u32);
+            let est = groups_from_sample_keys(&mut uniform, n);
+            assert!(within(est, g as usize, 1.3), "uniform {g}: {est}");
+            // Half the rows on one key: the uniform estimate alone saw about g / 5 at 10^4.
+            let mut heavy = sample(4096, |x| if x & 1 == 0 { 0 } else { (x / 2 % g) as u32 });
+            let est = groups_from_sample_keys(&mut heavy, n);
+            assert!(within(est, g as usize, 1.5), "heavy {g}: {est}");
+        }
+        // No repeat: as many groups as rows, at most.
+        let mut distinct: Vec<u32> = (0..4096).collect();
+        assert_eq!(groups_from_sample_keys(&mut distinct, 4096), 4096);
+        assert!(groups_from_sample_keys(&mut distinct, n) >= 1 << 20);
     }
 }
