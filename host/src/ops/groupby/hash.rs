@@ -90,6 +90,7 @@ pub(super) struct HashPlan {
     spec: KernelSpec<k::HashArgs>,
     key_xor: u32,
     est: usize,
+    skewed: bool,
 }
 
 impl HashPlan {
@@ -113,15 +114,20 @@ impl HashPlan {
             params.values[a] = value_ptr(gpu, values[col]);
             params.codes[a] = c;
         }
-        let est = estimate_groups(gpu, &params)?;
+        let SampleEstimate {
+            groups: est,
+            skewed,
+        } = estimate_groups(gpu, &params)?;
         let spec = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
-        (params.shared_slots, params.shared_copies) = shared_slots(est, accs.list.len(), max_smem);
+        (params.shared_slots, params.shared_copies) =
+            shared_slots(est, skewed, accs.list.len(), max_smem);
         Ok(HashPlan {
             params,
             spec,
             key_xor,
             est,
+            skewed,
         })
     }
 
@@ -138,9 +144,10 @@ impl HashPlan {
     /// Aggregates, growing the global table until it holds every group.
     pub(super) fn run(mut self, gpu: &Gpu, accs: Accumulators) -> Result<DeviceGrouped> {
         let params = &mut self.params;
-        // Twice the room the estimate asks for: a skewed sample's estimate is a lower bound,
-        // and an overflow runs the whole aggregation again.
-        let mut slots = (4 * self.est as u64).clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
+        // A skewed sample's estimate is a lower bound, and an overflow runs the whole
+        // aggregation again: twice the room then.
+        let room = if self.skewed { 4 } else { 2 } * self.est as u64;
+        let mut slots = room.clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
         loop {
             let mut table = GlobalTable::new(gpu, params, slots, accs.list.len())?;
             table.aggregate(gpu, &self.spec, params)?;
@@ -181,12 +188,23 @@ pub fn groups_from_sample(d: usize, s: usize, n: usize) -> usize {
     (hi.ceil() as usize).clamp(d.max(1), n)
 }
 
-/// The group count that a sample of `n` rows' keys suggests: the larger of the uniform
-/// estimate ([`groups_from_sample`]) and Chao's lower bound `d + f1^2 / (2 f2)` (`f1`, `f2`:
-/// keys seen once and twice; bias-corrected `d + f1 (f1 - 1) / 2` without doubletons), which
-/// a skewed sample needs: where a heavy hitter fills half the sample, the other half's keys
-/// are mostly seen once, and the uniform estimate would take them for all there is.
-pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> usize {
+/// What a sample of the keys says about the group count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleEstimate {
+    /// The estimated group count.
+    pub groups: usize,
+    /// Whether the sample looks skewed (a few keys take most rows): then `groups` is a lower
+    /// bound.
+    pub skewed: bool,
+}
+
+/// The group count that a sample of `n` rows' keys suggests. Uniform keys: the uniform
+/// estimate ([`groups_from_sample`]). A skewed sample, where Chao's lower bound
+/// `d + f1^2 / (2 f2)` (`f1`, `f2`: keys seen once and twice; bias-corrected
+/// `d + f1 (f1 - 1) / 2` without doubletons) is more than 1.25 times the uniform estimate:
+/// that bound. With a heavy hitter on half the rows, the other half's keys are mostly seen
+/// once and the uniform estimate takes them for all there is (a fifth of 10^4 groups).
+pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> SampleEstimate {
     sample.sort_unstable();
     let (mut d, mut f1, mut f2) = (0usize, 0usize, 0usize);
     for run in sample.chunk_by(|a, b| a == b) {
@@ -203,11 +221,16 @@ pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> usize {
     } else {
         d as f64 + (f1 * f1.saturating_sub(1)) as f64 / 2.0
     };
-    uniform.max(chao.ceil() as usize).clamp(d.min(n), n)
+    let chao = (chao.ceil() as usize).clamp(d.min(n), n);
+    let skewed = chao as f64 > 1.25 * uniform as f64;
+    SampleEstimate {
+        groups: if skewed { chao } else { uniform },
+        skewed,
+    }
 }
 
 /// The group count estimated from a sample of the keys (one block, the sample read back).
-fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
+fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
     let n = params.n as usize;
     let buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
     let samples = n.min(k::GROUPBY_SAMPLES);
@@ -221,18 +244,19 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<usize> {
 }
 
 /// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
-/// [`TINY_SLOTS`] slots with a copy per lane; else room for them at a tenth below the
-/// table's limit (at least [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but
-/// the largest table that does holds most of the groups, that one (the rest go to the global
-/// table); else none.
-fn shared_slots(groups: usize, accs: usize, max_smem: usize) -> (u32, u32) {
+/// [`TINY_SLOTS`] slots with a copy per lane; else room for them (twice them where the sample
+/// was `skewed`: its estimate is a lower bound) at a tenth below the table's limit (at least
+/// [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but the largest table that
+/// does holds most of the groups, that one (the rest go to the global table); else none.
+fn shared_slots(groups: usize, skewed: bool, accs: usize, max_smem: usize) -> (u32, u32) {
     if groups <= TINY_GROUPS && k::shared_table_bytes(TINY_SLOTS, k::LANE_COPIES, accs) <= max_smem
     {
         return (TINY_SLOTS, k::LANE_COPIES);
     }
     let fits =
         (max_smem / (8 * accs + 8)).saturating_sub(k::shared_entries(0, 1) as usize) / 256 * 256;
-    let want = (groups as u64 * 4 / 3 * 11 / 10)
+    let room = if skewed { 2 * groups } else { groups };
+    let want = (room as u64 * 4 / 3 * 11 / 10)
         .max(MIN_SHARED_SLOTS as u64)
         .next_multiple_of(256);
     if want <= fits as u64 {
@@ -481,15 +505,17 @@ mod tests {
         for g in [2u64, 100, 10_000, 1_000_000] {
             let mut uniform = sample(4096, |x| (x % g) as u32);
             let est = groups_from_sample_keys(&mut uniform, n);
-            assert!(within(est, g as usize, 1.3), "uniform {g}: {est}");
+            assert!(!est.skewed, "uniform {g}: {est:?}");
+            assert!(within(est.groups, g as usize, 1.3), "uniform {g}: {est:?}");
             // Half the rows on one key: the uniform estimate alone saw about g / 5 at 10^4.
             let mut heavy = sample(4096, |x| if x & 1 == 0 { 0 } else { (x / 2 % g) as u32 });
             let est = groups_from_sample_keys(&mut heavy, n);
-            assert!(within(est, g as usize, 1.5), "heavy {g}: {est}");
+            assert!(within(est.groups, g as usize, 1.5), "heavy {g}: {est:?}");
+            assert_eq!(est.skewed, g >= 10_000, "heavy {g}: {est:?}");
         }
         // No repeat: as many groups as rows, at most.
         let mut distinct: Vec<u32> = (0..4096).collect();
-        assert_eq!(groups_from_sample_keys(&mut distinct, 4096), 4096);
-        assert!(groups_from_sample_keys(&mut distinct, n) >= 1 << 20);
+        assert_eq!(groups_from_sample_keys(&mut distinct, 4096).groups, 4096);
+        assert!(groups_from_sample_keys(&mut distinct, n).groups >= 1 << 20);
     }
 }
