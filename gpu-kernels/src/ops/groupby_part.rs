@@ -10,7 +10,7 @@
 //! partition with more rows than one block should take (a heavy hitter's) is split over
 //! several items: each merges its table into the partition's table in device memory, and the
 //! last to finish writes the groups from there. The groups' places come from the decoupled
-//! look-back over the items ([`crate::block::block_tile_prefix`]): an item publishes how many
+//! look-back over the items (`block::block_tile_prefix`): an item publishes how many
 //! groups it writes (zero for a split partition's items but the last).
 //!
 //! The records are [`record_words`](crate::ops::groupby::record_words) words each after a

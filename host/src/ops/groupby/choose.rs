@@ -1,14 +1,16 @@
 //! One call that chooses the GPU group-by variant ([`group_by`]).
 //!
-//! The cost model, from the estimated group count G (a sample of the keys): while a block's
+//! The cost model, from the estimated group count G (a sample of the keys; for a skewed
+//! sample Chao's lower bound, with room to spare) and the key range: while a block's
 //! shared-memory table holds the groups, the hash group-by costs about one read of the keys
 //! and values (every row a shared-memory atomic, the global table one update per group per
 //! block); past that its rows update a table in device memory with global atomics, whose
-//! cost grows with the table until it leaves the L2 cache, while the sort-based group-by
-//! costs the radix sort of the keys with a payload and one more pass, whatever G. So: hash
-//! while the groups fit shared memory, else sort. `tessera bench groupby` prints both
-//! variants next to the choice at each G, which is how the threshold was checked (figures in
-//! `docs/perf-log.md`).
+//! cost grows with the table. The partitioned group-by costs a histogram of the keys, one
+//! radix pass for keys below 2^20 (two below 2^28) and one read, whatever G and the skew; the
+//! sort-based one the whole radix sort (three or four passes) and one more pass. So: hash
+//! while the groups fit shared memory, else partitioned where the key range allows, else
+//! sort. `tessera bench groupby` prints every variant next to the choice at each G and
+//! distribution, which is how the thresholds were checked (figures in `docs/perf-log.md`).
 use super::hash::HashPlan;
 use super::partition::PartPlan;
 use super::records::{Checked, DeviceGrouped, check};
@@ -38,8 +40,8 @@ pub struct GroupByChoice {
 }
 
 /// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values` on the GPU,
-/// by the variant the module's cost model picks for the estimated group count; the result
-/// is ordered by key, with the semantics [`crate::cpu::group_by`] documents.
+/// by the variant the module's cost model picks for the estimated group count and the key
+/// range; the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents.
 ///
 /// Errors, before any work: as [`crate::ops::group_by_hash`].
 pub fn group_by(

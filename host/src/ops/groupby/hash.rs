@@ -2,8 +2,9 @@
 //! accumulators (a sum and a mean of one column share one). See
 //! `tessera_kernels::ops::groupby` for the kernels and the accumulators' forms.
 //!
-//! The call estimates the group count from a sample of 4096 rows, sizes a global table of
-//! twice that (and, while the groups fit, a table per block in shared memory), aggregates in
+//! The call estimates the group count from a sample of 4096 rows
+//! ([`groups_from_sample_keys`]), sizes a global table of twice that, four times for a skewed
+//! sample (and, while the groups fit, a table per block in shared memory), aggregates in
 //! one pass over the rows, and runs again with a table four times larger if the estimate was
 //! short. The groups then leave the table in key order: their keys and slots compacted, then
 //! ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and written
