@@ -15,7 +15,7 @@ use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shar
 use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, ptr, read_head, value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, ptr, read_head, value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
@@ -274,13 +274,8 @@ fn shared_slots(groups: usize, skewed: bool, accs: usize, max_smem: usize) -> (u
 /// The hash kernel for these accumulators: one per code for a single accumulator (the
 /// dispatch on it folds away), else one per count.
 fn hash_spec(list: &[(usize, u32)]) -> KernelSpec<k::HashArgs> {
-    match list {
-        [] => k::GROUPBY_HASH_0,
-        [(_, c)] => k::GROUPBY_HASH_ONE[*c as usize],
-        [_, _] => k::GROUPBY_HASH_2,
-        [_, _, _] => k::GROUPBY_HASH_3,
-        _ => k::GROUPBY_HASH_4,
-    }
+    let more = [k::GROUPBY_HASH_2, k::GROUPBY_HASH_3, k::GROUPBY_HASH_4];
+    kernel_for(list, k::GROUPBY_HASH_0, k::GROUPBY_HASH_ONE, more)
 }
 
 /// A table's groups as records in key order: their count, and the first of them on the host.

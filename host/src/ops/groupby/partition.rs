@@ -8,12 +8,12 @@ use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::{RECORDS_HEADER, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
-    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
+    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartItem, PartParams, WHOLE,
 };
-use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head, value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr,
+    read_head, value_ptr,
 };
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
@@ -224,7 +224,8 @@ impl<'a> PartPlan<'a> {
                 8 * RECORDS_HEADER,
             ))?;
         let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
-        let spec = part_spec(&accs.list);
+        let more = [GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4];
+        let spec = kernel_for(&accs.list, GROUPBY_PART_0, GROUPBY_PART_ONE, more);
         let smem = shared_table_bytes(slots as u32, 1, a);
         gpu.allow_max_dynamic_smem(&spec)?;
         let cfg = cudarc::driver::LaunchConfig {
@@ -256,17 +257,6 @@ fn room(n: usize) -> impl Fn(Error) -> Error {
              group fewer rows at a time",
             16 * n
         ))
-    }
-}
-
-/// The kernel for these accumulators.
-fn part_spec(list: &[(usize, u32)]) -> KernelSpec<PartArgs> {
-    match list {
-        [] => GROUPBY_PART_0,
-        [(_, c)] => GROUPBY_PART_ONE[*c as usize],
-        [_, _] => GROUPBY_PART_2,
-        [_, _, _] => GROUPBY_PART_3,
-        _ => GROUPBY_PART_4,
     }
 }
 

@@ -4,6 +4,7 @@
 use cudarc::driver::DevicePtr;
 use rayon::prelude::*;
 use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, code};
+use tessera_kernels::spec::KernelSpec;
 
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
@@ -90,6 +91,21 @@ pub(super) fn payload_column<'a>(
     match values[c] {
         DeviceValueColumn::U32(col) => Some(col),
         _ => None,
+    }
+}
+
+/// A variant's kernel for these accumulators: `none`; for a single one, `one` indexed by its
+/// code (the kernel's dispatch on it folds away); else `more` for two, three or four.
+pub(super) fn kernel_for<A>(
+    list: &[(usize, u32)],
+    none: KernelSpec<A>,
+    one: [KernelSpec<A>; 12],
+    more: [KernelSpec<A>; 3],
+) -> KernelSpec<A> {
+    match list {
+        [] => none,
+        [(_, c)] => one[*c as usize],
+        _ => more[list.len().min(GROUPBY_MAX_AGGS) - 2],
     }
 }
 
@@ -315,4 +331,26 @@ pub(super) fn read_head(
     let (groups, overflow) = (head[0] as usize, head[1] != 0);
     head.drain(..k::RECORDS_HEADER);
     Ok((groups, overflow, head))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::kernel_for;
+    use tessera_kernels::ops::groupby_sort::{
+        GROUPBY_RUNS_0, GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4, GROUPBY_RUNS_ONE,
+    };
+
+    #[test]
+    fn a_kernel_per_accumulator_count_and_single_code() {
+        let more = [GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4];
+        let pick =
+            |list: &[(usize, u32)]| kernel_for(list, GROUPBY_RUNS_0, GROUPBY_RUNS_ONE, more).name();
+        assert_eq!(pick(&[]), "groupby_runs_0");
+        for c in 0..12 {
+            assert_eq!(pick(&[(0, c)]), GROUPBY_RUNS_ONE[c as usize].name());
+        }
+        assert_eq!(pick(&[(0, 0), (1, 4)]), "groupby_runs_2");
+        assert_eq!(pick(&[(0, 0), (1, 4), (2, 8)]), "groupby_runs_3");
+        assert_eq!(pick(&[(0, 0), (1, 4), (2, 8), (3, 1)]), "groupby_runs_4");
+    }
 }

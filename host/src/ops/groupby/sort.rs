@@ -10,7 +10,8 @@ use tessera_kernels::ops::groupby_sort::{
 };
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, payload_column, ptr, read_head, value_ptr,
+    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr,
+    read_head, value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
@@ -115,13 +116,8 @@ fn sorted<K: SortKey>(
     params.keys = ptr(gpu, &sorted_keys);
     params.payload = sorted_payload.as_ref().map_or(0, |p| ptr(gpu, p));
 
-    let runs = match accs.list[..] {
-        [] => GROUPBY_RUNS_0,
-        [(_, c)] => GROUPBY_RUNS_ONE[c as usize],
-        [_, _] => GROUPBY_RUNS_2,
-        [_, _, _] => GROUPBY_RUNS_3,
-        _ => GROUPBY_RUNS_4,
-    };
+    let more = [GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4];
+    let runs = kernel_for(&accs.list, GROUPBY_RUNS_0, GROUPBY_RUNS_ONE, more);
     let carry_spec = GROUPBY_RUNS_CARRY[a];
     let tiles = runs.tiles(n as u64) as usize;
     let words = accs.words();
