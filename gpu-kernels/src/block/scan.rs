@@ -1,6 +1,9 @@
 //! BlockScan: exclusive prefix sum over the tile in tile order, and the block total.
 use super::Tile;
-use crate::arch::{Shared, Shuffle, lane_id, shfl_idx, shfl_up, sync_threads, warp_id};
+use crate::arch::{
+    Shared, Shuffle, block_dim, lane_id, shfl_idx, shfl_up, sync_threads, warp_id,
+    warp_inclusive_sum,
+};
 use core::ops::Add;
 
 /// Values the block scan adds up.
@@ -98,4 +101,44 @@ pub fn block_exclusive_sum<T, S: ScanValue, const NT: usize, const IPT: usize>(
     }
     // SAFETY: as above.
     unsafe { temp.read(m) }
+}
+
+/// Shared words [`block_exclusive_sum_any`] needs.
+pub const ANY_SCAN_WORDS: usize = 33;
+
+/// Exclusive prefix sum of one `u32` per thread in thread order, for a block of any width
+/// that is a multiple of 32 (the launch's, not a constant: the kernels whose block size a
+/// benchmark sweeps); returns (this thread's exclusive sum, the block's total). `temp` holds
+/// [`ANY_SCAN_WORDS`] words; callers pass a barrier before reusing it.
+#[inline(always)]
+pub fn block_exclusive_sum_any(v: u32, temp: Shared<u32>) -> (u32, u32) {
+    let (lane, w) = (lane_id(), warp_id());
+    let warps = block_dim() / 32;
+    let incl = warp_inclusive_sum(v);
+    if lane == 31 {
+        // SAFETY: one writer per warp, w < 32.
+        unsafe { temp.write(w, incl) };
+    }
+    sync_threads();
+    if w == 0 {
+        // SAFETY: the warps' totals, written before the barrier; only warp 0 touches them now.
+        let x = if (lane as usize) < warps {
+            unsafe { temp.read(lane as usize) }
+        } else {
+            0
+        };
+        let xi = warp_inclusive_sum(x);
+        // SAFETY: each lane rewrites its own word; lane 31 the total's.
+        unsafe {
+            if (lane as usize) < warps {
+                temp.write(lane as usize, xi - x);
+            }
+            if lane == 31 {
+                temp.write(32, xi);
+            }
+        }
+    }
+    sync_threads();
+    // SAFETY: read-only after the barrier.
+    unsafe { (temp.read(w) + incl - v, temp.read(32)) }
 }

@@ -1,6 +1,9 @@
 //! Operator kernels. Each module holds a family's generic kernel body (a short sequence of
 //! block-wide calls) and the macro-instantiated entry points with their [`crate::spec::KernelSpec`]s.
 
+pub mod aggregate_ordered;
+#[cfg(feature = "sweeps")]
+pub mod atomics;
 pub mod bandwidth;
 pub mod baseline;
 pub mod decompress;

@@ -6,6 +6,7 @@ mod basic;
 mod decompress;
 mod groupby;
 mod join;
+mod ordered;
 mod pkjoin;
 mod sort;
 mod topk;
@@ -17,6 +18,7 @@ pub use basic::{exclusive_scan, project_linear, project_sigmoid, select, select_
 pub use decompress::{decompress, decompress_sum};
 pub use groupby::group_by;
 pub use join::{CpuHashTable, join, join_sum, semi_join};
+pub use ordered::aggregate_runs;
 pub use pkjoin::{PkJoinRows, pk_join};
 pub use sort::{CpuPartitions, radix_partition, sort, sort_pairs};
 pub use topk::top_k;

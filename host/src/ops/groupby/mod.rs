@@ -27,12 +27,17 @@ use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
 
 mod choose;
 mod hash;
+mod ordered;
 mod partition;
 mod records;
 mod sort;
 
 pub use choose::{GroupByChoice, GroupByVariant, group_by, group_by_device};
 pub use hash::{group_by_hash, group_by_hash_device};
+pub use ordered::{
+    AtomicTarget, DeviceOrderedAggregates, OrderedAggregates, OrderedPipeline, OrderedPlan,
+    OrderedVariant, aggregate_sorted,
+};
 pub use partition::{group_by_partitioned, group_by_partitioned_device};
 pub use records::DeviceGrouped;
 pub use sort::{group_by_sort, group_by_sort_device};
