@@ -7,6 +7,7 @@ pub mod compress;
 pub mod groupby;
 pub mod join;
 pub mod ops;
+pub mod ordered;
 pub mod pkjoin;
 #[cfg(feature = "plot")]
 pub mod plot;

@@ -8,8 +8,8 @@ use tessera::bench::plot::PlotArgs;
 #[cfg(feature = "arrow")]
 use tessera::bench::transfer::TransferArgs;
 use tessera::bench::{
-    compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs, sort::SortArgs,
-    topk::TopKArgs, topk_tweets::TweetsArgs,
+    compress::CompressArgs, groupby::GroupByArgs, join::JoinArgs, ops::OpsArgs,
+    ordered::OrderedArgs, sort::SortArgs, topk::TopKArgs, topk_tweets::TweetsArgs,
 };
 use tessera::ssb::cli::SsbCmd;
 
@@ -59,6 +59,10 @@ enum Suite {
     /// one read of the input, PyTorch's index_add_ and unique and DuckDB's GROUP BY on the
     /// same rows.
     Groupby(GroupByArgs),
+    /// Ordered aggregation (issue 22, seeds 003 and 004): the atomics micro-benchmark, the
+    /// atomic variants on sorted keys by shape, group count and distribution, the five-,
+    /// three- and two-kernel pipelines, and sort plus the variants against the group-bys.
+    Ordered(OrderedArgs),
     /// Host-device transfers: uploads of Arrow arrays the ordinary way and page-locked in
     /// place, downloads by every path (`to_vec`'s staged one among them), against the link's
     /// bandwidth measured in the same run.
@@ -105,6 +109,7 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
             Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
             Suite::Compress(args) => tessera::bench::compress::run(&args)?,
             Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
+            Suite::Ordered(args) => tessera::bench::ordered::run(&args)?,
             #[cfg(feature = "arrow")]
             Suite::Transfer(args) => tessera::bench::transfer::run(&args)?,
             #[cfg(feature = "plot")]

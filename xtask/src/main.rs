@@ -35,7 +35,7 @@ enum Cmd {
     },
     /// Run a benchmark suite in release mode (table on stdout, JSON under target/bench/).
     Bench {
-        /// Suite: ops, join, sort, topk, tweets, compress or groupby.
+        /// Suite: ops, join, sort, topk, tweets, compress, groupby or ordered.
         suite: String,
         /// Extra arguments for `tessera bench <suite>` (see `tessera bench --help`).
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
