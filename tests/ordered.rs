@@ -8,7 +8,8 @@ mod common;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::cpu::aggregate_runs;
 use tessera::ops::{
-    AtomicTarget, OrderedAggregates, OrderedPipeline, OrderedPlan, OrderedVariant, aggregate_sorted,
+    AtomicTarget, OrderedAggregates, OrderedLoads, OrderedPipeline, OrderedPlan, OrderedVariant,
+    aggregate_sorted,
 };
 use tessera::{Error, Gpu};
 
@@ -80,7 +81,8 @@ fn distributions(n: usize, rng: &mut StdRng) -> Vec<(&'static str, Vec<u32>)> {
 }
 
 /// Every plan at four block shapes: one row per thread in one warp, a block width that is not a
-/// power of two, the default, and the largest shared table.
+/// power of two, the default, and the largest shared table; each with direct and (where the
+/// block's rows allow) staged loads.
 fn plans() -> Vec<OrderedPlan> {
     let mut out = Vec::new();
     for pipeline in [
@@ -95,13 +97,19 @@ fn plans() -> Vec<OrderedPlan> {
         ] {
             for target in [AtomicTarget::Global, AtomicTarget::Shared] {
                 for (threads, chunk) in [(32, 1), (96, 4), (256, 8), (1024, 16)] {
-                    out.push(OrderedPlan {
-                        pipeline,
-                        variant,
-                        target,
-                        threads,
-                        chunk,
-                    });
+                    for loads in [OrderedLoads::Direct, OrderedLoads::Staged] {
+                        let plan = OrderedPlan {
+                            pipeline,
+                            variant,
+                            target,
+                            threads,
+                            chunk,
+                            loads,
+                        };
+                        if plan.check().is_ok() {
+                            out.push(plan);
+                        }
+                    }
                 }
             }
         }
@@ -168,9 +176,16 @@ fn gpu_bad_plans_and_inputs_are_refused(gpu: &Gpu) {
         target: AtomicTarget::Shared,
         threads: 1024,
         chunk: 32,
+        loads: OrderedLoads::Direct,
         ..base
     };
     refused(aggregate_sorted(gpu, &k, &v, &big), "shared");
+    let big = OrderedPlan {
+        threads: 1024,
+        chunk: 16,
+        ..base
+    };
+    refused(aggregate_sorted(gpu, &k, &v, &big), "staged");
     // A plan refused by the GPU call is refused by its check alone, before any work.
     assert!(OrderedPlan { chunk: 3, ..base }.check().is_err());
     let ok = aggregate_sorted(gpu, &k, &v, &base)

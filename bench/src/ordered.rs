@@ -30,8 +30,8 @@ use serde::Serialize;
 
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, random_vec};
 use tessera_host::ops::{
-    self, Agg, AtomicTarget, DeviceKeyColumn, DeviceValueColumn, OrderedPipeline, OrderedPlan,
-    OrderedVariant,
+    self, Agg, AtomicTarget, DeviceKeyColumn, DeviceValueColumn, OrderedLoads, OrderedPipeline,
+    OrderedPlan, OrderedVariant,
 };
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Result, cpu, gpu_or_skip};
@@ -97,8 +97,8 @@ pub struct OrderedReport {
     pub n: u64,
     /// Bandwidth measured in this run.
     pub bandwidth: Bandwidth,
-    /// The shape each variant ran with after the sweep: (variant, threads, chunk).
-    pub shapes: Vec<(String, u32, u32)>,
+    /// The shape each variant ran with after the sweep: (variant, threads, chunk, loads).
+    pub shapes: Vec<(String, u32, u32, String)>,
     /// All figures.
     pub records: Vec<Record>,
 }
@@ -276,72 +276,89 @@ const SWEEP_THREADS: [u32; 5] = [64, 128, 256, 512, 1024];
 const SWEEP_CHUNKS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
 const SWEEP_GROUPS: [u32; 3] = [100, 10_000, 1_000_000];
 
+/// A variant's shape: threads, rows per thread, loads.
+type Shape = (u32, u32, OrderedLoads);
+
+/// The loads of the sweep and their names.
+const LOADS: [(OrderedLoads, &str); 2] = [
+    (OrderedLoads::Direct, "direct"),
+    (OrderedLoads::Staged, "staged"),
+];
+
 /// Each variant's shape: the sweep's best (least mean time over its group counts), or 256
-/// threads of 8 rows without it.
-fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<(u32, u32)>> {
-    let mut best = vec![(256u32, 8u32); VARIANTS.len()];
+/// staged threads of 8 rows without it.
+fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
+    let mut shapes: Vec<Shape> = Vec::new();
+    for (loads, _) in LOADS {
+        for threads in SWEEP_THREADS {
+            for chunk in SWEEP_CHUNKS {
+                shapes.push((threads, chunk, loads));
+            }
+        }
+    }
     if !run {
-        return Ok(best);
+        return Ok(vec![(256, 8, OrderedLoads::Staged); VARIANTS.len()]);
     }
     let v = b.gpu.upload(&random_vec::<u32>(n, 2))?;
-    let mut sums = vec![vec![0f64; SWEEP_THREADS.len() * SWEEP_CHUNKS.len()]; VARIANTS.len()];
+    let mut sums = vec![vec![0f64; shapes.len()]; VARIANTS.len()];
     for &g in &SWEEP_GROUPS {
         let keys = sorted_keys(n, g, 100 + g as u64);
         let groups = runs(&keys);
         let k = b.gpu.upload(&keys)?;
         let model = b.model(n, groups);
         for (vi, &(variant, target)) in VARIANTS.iter().enumerate() {
-            for (ti, &threads) in SWEEP_THREADS.iter().enumerate() {
-                for (ci, &chunk) in SWEEP_CHUNKS.iter().enumerate() {
-                    let plan = OrderedPlan {
-                        pipeline: OrderedPipeline::Two,
-                        variant,
-                        target,
-                        threads,
-                        chunk,
-                    };
-                    let slot = &mut sums[vi][ti * SWEEP_CHUNKS.len() + ci];
-                    if plan.check().is_err() || !slot.is_finite() {
-                        *slot = f64::INFINITY;
-                        continue;
-                    }
-                    let t = b.time_plan(&k, &v, &plan, b.reps.min(3))?;
-                    *slot += t;
-                    let param = format!("G={g} threads={threads} chunk={chunk}");
-                    b.push(
-                        "ordered_sweep",
-                        &variant_name(variant, target),
-                        &param,
-                        n,
-                        t,
-                        model,
-                    );
+            for (si, &(threads, chunk, loads)) in shapes.iter().enumerate() {
+                let pipeline = OrderedPipeline::Two;
+                let plan = OrderedPlan {
+                    pipeline,
+                    variant,
+                    target,
+                    threads,
+                    chunk,
+                    loads,
+                };
+                let slot = &mut sums[vi][si];
+                if plan.check().is_err() || !slot.is_finite() {
+                    *slot = f64::INFINITY;
+                    continue;
                 }
+                let t = b.time_plan(&k, &v, &plan, b.reps.min(3))?;
+                *slot += t;
+                let name = LOADS.iter().find(|l| l.0 == loads).map_or("", |l| l.1);
+                let param = format!("G={g} threads={threads} chunk={chunk} {name}");
+                b.push(
+                    "ordered_sweep",
+                    &variant_name(variant, target),
+                    &param,
+                    n,
+                    t,
+                    model,
+                );
             }
         }
     }
-    for (vi, s) in sums.iter().enumerate() {
-        let i = (0..s.len())
-            .min_by(|&x, &y| s[x].total_cmp(&s[y]))
-            .unwrap_or(0);
-        best[vi] = (
-            SWEEP_THREADS[i / SWEEP_CHUNKS.len()],
-            SWEEP_CHUNKS[i % SWEEP_CHUNKS.len()],
-        );
-    }
-    Ok(best)
+    Ok(sums
+        .iter()
+        .map(|s| {
+            let i = (0..s.len())
+                .min_by(|&x, &y| s[x].total_cmp(&s[y]))
+                .unwrap_or(0);
+            shapes[i]
+        })
+        .collect())
 }
 
 /// The plan of variant `vi` at its shape.
-fn plan_of(vi: usize, shapes: &[(u32, u32)]) -> OrderedPlan {
+fn plan_of(vi: usize, shapes: &[Shape]) -> OrderedPlan {
     let (variant, target) = VARIANTS[vi];
-    let (threads, chunk) = shapes[vi];
+    let (threads, chunk, loads) = shapes[vi];
     OrderedPlan {
         pipeline: OrderedPipeline::Two,
         variant,
         target,
         threads,
         chunk,
+        loads,
     }
 }
 
@@ -353,7 +370,7 @@ fn variants_on(
     v: &DeviceColumn<u32>,
     values: &[u32],
     param: &str,
-    shapes: &[(u32, u32)],
+    shapes: &[Shape],
 ) -> Result<()> {
     let n = keys.len();
     let groups = runs(keys);
@@ -416,46 +433,57 @@ fn pipelines(b: &mut Bench, log2n: u32) -> Result<()> {
         ] {
             for threads in [32, 64, 128, 256, 512, 1024] {
                 for &(vname, variant, chunk) in &SEED4 {
+                    for (loads, lname) in LOADS {
+                        let target = AtomicTarget::Global;
+                        let chunk = chunk.unwrap_or(8);
+                        let plan = OrderedPlan {
+                            pipeline,
+                            variant,
+                            target,
+                            threads,
+                            chunk,
+                            loads,
+                        };
+                        let t = b.time_plan(&k, &v, &plan, b.reps)?;
+                        let param = format!("{name} ({groups} groups), threads={threads}");
+                        b.push(
+                            "ordered_pipelines",
+                            &format!("{pname}-kernel, {vname}, {lname}"),
+                            &param,
+                            n,
+                            t,
+                            model,
+                        );
+                    }
+                }
+            }
+        }
+        for log2c in 0..=12 {
+            for &(vname, variant, chunk) in &SEED4[1..] {
+                for (loads, lname) in LOADS {
+                    debug_assert!(chunk.is_none());
                     let plan = OrderedPlan {
-                        pipeline,
+                        pipeline: OrderedPipeline::Two,
                         variant,
                         target: AtomicTarget::Global,
-                        threads,
-                        chunk: chunk.unwrap_or(8),
+                        threads: 256,
+                        chunk: 1 << log2c,
+                        loads,
                     };
+                    if plan.check().is_err() {
+                        continue;
+                    }
                     let t = b.time_plan(&k, &v, &plan, b.reps)?;
-                    let param = format!("{name} ({groups} groups), threads={threads}");
+                    let param = format!("{name} ({groups} groups), chunk={}", 1 << log2c);
                     b.push(
-                        "ordered_pipelines",
-                        &format!("{pname}-kernel, {vname}"),
+                        "ordered_pipeline_chunk",
+                        &format!("two-kernel, {vname}, {lname}"),
                         &param,
                         n,
                         t,
                         model,
                     );
                 }
-            }
-        }
-        for log2c in 0..=12 {
-            for &(vname, variant, chunk) in &SEED4[1..] {
-                debug_assert!(chunk.is_none());
-                let plan = OrderedPlan {
-                    pipeline: OrderedPipeline::Two,
-                    variant,
-                    target: AtomicTarget::Global,
-                    threads: 256,
-                    chunk: 1 << log2c,
-                };
-                let t = b.time_plan(&k, &v, &plan, b.reps)?;
-                let param = format!("{name} ({groups} groups), chunk={}", 1 << log2c);
-                b.push(
-                    "ordered_pipeline_chunk",
-                    &format!("two-kernel, {vname}"),
-                    &param,
-                    n,
-                    t,
-                    model,
-                );
             }
         }
     }
@@ -470,7 +498,7 @@ fn unsorted_on(
     v: &DeviceColumn<u32>,
     values: &[u32],
     param: &str,
-    shapes: &[(u32, u32)],
+    shapes: &[Shape],
     with_cpu: bool,
 ) -> Result<()> {
     let n = keys.len();
@@ -660,7 +688,14 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
     let shapes = VARIANTS
         .iter()
         .zip(&shapes)
-        .map(|(&(v, t), &(threads, chunk))| (variant_name(v, t), threads, chunk))
+        .map(|(&(v, t), &(threads, chunk, loads))| {
+            (
+                variant_name(v, t),
+                threads,
+                chunk,
+                format!("{loads:?}").to_lowercase(),
+            )
+        })
         .collect();
     Ok(OrderedReport {
         device: gpu.name().to_string(),
@@ -705,8 +740,8 @@ pub fn run(args: &OrderedArgs) -> Result<()> {
             sweep.len()
         );
     }
-    for (name, threads, chunk) in &report.shapes {
-        println!("  {name}: {threads} threads of {chunk} rows");
+    for (name, threads, chunk, loads) in &report.shapes {
+        println!("  {name}: {threads} threads of {chunk} rows, {loads}");
     }
     super::write_json(&args.json, &report)
 }

@@ -35,7 +35,11 @@
 //!
 //! Every kernel takes one [`OrderedParams`] and runs with any block width that is a multiple
 //! of 32 up to 1024 (the benchmarks sweep it); thread `t` of the grid takes rows
-//! `[t * chunk, (t + 1) * chunk)`.
+//! `[t * chunk, (t + 1) * chunk)`. Read that way, consecutive lanes load words `chunk` apart,
+//! and past a few rows per thread the warps' lines no longer fit the L1 cache; with
+//! `staged`, each warp first copies its `32 * chunk` rows to shared memory with coalesced
+//! loads (the chunks' kernels' columns: keys, or positions or keys and values) and each lane
+//! reads its chunk from there.
 
 /// Most rows a block may hold with its target in shared memory (`threads * chunk`): a table
 /// entry per row, 12 bytes each.
@@ -46,6 +50,26 @@ pub const ORDERED_SHARED_ROWS: usize = 16384;
 /// group).
 pub const fn ordered_shared_bytes(rows: usize) -> usize {
     12 * rows + 8
+}
+
+/// Most rows a block may hold with staged loads (`threads * chunk`).
+pub const ORDERED_STAGED_ROWS: usize = 8192;
+
+/// Shared words of one column's staged rows for a block of `rows` rows: a warp's rows with one
+/// word of padding per 32, so that lanes reading their chunks hit distinct banks.
+pub const fn staged_words(rows: usize) -> usize {
+    rows + rows / 32
+}
+
+/// Dynamic shared memory of a kernel of `rows` rows per block: the shared target's table
+/// (`shared`) and the staged columns (`staged` of them).
+pub const fn ordered_dynamic_bytes(rows: usize, shared: bool, staged: usize) -> usize {
+    let table = if shared {
+        ordered_shared_bytes(rows)
+    } else {
+        0
+    };
+    table + 4 * staged * staged_words(rows)
 }
 
 /// Most rows per thread (`chunk`); chunks are powers of two.
@@ -95,6 +119,12 @@ pub struct OrderedParams {
     pub n: u32,
     /// Rows per thread, a power of two up to [`ORDERED_MAX_CHUNK`].
     pub chunk: u32,
+    /// 1: each warp first copies its rows to shared memory with coalesced loads and each lane
+    /// reads its chunk there (the launch gives [`ordered_dynamic_bytes`]); 0: each lane reads
+    /// its chunk from device memory (seed 004's layout: consecutive lanes `chunk` rows apart).
+    pub staged: u32,
+    /// Padding to 8 bytes.
+    pub pad: u32,
 }
 
 /// The parameter list every ordered-aggregation kernel shares.
@@ -102,12 +132,74 @@ pub type OrderedArgs = (*const OrderedParams,);
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use super::{NAIVE, OrderedParams, PRIVATE_VARIABLE, ordered_shared_bytes};
+    use super::{NAIVE, OrderedParams, PRIVATE_VARIABLE, ordered_shared_bytes, staged_words};
     use crate::arch::{
-        Shared, block_dim, block_idx, dynamic_shared, global_idx, grid_dim, red_global,
-        sync_threads, thread_idx,
+        Shared, block_dim, block_idx, dynamic_shared, global_idx, grid_dim, lane_id, red_global,
+        sync_threads, sync_warp, thread_idx, warp_id,
     };
     use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any, block_tile_prefix};
+
+    /// A column's rows as a lane reads its chunk: from device memory, or staged in shared
+    /// memory by its warp.
+    #[derive(Clone, Copy)]
+    pub enum Column {
+        Direct(*const u32),
+        /// The warp's staged rows and the lane's first among them.
+        Staged(Shared<u32>, usize),
+    }
+
+    impl Column {
+        /// The column `src` for this lane's chunk of `c` rows; with `stage`, its warp copies
+        /// its rows (all lanes call this together) into its part of `smem`, the block's staged
+        /// words of this column.
+        ///
+        /// # Safety
+        /// `src` holds `n` items; `smem` holds `staged_words(block_dim() * c)` words.
+        #[inline(always)]
+        pub unsafe fn new(
+            src: *const u32,
+            n: usize,
+            c: usize,
+            stage: bool,
+            smem: Shared<u32>,
+        ) -> Column {
+            if !stage {
+                return Column::Direct(src);
+            }
+            let lane = lane_id() as usize;
+            let warp_rows = 32 * c;
+            let dst = smem.offset(warp_id() * staged_words(warp_rows));
+            let first = (block_idx() * block_dim() / 32 + warp_id()) * warp_rows;
+            for j in 0..c {
+                let r = j * 32 + lane;
+                if first + r < n {
+                    // SAFETY: row first + r exists; the padded index is within the warp's part.
+                    unsafe { dst.write(r + r / 32, src.add(first + r).read()) };
+                }
+            }
+            sync_warp();
+            Column::Staged(dst, lane * c)
+        }
+
+        /// Row `i` of the column, the lane's `j`-th (`i = lo + j`).
+        ///
+        /// # Safety
+        /// `i < n` is a row of the lane's chunk.
+        #[inline(always)]
+        pub unsafe fn at(self, i: usize, j: usize) -> u32 {
+            // SAFETY: by contract; the lane's row j is warp row `first + j`, at its padded
+            // index.
+            unsafe {
+                match self {
+                    Column::Direct(p) => p.add(i).read(),
+                    Column::Staged(warp, first) => {
+                        let r = first + j;
+                        warp.read(r + r / 32)
+                    }
+                }
+            }
+        }
+    }
 
     /// This thread's chunk: (its index, first row, end), empty past the rows.
     #[inline(always)]
@@ -162,20 +254,28 @@ mod device {
     ///
     /// # Safety
     /// `p` describes `n` keys (and partial sums), an offset per chunk, zeroed status words for
-    /// every block and the heads word; blocks run in index order.
+    /// every block and the heads word; blocks run in index order; with `staged`, the launch
+    /// gives [`ordered_dynamic_bytes`](super::ordered_dynamic_bytes)`(block_dim() * chunk,
+    /// false, 1)` bytes.
     #[inline(always)]
     pub unsafe fn offsets_from_keys<const PARTIAL: bool>(p: &OrderedParams) {
         let temp = crate::shared_array!(ordered_scan: [u32; ANY_SCAN_WORDS]);
         let slot = crate::shared_array!(ordered_slot: [u32; 1]);
         let (t, lo, hi) = chunk(p);
+        let (n, c) = (p.n as usize, p.chunk as usize);
         let keys = p.keys as *const u32;
+        // SAFETY: the launch gives the staged words when `staged` is set; all lanes are here.
+        let col = unsafe {
+            let smem = dynamic_shared::<u32>(staged_words(block_dim() * c));
+            Column::new(keys, n, c, p.staged != 0, smem)
+        };
         let mut heads = 0u32;
         if lo < hi {
             // SAFETY: rows lo - 1 .. hi exist.
             let mut prev = unsafe { keys.add(lo.saturating_sub(1)).read() };
-            for i in lo..hi {
-                // SAFETY: i < n.
-                let k = unsafe { keys.add(i).read() };
+            for (j, i) in (lo..hi).enumerate() {
+                // SAFETY: row i of this lane's chunk.
+                let k = unsafe { col.at(i, j) };
                 heads += (k != prev) as u32;
                 prev = k;
                 if PARTIAL {
@@ -270,8 +370,9 @@ mod device {
     ///
     /// # Safety
     /// `p` describes `n` keys and values (and positions), an offset per chunk (`FROM_KEYS`),
-    /// and zeroed counts and sums for every group; with `SHARED`, the launch gives
-    /// [`ordered_shared_bytes`]`(block_dim() * chunk)` bytes of dynamic shared memory.
+    /// and zeroed counts and sums for every group; the launch gives
+    /// [`ordered_dynamic_bytes`](super::ordered_dynamic_bytes)`(block_dim() * chunk, SHARED,
+    /// 2 * staged)` bytes of dynamic shared memory.
     #[inline(always)]
     pub unsafe fn aggregate<const VARIANT: u32, const SHARED: bool, const FROM_KEYS: bool>(
         p: &OrderedParams,
@@ -295,8 +396,31 @@ mod device {
                 }
             }
         };
+        let table_bytes = if SHARED {
+            ordered_shared_bytes(rows)
+        } else {
+            0
+        };
+        // SAFETY: the launch gives the staged words of both columns after the table when
+        // `staged` is set; all lanes are here.
+        let (col, vals) = unsafe {
+            let smem = dynamic_shared::<u32>(table_bytes / 4 + 2 * staged_words(rows))
+                .offset(table_bytes / 4);
+            let first = if FROM_KEYS { keys } else { positions };
+            let stage = p.staged != 0;
+            (
+                Column::new(first, n, p.chunk as usize, stage, smem),
+                Column::new(
+                    values,
+                    n,
+                    p.chunk as usize,
+                    stage,
+                    smem.offset(staged_words(rows)),
+                ),
+            )
+        };
         let target = if SHARED {
-            // SAFETY: the launch gives ordered_shared_bytes(rows) bytes.
+            // SAFETY: the launch gives ordered_shared_bytes(rows) bytes first.
             let smem = unsafe { dynamic_shared::<u64>(ordered_shared_bytes(rows) / 8) };
             let sums = smem;
             let counts = smem.offset(rows).cast::<u32>();
@@ -352,12 +476,12 @@ mod device {
                 0
             };
             let (mut count, mut sum, mut first) = (0u32, 0u64, true);
-            for i in lo..hi {
-                // SAFETY: i < n.
-                let v = unsafe { values.add(i).read() } as u64;
+            for (j, i) in (lo..hi).enumerate() {
+                // SAFETY: row i of this lane's chunk.
+                let v = unsafe { vals.at(i, j) } as u64;
                 if FROM_KEYS {
-                    // SAFETY: i < n.
-                    let k = unsafe { keys.add(i).read() };
+                    // SAFETY: as above.
+                    let k = unsafe { col.at(i, j) };
                     let head = i == 0 || k != prev_key;
                     g += (i > 0 && head) as u32;
                     prev_key = k;
@@ -366,8 +490,8 @@ mod device {
                         unsafe { (p.out_keys as *mut u32).add(g as usize).write(k) };
                     }
                 } else {
-                    // SAFETY: i < n.
-                    g = unsafe { positions.add(i).read() };
+                    // SAFETY: as above.
+                    g = unsafe { col.at(i, j) };
                     if i == 0 || g != prev_g {
                         // SAFETY: row i and group g exist.
                         unsafe {

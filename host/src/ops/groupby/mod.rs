@@ -35,8 +35,8 @@ mod sort;
 pub use choose::{GroupByChoice, GroupByVariant, group_by, group_by_device};
 pub use hash::{group_by_hash, group_by_hash_device};
 pub use ordered::{
-    AtomicTarget, DeviceOrderedAggregates, OrderedAggregates, OrderedPipeline, OrderedPlan,
-    OrderedVariant, aggregate_sorted,
+    AtomicTarget, DeviceOrderedAggregates, OrderedAggregates, OrderedLoads, OrderedPipeline,
+    OrderedPlan, OrderedVariant, aggregate_sorted,
 };
 pub use partition::{group_by_partitioned, group_by_partitioned_device};
 pub use records::DeviceGrouped;

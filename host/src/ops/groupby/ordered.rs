@@ -10,9 +10,10 @@
 use cudarc::driver::LaunchConfig;
 use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::aggregate_ordered::{
-    self as k, NAIVE, ORDERED_MAX_CHUNK, ORDERED_SHARED_ROWS, OrderedParams, PRIVATE_ARRAY,
-    PRIVATE_VARIABLE, ordered_shared_bytes,
+    self as k, NAIVE, ORDERED_MAX_CHUNK, ORDERED_SHARED_ROWS, ORDERED_STAGED_ROWS, OrderedParams,
+    PRIVATE_ARRAY, PRIVATE_VARIABLE, ordered_dynamic_bytes,
 };
+use tessera_kernels::spec as k_spec;
 
 use super::records::ptr;
 use crate::error::{Error, Result};
@@ -55,6 +56,16 @@ pub enum AtomicTarget {
     Shared,
 }
 
+/// How the lanes of an ordered aggregation read their chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OrderedLoads {
+    /// From device memory, consecutive lanes `chunk` rows apart (the seeds' layout).
+    Direct,
+    /// Each warp copies its rows to shared memory with coalesced loads first; at most
+    /// [`ORDERED_STAGED_ROWS`] rows per block.
+    Staged,
+}
+
 /// One configuration of the ordered aggregation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct OrderedPlan {
@@ -69,10 +80,13 @@ pub struct OrderedPlan {
     /// Rows per thread: a power of two from 1 to [`ORDERED_MAX_CHUNK`]; with a shared
     /// target, `threads * chunk` at most [`ORDERED_SHARED_ROWS`].
     pub chunk: u32,
+    /// How the lanes read their chunks.
+    pub loads: OrderedLoads,
 }
 
 impl Default for OrderedPlan {
-    /// The two-kernel pipeline with private arrays in device memory, 256 threads of 8 rows.
+    /// The two-kernel pipeline with private arrays in device memory, 256 threads of 8 rows,
+    /// staged.
     fn default() -> Self {
         OrderedPlan {
             pipeline: OrderedPipeline::Two,
@@ -80,6 +94,7 @@ impl Default for OrderedPlan {
             target: AtomicTarget::Global,
             threads: 256,
             chunk: 8,
+            loads: OrderedLoads::Staged,
         }
     }
 }
@@ -104,6 +119,14 @@ impl OrderedPlan {
                 "aggregate_sorted: {t} threads of {c} rows hold {} rows per block, more than \
                  a shared-memory table takes ({ORDERED_SHARED_ROWS}); use fewer threads or \
                  rows, or AtomicTarget::Global",
+                t * c
+            )));
+        }
+        if self.loads == OrderedLoads::Staged && t * c > ORDERED_STAGED_ROWS {
+            return Err(Error::invalid(format!(
+                "aggregate_sorted: {t} threads of {c} rows hold {} rows per block, more than \
+                 staged loads take ({ORDERED_STAGED_ROWS}); use fewer threads or rows, or \
+                 OrderedLoads::Direct",
                 t * c
             )));
         }
@@ -158,6 +181,7 @@ pub fn aggregate_sorted(
     plan: &OrderedPlan,
 ) -> Result<DeviceOrderedAggregates> {
     let n = keys.len();
+    let p_staged = plan.loads == OrderedLoads::Staged;
     check_same_len("aggregate_sorted", "values", values.len(), n)?;
     plan.check()?;
     if n == 0 {
@@ -176,11 +200,31 @@ pub fn aggregate_sorted(
         shared_mem_bytes: smem as u32,
     };
     let (per_row, per_chunk) = (shape(n.div_ceil(nt), 0), shape(blocks, 0));
+    // The dynamic shared memory of a kernel over chunks, allowed for it.
+    let dynamic = |spec: &k_spec::KernelSpec<k::OrderedArgs>,
+                   shared: bool,
+                   columns: usize|
+     -> Result<LaunchConfig> {
+        let staged = if p_staged { columns } else { 0 };
+        let bytes = ordered_dynamic_bytes(nt * c, shared, staged);
+        if bytes > 0 {
+            let most = gpu.allow_max_dynamic_smem(spec)?;
+            if bytes > most {
+                return Err(Error::invalid(format!(
+                    "aggregate_sorted: {} rows per block need {bytes} bytes of shared memory, \
+                     this GPU gives a block {most}; use fewer threads or rows",
+                    nt * c
+                )));
+            }
+        }
+        Ok(shape(blocks, bytes))
+    };
     let mut p = OrderedParams {
         keys: ptr(gpu, keys),
         values: ptr(gpu, values),
         n: n as u32,
         chunk: c as u32,
+        staged: (plan.loads == OrderedLoads::Staged) as u32,
         ..OrderedParams::default()
     };
     let mut offsets = gpu.scratch::<u32>(chunks)?;
@@ -231,8 +275,9 @@ pub fn aggregate_sorted(
                 k::ORDERED_OFFSETS
             };
             // SAFETY: one thread per chunk of the n keys (and partial sums), an offset per
-            // chunk, zeroed status words for every block, the heads word.
-            unsafe { gpu.launch(&first, per_chunk, (&buf,)) }?;
+            // chunk, zeroed status words for every block, the heads word;
+            // the staged keys' shared memory.
+            unsafe { gpu.launch(&first, dynamic(&first, false, 1)?, (&buf,)) }?;
             if three {
                 // SAFETY: one thread per row of the n partial sums and positions.
                 unsafe { gpu.launch(&k::ORDERED_OFFSET_ADD, per_row, (&buf,)) }?;
@@ -271,23 +316,10 @@ pub fn aggregate_sorted(
         k::ORDERED_AGG
     };
     let spec = table[v][shared as usize];
-    let smem = if shared {
-        let bytes = ordered_shared_bytes(nt * c);
-        let most = gpu.allow_max_dynamic_smem(&spec)?;
-        if bytes > most {
-            return Err(Error::invalid(format!(
-                "aggregate_sorted: a shared table of {} rows needs {bytes} bytes of shared \
-                 memory, this GPU gives a block {most}; use fewer threads or rows",
-                nt * c
-            )));
-        }
-        bytes
-    } else {
-        0
-    };
+    let cfg = dynamic(&spec, shared, 2)?;
     // SAFETY: one thread per chunk of the n keys and values (positions, offsets), zeroed
-    // counts and sums for every group, the shared table's bytes.
-    unsafe { gpu.launch(&spec, shape(blocks, smem), (&buf,)) }?;
+    // counts and sums for every group, the shared table's and the staged columns' bytes.
+    unsafe { gpu.launch(&spec, cfg, (&buf,)) }?;
     drop(kept);
     Ok(out)
 }
