@@ -191,6 +191,10 @@ struct Bench<'a> {
     reps: usize,
     bw: Bandwidth,
     rec: Vec<Record>,
+    /// Each variant's shape (the sweep's best).
+    shapes: Vec<Shape>,
+    /// Whether to time the CPU group-by.
+    cpu: bool,
 }
 
 impl Bench<'_> {
@@ -370,17 +374,15 @@ fn variants_on(
     v: &DeviceColumn<u32>,
     values: &[u32],
     param: &str,
-    shapes: &[Shape],
 ) -> Result<()> {
     let n = keys.len();
     let groups = runs(keys);
     let k = b.gpu.upload(keys)?;
     let model = b.model(n, groups);
     let param = format!("{param} ({groups} groups)");
-    for vi in 0..VARIANTS.len() {
-        let plan = plan_of(vi, shapes);
+    for (vi, &(variant, target)) in VARIANTS.iter().enumerate() {
+        let plan = plan_of(vi, &b.shapes);
         let t = b.time_plan(&k, v, &plan, b.reps)?;
-        let (variant, target) = VARIANTS[vi];
         b.push(
             experiment,
             &variant_name(variant, target),
@@ -498,8 +500,6 @@ fn unsorted_on(
     v: &DeviceColumn<u32>,
     values: &[u32],
     param: &str,
-    shapes: &[Shape],
-    with_cpu: bool,
 ) -> Result<()> {
     let n = keys.len();
     let k = b.gpu.upload(keys)?;
@@ -532,7 +532,7 @@ fn unsorted_on(
         model,
     );
     for vi in [1, 4, 5] {
-        let plan = plan_of(vi, shapes);
+        let plan = plan_of(vi, &b.shapes);
         let t = b
             .gpu
             .time(WARMUP, b.reps, || {
@@ -588,7 +588,7 @@ fn unsorted_on(
             .median_ms();
         b.push(experiment, label, &param, n, t, model);
     }
-    if with_cpu {
+    if b.cpu {
         let t = Instant::now();
         let r = cpu::group_by(
             &[ops::KeyColumn::U32(keys)],
@@ -617,12 +617,14 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
         reps: args.reps,
         bw,
         rec,
+        shapes: Vec::new(),
+        cpu: args.cpu,
     };
     let on = |s: Study| args.study.contains(&s);
     if on(Study::Atomics) {
         atomics(&mut b)?;
     }
-    let shapes = sweep(&mut b, n, on(Study::Sweep))?;
+    b.shapes = sweep(&mut b, n, on(Study::Sweep))?;
     let values = random_vec::<u32>(n, 2);
     let v = gpu.upload(&values)?;
     if on(Study::Variants) {
@@ -635,7 +637,6 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
                 &v,
                 &values,
                 &format!("G={g}"),
-                &shapes,
             )?;
         }
     }
@@ -652,8 +653,6 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
                 &v,
                 &values,
                 &format!("G={g}"),
-                &shapes,
-                args.cpu,
             )?;
         }
     }
@@ -666,8 +665,6 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
                 &v,
                 &values,
                 name,
-                &shapes,
-                args.cpu,
             )?;
             keys.par_sort_unstable();
             variants_on(
@@ -677,7 +674,6 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
                 &v,
                 &values,
                 name,
-                &shapes,
             )?;
         }
     }
@@ -687,7 +683,7 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
     }
     let shapes = VARIANTS
         .iter()
-        .zip(&shapes)
+        .zip(&b.shapes)
         .map(|(&(v, t), &(threads, chunk, loads))| {
             (
                 variant_name(v, t),
