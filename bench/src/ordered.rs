@@ -290,7 +290,7 @@ const LOADS: [(OrderedLoads, &str); 2] = [
 ];
 
 /// Each variant's shape: the sweep's best (least mean time over its group counts), or 256
-/// staged threads of 8 rows without it.
+/// threads of 8 rows read directly without it.
 fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
     let mut shapes: Vec<Shape> = Vec::new();
     for (loads, _) in LOADS {
@@ -301,7 +301,7 @@ fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
         }
     }
     if !run {
-        return Ok(vec![(256, 8, OrderedLoads::Staged); VARIANTS.len()]);
+        return Ok(vec![(256, 8, OrderedLoads::Direct); VARIANTS.len()]);
     }
     let v = b.gpu.upload(&random_vec::<u32>(n, 2))?;
     let mut sums = vec![vec![0f64; shapes.len()]; VARIANTS.len()];
