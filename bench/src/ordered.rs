@@ -506,18 +506,12 @@ fn unsorted_on(
     let mut sorted_k = b.gpu.zeros::<u32>(n)?;
     let mut sorted_v = b.gpu.zeros::<u32>(n)?;
     let mut sort = ops::RadixSort::<u32>::new(b.gpu, n, true)?;
-    let t_sort = b
-        .gpu
-        .time(WARMUP, b.reps, || {
-            sort.sort_pairs(
-                b.gpu,
-                &k,
-                v,
-                &mut sorted_k,
-                &mut sorted_v,
-                ops::Order::Ascending,
-            )
-        })?
+    let gpu = b.gpu;
+    let mut sort_rows = |sk: &mut DeviceColumn<u32>, sv: &mut DeviceColumn<u32>| {
+        sort.sort_pairs(gpu, &k, v, sk, sv, ops::Order::Ascending)
+    };
+    let t_sort = gpu
+        .time(WARMUP, b.reps, || sort_rows(&mut sorted_k, &mut sorted_v))?
         .median_ms();
     let groups =
         ops::aggregate_sorted(b.gpu, &sorted_k, &sorted_v, &OrderedPlan::default())?.groups();
@@ -536,14 +530,7 @@ fn unsorted_on(
         let t = b
             .gpu
             .time(WARMUP, b.reps, || {
-                sort.sort_pairs(
-                    b.gpu,
-                    &k,
-                    v,
-                    &mut sorted_k,
-                    &mut sorted_v,
-                    ops::Order::Ascending,
-                )?;
+                sort_rows(&mut sorted_k, &mut sorted_v)?;
                 std::hint::black_box(
                     ops::aggregate_sorted(b.gpu, &sorted_k, &sorted_v, &plan)?.groups(),
                 );
