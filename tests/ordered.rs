@@ -183,6 +183,7 @@ fn gpu_bad_plans_and_inputs_are_refused(gpu: &Gpu) {
     let big = OrderedPlan {
         threads: 1024,
         chunk: 16,
+        loads: OrderedLoads::Staged,
         ..base
     };
     refused(aggregate_sorted(gpu, &k, &v, &big), "staged");
