@@ -216,33 +216,23 @@ mod device {
         // SAFETY: row first - 1 exists where first > 0.
         let mut before_window = if first > 0 && first <= n { unsafe { keys.add(first - 1).read() } } else { 0 };
         let mut count = 0;
-        // Windows of 32 rows, loaded `BATCH` at a time so that their loads are in flight
-        // together (each window is a line of its own).
-        const BATCH: usize = 8;
-        let mut j0 = 0;
-        while j0 < c && first + 32 * j0 < n {
-            let ks: [u32; BATCH] = core::array::from_fn(|b| {
-                let r = first + 32 * (j0 + b) + lane;
-                // SAFETY: r < n.
-                if j0 + b < c && r < n { unsafe { keys.add(r).read() } } else { 0 }
-            });
-            for (b, &k) in ks.iter().enumerate() {
-                let w = 32 * (j0 + b);
-                if j0 + b >= c || first + w >= n {
-                    break; // the same for every lane
-                }
-                let r = first + w + lane;
-                let up = shfl_up(k, 1);
-                let before = if lane == 0 { before_window } else { up };
-                let mask = ballot(r < n && r > 0 && k != before);
-                before_window = shfl_idx(k, 31);
-                let (lo, hi) = (mine_lo.max(w), mine_hi.min(w + 32));
-                if lo < hi {
-                    let bits = (((1u64 << (hi - lo)) - 1) << (lo - w)) as u32;
-                    count += (mask & bits).count_ones();
-                }
+        for j in 0..c {
+            let w = 32 * j;
+            if first + w >= n {
+                break; // the same for every lane
             }
-            j0 += BATCH;
+            let r = first + w + lane;
+            // SAFETY: r < n.
+            let k = if r < n { unsafe { keys.add(r).read() } } else { 0 };
+            let up = shfl_up(k, 1);
+            let before = if lane == 0 { before_window } else { up };
+            let mask = ballot(r < n && r > 0 && k != before);
+            before_window = shfl_idx(k, 31);
+            let (lo, hi) = (mine_lo.max(w), mine_hi.min(w + 32));
+            if lo < hi {
+                let bits = (((1u64 << (hi - lo)) - 1) << (lo - w)) as u32;
+                count += (mask & bits).count_ones();
+            }
         }
         count
     }
