@@ -13,9 +13,8 @@
 //!   of the chunks' totals and the decoupled look-back over the blocks, where the seed's
 //!   kernel adds each total to every later offset with atomics), then the offset addition and
 //!   the aggregation;
-//! * two: the first kernel writes only each chunk's offset (counting the chunks' heads from
-//!   coalesced loads, a ballot per 32 rows and a popcount per lane), and the aggregation finds
-//!   the groups from the keys itself, starting at its chunk's offset.
+//! * two: the first kernel writes only each chunk's offset, and the aggregation finds the
+//!   groups from the keys itself, starting at its chunk's offset.
 //!
 //! The aggregation variants (seed 003) differ in how many atomics they issue and where:
 //!
@@ -135,8 +134,8 @@ pub type OrderedArgs = (*const OrderedParams,);
 mod device {
     use super::{NAIVE, OrderedParams, PRIVATE_VARIABLE, ordered_shared_bytes, staged_words};
     use crate::arch::{
-        Shared, ballot, block_dim, block_idx, dynamic_shared, global_idx, grid_dim, lane_id,
-        red_global, shfl_idx, shfl_up, sync_threads, sync_warp, thread_idx, warp_id,
+        Shared, block_dim, block_idx, dynamic_shared, global_idx, grid_dim, lane_id, red_global,
+        sync_threads, sync_warp, thread_idx, warp_id,
     };
     use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any, block_tile_prefix};
 
@@ -202,41 +201,6 @@ mod device {
         }
     }
 
-    /// Heads among this lane's chunk of `c` rows, counted from coalesced loads: the warp reads
-    /// its `32 * c` rows 32 at a time, a ballot marks the heads among them, and each lane
-    /// counts the bits of its own rows. All lanes call it together.
-    ///
-    /// # Safety
-    /// `keys` holds `n` items.
-    #[inline(always)]
-    pub unsafe fn chunk_heads(keys: *const u32, n: usize, c: usize) -> u32 {
-        let lane = lane_id() as usize;
-        let first = (block_idx() * block_dim() / 32 + warp_id()) * 32 * c;
-        let (mine_lo, mine_hi) = (lane * c, lane * c + c);
-        // SAFETY: row first - 1 exists where first > 0.
-        let mut before_window = if first > 0 && first <= n { unsafe { keys.add(first - 1).read() } } else { 0 };
-        let mut count = 0;
-        for j in 0..c {
-            let w = 32 * j;
-            if first + w >= n {
-                break; // the same for every lane
-            }
-            let r = first + w + lane;
-            // SAFETY: r < n.
-            let k = if r < n { unsafe { keys.add(r).read() } } else { 0 };
-            let up = shfl_up(k, 1);
-            let before = if lane == 0 { before_window } else { up };
-            let mask = ballot(r < n && r > 0 && k != before);
-            before_window = shfl_idx(k, 31);
-            let (lo, hi) = (mine_lo.max(w), mine_hi.min(w + 32));
-            if lo < hi {
-                let bits = (((1u64 << (hi - lo)) - 1) << (lo - w)) as u32;
-                count += (mask & bits).count_ones();
-            }
-        }
-        count
-    }
-
     /// This thread's chunk: (its index, first row, end), empty past the rows.
     #[inline(always)]
     pub fn chunk(p: &OrderedParams) -> (usize, usize, usize) {
@@ -292,7 +256,7 @@ mod device {
     /// `p` describes `n` keys (and partial sums), an offset per chunk, zeroed status words for
     /// every block and the heads word; blocks run in index order; with `staged`, the launch
     /// gives [`ordered_dynamic_bytes`](super::ordered_dynamic_bytes)`(block_dim() * chunk,
-    /// false, 1)` bytes where `PARTIAL` (without it the heads are counted from coalesced loads).
+    /// false, 1)` bytes.
     #[inline(always)]
     pub unsafe fn offsets_from_keys<const PARTIAL: bool>(p: &OrderedParams) {
         let temp = crate::shared_array!(ordered_scan: [u32; ANY_SCAN_WORDS]);
@@ -303,13 +267,10 @@ mod device {
         // SAFETY: the launch gives the staged words when `staged` is set; all lanes are here.
         let col = unsafe {
             let smem = dynamic_shared::<u32>(staged_words(block_dim() * c));
-            Column::new(keys, n, c, PARTIAL && p.staged != 0, smem)
+            Column::new(keys, n, c, p.staged != 0, smem)
         };
         let mut heads = 0u32;
-        if !PARTIAL {
-            // SAFETY: n keys; all lanes are here.
-            heads = unsafe { chunk_heads(keys, n, c) };
-        } else if lo < hi {
+        if lo < hi {
             // SAFETY: rows lo - 1 .. hi exist.
             let mut prev = unsafe { keys.add(lo.saturating_sub(1)).read() };
             for (j, i) in (lo..hi).enumerate() {

@@ -277,7 +277,7 @@ pub fn aggregate_sorted(
             // SAFETY: one thread per chunk of the n keys (and partial sums), an offset per
             // chunk, zeroed status words for every block, the heads word;
             // the staged keys' shared memory.
-            unsafe { gpu.launch(&first, dynamic(&first, false, three as usize)?, (&buf,)) }?;
+            unsafe { gpu.launch(&first, dynamic(&first, false, 1)?, (&buf,)) }?;
             if three {
                 // SAFETY: one thread per row of the n partial sums and positions.
                 unsafe { gpu.launch(&k::ORDERED_OFFSET_ADD, per_row, (&buf,)) }?;
