@@ -384,18 +384,6 @@ mod device {
         let n = p.n as usize;
         let rows = block_dim() * p.chunk as usize;
         let (block_lo, block_hi) = (block_idx() * rows, ((block_idx() + 1) * rows).min(n));
-        // The group of row `i` where a thread starts: its chunk's offset plus its own head.
-        // SAFETY (closure): row i, the row before it and its chunk exist.
-        let group_at = |i: usize, chunk_offset: u32| -> u32 {
-            unsafe {
-                if FROM_KEYS {
-                    let head = i > 0 && keys.add(i).read() != keys.add(i - 1).read();
-                    chunk_offset + head as u32
-                } else {
-                    positions.add(i).read()
-                }
-            }
-        };
         let table_bytes = if SHARED {
             ordered_shared_bytes(rows)
         } else {
@@ -435,15 +423,17 @@ mod device {
                 j += block_dim();
             }
             if thread_idx() == 0 {
-                // SAFETY: the block's first row and its chunk exist; two span words.
+                // SAFETY: the block's first row, the row before it and its chunk exist; two
+                // span words. From the keys, its group is its chunk's offset plus its own head.
                 unsafe {
-                    let first_chunk = block_lo >> p.chunk.trailing_zeros();
-                    let off = if FROM_KEYS {
-                        offsets.add(first_chunk).read()
+                    let base = if FROM_KEYS {
+                        let off = offsets.add(block_lo >> p.chunk.trailing_zeros()).read();
+                        let i = block_lo;
+                        off + (i > 0 && keys.add(i).read() != keys.add(i - 1).read()) as u32
                     } else {
-                        0
+                        positions.add(block_lo).read()
                     };
-                    span.write(0, group_at(block_lo, off));
+                    span.write(0, base);
                 }
             }
             sync_threads();
@@ -463,7 +453,8 @@ mod device {
             } else {
                 0
             };
-            let mut cur = group_at(lo, off);
+            // The group being added up (none yet: no group has this number, n < 2^32).
+            let mut cur = u32::MAX;
             // From the keys: the group of the row before the chunk (0 for the first chunk),
             // and that row's key.
             let mut g = off;
@@ -507,13 +498,14 @@ mod device {
                     unsafe { target.flush(g, 1, v, true) };
                 } else {
                     if g != cur {
-                        let atomic = VARIANT == PRIVATE_VARIABLE || first;
-                        // SAFETY: cur is one of the block's groups; a group after the chunk's
-                        // first that ends inside the chunk is this thread's alone.
-                        unsafe { target.flush(cur, count, sum, atomic) };
-                        first = false;
-                        (count, sum) = (0, 0);
-                        cur = g;
+                        if count > 0 {
+                            let atomic = VARIANT == PRIVATE_VARIABLE || first;
+                            // SAFETY: cur is one of the block's groups; a group after the
+                            // chunk's first that ends inside the chunk is this thread's alone.
+                            unsafe { target.flush(cur, count, sum, atomic) };
+                            first = false;
+                        }
+                        (count, sum, cur) = (0, 0, g);
                     }
                     count += 1;
                     sum += v;
