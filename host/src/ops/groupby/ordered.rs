@@ -219,12 +219,26 @@ pub fn aggregate_sorted(
         }
         Ok(shape(blocks, bytes))
     };
+    // The aggregation's kernel and shared memory, checked before any work.
+    let v = match plan.variant {
+        OrderedVariant::Naive => NAIVE,
+        OrderedVariant::PrivateVariable => PRIVATE_VARIABLE,
+        OrderedVariant::PrivateArray => PRIVATE_ARRAY,
+    } as usize;
+    let shared = plan.target == AtomicTarget::Shared;
+    let table = if plan.pipeline == OrderedPipeline::Two {
+        k::ORDERED_AGG_KEYS
+    } else {
+        k::ORDERED_AGG
+    };
+    let spec = table[v][shared as usize];
+    let cfg = dynamic(&spec, shared, 2)?;
     let mut p = OrderedParams {
         keys: ptr(gpu, keys),
         values: ptr(gpu, values),
         n: n as u32,
         chunk: c as u32,
-        staged: (plan.loads == OrderedLoads::Staged) as u32,
+        staged: p_staged as u32,
         ..OrderedParams::default()
     };
     let mut offsets = gpu.scratch::<u32>(chunks)?;
@@ -304,19 +318,6 @@ pub fn aggregate_sorted(
         ptr(gpu, &out.sums),
     );
     let buf = PodBuffer::upload(gpu, std::slice::from_ref(&p))?;
-    let v = match plan.variant {
-        OrderedVariant::Naive => NAIVE,
-        OrderedVariant::PrivateVariable => PRIVATE_VARIABLE,
-        OrderedVariant::PrivateArray => PRIVATE_ARRAY,
-    } as usize;
-    let shared = plan.target == AtomicTarget::Shared;
-    let table = if plan.pipeline == OrderedPipeline::Two {
-        k::ORDERED_AGG_KEYS
-    } else {
-        k::ORDERED_AGG
-    };
-    let spec = table[v][shared as usize];
-    let cfg = dynamic(&spec, shared, 2)?;
     // SAFETY: one thread per chunk of the n keys and values (positions, offsets), zeroed
     // counts and sums for every group, the shared table's and the staged columns' bytes.
     unsafe { gpu.launch(&spec, cfg, (&buf,)) }?;
