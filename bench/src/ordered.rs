@@ -291,7 +291,11 @@ const LOADS: [(OrderedLoads, &str); 2] = [
 
 /// Each variant's shape: the sweep's best (least mean time over its group counts), or 256
 /// threads of 8 rows read directly without it.
-fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
+fn sweep(b: &mut Bench, v: &DeviceColumn<u32>, run: bool) -> Result<Vec<Shape>> {
+    if !run {
+        return Ok(vec![(256, 8, OrderedLoads::Direct); VARIANTS.len()]);
+    }
+    let n = v.len();
     let mut shapes: Vec<Shape> = Vec::new();
     for (loads, _) in LOADS {
         for threads in SWEEP_THREADS {
@@ -300,10 +304,6 @@ fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
             }
         }
     }
-    if !run {
-        return Ok(vec![(256, 8, OrderedLoads::Direct); VARIANTS.len()]);
-    }
-    let v = b.gpu.upload(&random_vec::<u32>(n, 2))?;
     let mut sums = vec![vec![0f64; shapes.len()]; VARIANTS.len()];
     for &g in &SWEEP_GROUPS {
         let keys = sorted_keys(n, g, 100 + g as u64);
@@ -326,7 +326,7 @@ fn sweep(b: &mut Bench, n: usize, run: bool) -> Result<Vec<Shape>> {
                     *slot = f64::INFINITY;
                     continue;
                 }
-                let t = b.time_plan(&k, &v, &plan, b.reps.min(3))?;
+                let t = b.time_plan(&k, v, &plan, b.reps.min(3))?;
                 *slot += t;
                 let name = LOADS.iter().find(|l| l.0 == loads).map_or("", |l| l.1);
                 let param = format!("G={g} threads={threads} chunk={chunk} {name}");
@@ -611,9 +611,9 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
     if on(Study::Atomics) {
         atomics(&mut b)?;
     }
-    b.shapes = sweep(&mut b, n, on(Study::Sweep))?;
     let values = random_vec::<u32>(n, 2);
     let v = gpu.upload(&values)?;
+    b.shapes = sweep(&mut b, &v, on(Study::Sweep))?;
     if on(Study::Variants) {
         for &g in &args.groups {
             let keys = sorted_keys(n, g, 1 + g as u64);
