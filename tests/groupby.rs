@@ -632,13 +632,20 @@ fn refuses_what_it_does_not_take(gpu: &Gpu, group_by_gpu: GpuGroupBy) {
     };
     let u = DeviceKeyColumn::U32(&a);
     refused(
-        group_by_gpu(gpu, &[DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]),
-        "i64 keys",
+        group_by_gpu(gpu, &[u; 9], &[], &[Agg::Count]),
+        "9 key columns",
     );
+    // Two columns spanning 64 and 63 bits: no packed key holds them.
+    let wide = gpu.upload(&[i64::MIN, 0, i64::MAX]).unwrap();
+    let half = gpu.upload(&[0i64, 1 << 62, i64::MAX]).unwrap();
+    let (w, h) = (DeviceKeyColumn::I64(&wide), DeviceKeyColumn::I64(&half));
     refused(
-        group_by_gpu(gpu, &[u, u], &[], &[Agg::Count]),
-        "2 key columns",
+        group_by_gpu(gpu, &[w, h], &[], &[Agg::Count]),
+        "need 64 + 63 = 127 bits together",
     );
+    // Two small columns pack into a few bits: no error.
+    let g = group_by_gpu(gpu, &[u, DeviceKeyColumn::I64(&b)], &[], &[Agg::Count]).unwrap();
+    assert_eq!(g.groups(), 3);
     refused(group_by_gpu(gpu, &[], &[], &[Agg::Count]), "no key column");
     refused(
         group_by_gpu(gpu, &[u], &[DeviceValueColumn::U32(&short)], &[Agg::Count]),
@@ -658,6 +665,143 @@ fn refuses_what_it_does_not_take(gpu: &Gpu, group_by_gpu: GpuGroupBy) {
     let g = group_by_gpu(gpu, &[DeviceKeyColumn::I32(&e)], &[], &[Agg::Count]).unwrap();
     assert_eq!(g.keys, vec![ResultColumn::I32(vec![])]);
     assert_eq!(g.aggregates, vec![ResultColumn::U64(vec![])]);
+}
+
+/// Bits a packed key needs for these key columns: each column's range, summed (the test's own
+/// reckoning of what the GPU's packing does).
+fn packed_bits(keys: &[KeyColumn]) -> u32 {
+    keys.iter()
+        .map(|k| {
+            let wide: Vec<i128> = match k {
+                KeyColumn::U32(c) => c.iter().map(|&x| x as i128).collect(),
+                KeyColumn::I32(c) => c.iter().map(|&x| x as i128).collect(),
+                KeyColumn::I64(c) => c.iter().map(|&x| x as i128).collect(),
+            };
+            let span = wide.iter().max().unwrap_or(&0) - wide.iter().min().unwrap_or(&0);
+            128 - span.leading_zeros()
+        })
+        .sum()
+}
+
+/// Composite keys (up to eight columns of every key type, constant columns among them) and
+/// `i64` keys, packed into 32 or 64 bits, on every variant against the CPU: equal results,
+/// or for the hash group-by on a key past 32 bits and for every variant past 64, the `Err`
+/// that says so.
+fn gpu_composite_keys_match_cpu(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2206);
+    for n in common::capped(&GPU_SIZES) {
+        let v = values(n, &mut rng);
+        let (du, di, dd) = (
+            gpu.upload(&v.u).unwrap(),
+            gpu.upload(&v.i).unwrap(),
+            gpu.upload(&v.d).unwrap(),
+        );
+        let host = [
+            ValueColumn::U32(&v.u),
+            ValueColumn::I32(&v.i),
+            ValueColumn::F64(&v.d),
+        ];
+        let device = [
+            DeviceValueColumn::U32(&du),
+            DeviceValueColumn::I32(&di),
+            DeviceValueColumn::F64(&dd),
+        ];
+        let agg_sets = [
+            vec![Agg::Count, Agg::Sum(0)],
+            vec![Agg::Min(1), Agg::Max(2), Agg::Mean(0), Agg::Count],
+        ];
+        for (dist, k) in key_distributions(n, &mut rng) {
+            let low: Vec<u32> = k.iter().map(|&x| x % 3).collect();
+            let signed: Vec<i32> = k
+                .iter()
+                .map(|&x| (x as i32).wrapping_sub(1 << 30))
+                .collect();
+            let near: Vec<i64> = k.iter().map(|&x| x as i64 % 1000 - (1 << 40)).collect();
+            let wide: Vec<i64> = k.iter().map(|&x| (x as i64 - 500) * (1 << 30)).collect();
+            let ends: Vec<i64> = k
+                .iter()
+                .map(|&x| [i64::MIN, i64::MAX, 0, -1][x as usize % 4])
+                .collect();
+            let konst = vec![-9i32; n];
+            let bytes: Vec<Vec<u32>> = (0..8)
+                .map(|b| k.iter().map(|&x| (x >> (4 * b)) & 15).collect())
+                .collect();
+            let mut sets: Vec<(&str, Vec<KeyColumn>)> = vec![
+                ("i64 near -2^40", vec![KeyColumn::I64(&near)]),
+                ("i64 wide", vec![KeyColumn::I64(&wide)]),
+                ("i64 extremes", vec![KeyColumn::I64(&ends)]),
+                (
+                    "u32 % 3, i32",
+                    vec![KeyColumn::U32(&low), KeyColumn::I32(&signed)],
+                ),
+                (
+                    "constant i32, u32",
+                    vec![KeyColumn::I32(&konst), KeyColumn::U32(&k)],
+                ),
+                (
+                    "i64, u32, i32, u32",
+                    vec![
+                        KeyColumn::I64(&wide),
+                        KeyColumn::U32(&low),
+                        KeyColumn::I32(&signed),
+                        KeyColumn::U32(&k),
+                    ],
+                ),
+                (
+                    "i64 extremes, u32 % 3",
+                    vec![KeyColumn::I64(&ends), KeyColumn::U32(&low)],
+                ),
+            ];
+            sets.push((
+                "eight nibbles",
+                bytes.iter().map(|c| KeyColumn::U32(c)).collect(),
+            ));
+            for (set, keys) in sets {
+                let bits = packed_bits(&keys);
+                let up: Vec<Upload> = keys.iter().map(|&c| Upload::of(gpu, c)).collect();
+                let dkeys: Vec<DeviceKeyColumn> = up.iter().map(Upload::key).collect();
+                for aggs in &agg_sets {
+                    let want = group_by(&keys, &host, aggs).unwrap();
+                    for (name, f) in VARIANTS {
+                        let what = format!("{name}: {set} ({bits} bits), {dist}, {n} rows");
+                        let got = f(gpu, &dkeys, &device, aggs);
+                        let past = if name == "hash" { 32 } else { 64 };
+                        if n > 0 && bits > past {
+                            let e = got.unwrap_err().to_string();
+                            assert!(e.contains("bits"), "{what}: {e}");
+                        } else {
+                            same(&got.unwrap(), &want, &what);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A key column on the device.
+enum Upload {
+    U32(tessera::DeviceColumn<u32>),
+    I32(tessera::DeviceColumn<i32>),
+    I64(tessera::DeviceColumn<i64>),
+}
+
+impl Upload {
+    fn of(gpu: &Gpu, c: KeyColumn) -> Upload {
+        match c {
+            KeyColumn::U32(c) => Upload::U32(gpu.upload(c).unwrap()),
+            KeyColumn::I32(c) => Upload::I32(gpu.upload(c).unwrap()),
+            KeyColumn::I64(c) => Upload::I64(gpu.upload(c).unwrap()),
+        }
+    }
+
+    fn key(&self) -> DeviceKeyColumn<'_> {
+        match self {
+            Upload::U32(c) => DeviceKeyColumn::U32(c),
+            Upload::I32(c) => DeviceKeyColumn::I32(c),
+            Upload::I64(c) => DeviceKeyColumn::I64(c),
+        }
+    }
 }
 
 /// The chooser takes the hash group-by for groups that fit shared memory, the partitioned one
@@ -701,6 +845,7 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
 harness! {
     gpu: [
         gpu_variants_match_cpu,
+        gpu_composite_keys_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
         gpu_partitioned_shares_heavy_partitions,
         gpu_variants_refuse_what_they_do_not_take,

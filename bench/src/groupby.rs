@@ -39,6 +39,13 @@ pub struct GroupByArgs {
     /// Also time the CPU implementation (all cores; slow at 2^27 rows).
     #[arg(long)]
     pub cpu: bool,
+    /// Instead of the G sweep, seed 000's table: the GPU call against the CPU implementation
+    /// over 10^3 .. 10^(--max-log10n) rows and 1 .. 4 key columns, and their speedups.
+    #[arg(long)]
+    pub composite: bool,
+    /// log10 of the largest row count of --composite (3..=9).
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(3..=9))]
+    pub max_log10n: u32,
     /// PyTorch script; "none" to skip.
     #[arg(long, default_value = "benches/torch_groupby.py")]
     pub torch: String,
@@ -302,9 +309,61 @@ fn cpu_record(keys: &[u32], values: &[u32], param: &str) -> Record {
     )
 }
 
+/// `--composite`: seed 000's table ([`super::groupby_keys`]).
+fn run_composite(args: &GroupByArgs) -> Result<()> {
+    let n = 10u64.pow(args.max_log10n);
+    // Four key columns (20 bytes), two value columns (12), and the CPU's sort beside them.
+    tessera_host::preflight::check_memory(
+        48 * n,
+        &format!("bench groupby --composite --max-log10n {}", args.max_log10n),
+        "pass a smaller --max-log10n",
+    )?;
+    let gpu = gpu_or_skip("tessera bench groupby --composite");
+    let bw = match &gpu {
+        Some(gpu) => Some(measure_bandwidth(gpu, args.reps)?),
+        None => {
+            println!("notice: no GPU found; timing the CPU implementation only");
+            None
+        }
+    };
+    let mut records = bw.as_ref().map_or(Vec::new(), |b| b.1.clone());
+    let bandwidth = bw.map(|b| b.0);
+    records.extend(super::groupby_keys::run(
+        gpu.as_ref(),
+        bandwidth.as_ref(),
+        args.max_log10n,
+        args.reps,
+    )?);
+    let report = GroupByReport {
+        device: gpu.as_ref().map_or("cpu".into(), |g| g.name().to_string()),
+        n,
+        bandwidth,
+        records,
+        torch_missing: Some("not part of --composite".into()),
+        duckdb_missing: Some("not part of --composite".into()),
+    };
+    super::print_report(
+        "groupby --composite",
+        &report.device,
+        report.n,
+        report.bandwidth.as_ref(),
+        &report.records,
+        None,
+    );
+    if let Some(table) = super::groupby_keys::speedups(&report.records) {
+        println!(
+            "\n## GPU / CPU speedup (the CPU's time over the GPU call's, result on the host)\n{table}"
+        );
+    }
+    super::write_json(&args.json, &report)
+}
+
 /// Runs the suite, prints its table and writes its JSON.
 pub fn run(args: &GroupByArgs) -> Result<()> {
     super::prepare_json(&args.json)?;
+    if args.composite {
+        return run_composite(args);
+    }
     // Keys, values and the CPU's sort of row ids: about 4 columns of 4 bytes.
     tessera_host::preflight::check_memory(
         16u64 << args.log2n,

@@ -5,6 +5,7 @@ use serde::Serialize;
 
 pub mod compress;
 pub mod groupby;
+pub mod groupby_keys;
 pub mod join;
 pub mod ops;
 pub mod ordered;

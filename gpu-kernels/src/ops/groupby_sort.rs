@@ -30,7 +30,8 @@ use crate::ops::groupby::{ANY_CODE, code};
     derive(bytemuck::Pod, bytemuck::Zeroable)
 )]
 pub struct RunsParams {
-    /// Device address of the `n` sorted key words (`u32`, or `i32` bits in `i32` order).
+    /// Device address of the `n` sorted key words (`u32`, `i32` bits in `i32` order, or `u64`
+    /// for the `GROUPBY_RUNS64_*` kernels).
     pub keys: u64,
     /// Device address of the `n` sorted payload words (see `rows`); unused without
     /// accumulators.
@@ -146,19 +147,47 @@ mod device {
         pub staged: Shared<u64>,
     }
 
+    /// A sorted key word: a `u32` key, or a `u64` one (packed composite and 64-bit keys).
+    pub trait RunKey: Copy + PartialEq + Default {
+        /// The key's bits in a record's key word.
+        fn word(self) -> u64;
+    }
+    impl RunKey for u32 {
+        #[inline(always)]
+        fn word(self) -> u64 {
+            self as u64
+        }
+    }
+    impl RunKey for u64 {
+        #[inline(always)]
+        fn word(self) -> u64 {
+            self
+        }
+    }
+
     /// `IPT` consecutive words from `at`, `valid` of them read (a full thread's rows in
     /// 16-byte loads).
     ///
     /// # Safety
     /// `at .. at + valid` is readable; with `valid == IPT`, `at` is 16-byte aligned.
     #[inline(always)]
-    unsafe fn load_rows<const IPT: usize>(at: *const u32, valid: usize) -> [u32; IPT] {
-        let mut w = [0u32; IPT];
+    unsafe fn load_rows<T: Copy + Default, const IPT: usize>(
+        at: *const T,
+        valid: usize,
+    ) -> [T; IPT] {
+        let mut w = [T::default(); IPT];
         if valid == IPT {
-            for g in 0..IPT / 4 {
+            // Words per 16-byte load: 4 `u32` or 2 `u64` (IPT is a multiple of 4).
+            let v = 16 / core::mem::size_of::<T>();
+            for g in 0..IPT / v {
                 // SAFETY: by contract, in bounds and aligned.
-                let v = unsafe { load_vector::<u32, 4>(at.add(4 * g)) };
-                w[4 * g..4 * g + 4].copy_from_slice(&v);
+                unsafe {
+                    if v == 4 {
+                        w[4 * g..4 * g + 4].copy_from_slice(&load_vector::<T, 4>(at.add(4 * g)));
+                    } else {
+                        w[2 * g..2 * g + 2].copy_from_slice(&load_vector::<T, 2>(at.add(2 * g)));
+                    }
+                }
             }
         } else {
             for (j, x) in w.iter_mut().enumerate().take(valid) {
@@ -178,6 +207,7 @@ mod device {
     /// key; `carry` [`carry_words`] words per tile; `sh.staged` room for `NT * IPT` records.
     #[inline(always)]
     pub unsafe fn reduce_runs<
+        K: RunKey,
         const NT: usize,
         const IPT: usize,
         const A: usize,
@@ -200,23 +230,23 @@ mod device {
         let tile_end = n.min(tile_start + NT * IPT);
         let base = tile_start + thread_idx() * IPT;
         let valid = tile_end.saturating_sub(base).min(IPT);
-        let keys = p.keys as *const u32;
+        let keys = p.keys as *const K;
         // SAFETY: rows base .. base + valid exist; base is a multiple of IPT (of 4) from an
         // aligned column.
-        let k: [u32; IPT] = unsafe { load_rows::<IPT>(keys.add(base), valid) };
+        let k: [K; IPT] = unsafe { load_rows::<K, IPT>(keys.add(base), valid) };
         // The key before this thread's first row, and the one after its last, where the tile
         // holds them (a run ends at the tile's last row regardless).
         // SAFETY: 0 < base <= base + valid - 1 < n.
         let before = if base > 0 && valid > 0 {
             unsafe { keys.add(base - 1).read() }
         } else {
-            0
+            K::default()
         };
         let after = if valid == IPT && base + IPT < tile_end {
             // SAFETY: base + IPT < tile_end <= n.
             unsafe { keys.add(base + IPT).read() }
         } else {
-            0
+            K::default()
         };
         let head: [bool; IPT] = core::array::from_fn(|j| {
             let prev = if j == 0 { before } else { k[j - 1] };
@@ -231,7 +261,7 @@ mod device {
         } else {
             let payload = p.payload as *const u32;
             // SAFETY: as for the keys.
-            let pay: [u32; IPT] = unsafe { load_rows::<IPT>(payload.add(base), valid) };
+            let pay: [u32; IPT] = unsafe { load_rows::<u32, IPT>(payload.add(base), valid) };
             core::array::from_fn(|j| {
                 core::array::from_fn(|a| {
                     let raw = if j >= valid {
@@ -332,7 +362,7 @@ mod device {
                 let at = (state.heads - 1) as usize * w;
                 // SAFETY: a tile has at most NT * IPT records, the staging area's room.
                 unsafe {
-                    sh.staged.write(at, k[j] as u64);
+                    sh.staged.write(at, k[j].word());
                     sh.staged.write(at + 1, state.count as u64);
                     for a in 0..A {
                         sh.staged.write(at + 2 + a, state.acc[a]);
@@ -401,7 +431,7 @@ pub type RunsArgs = (*const RunsParams, *mut u64, *mut u64, *mut u64);
 pub type CarryArgs = (*const RunsParams, u32, *const u64, *mut u64);
 
 macro_rules! runs_kernels {
-    ($($runs:ident = $rname:ident: $a:literal, $code:expr, MIN_BLOCKS = $mb:literal;)*) => {$(
+    ($($runs:ident = $rname:ident: $k:ty, $a:literal, $code:expr, MIN_BLOCKS = $mb:literal;)*) => {$(
         $crate::kernel! {
             $runs = $rname[NT = 256, IPT = 8, MIN_BLOCKS = $mb](
                 params: *const RunsParams, status: *mut u64, records: *mut u64, carry: *mut u64
@@ -419,7 +449,7 @@ macro_rules! runs_kernels {
                 let p = unsafe { params.read() };
                 // SAFETY: the host sizes the launch, status, records and carries as
                 // `reduce_runs` asks.
-                unsafe { reduce_runs::<NT, IPT, $a, { $code }>(&p, status, records, carry, sh) }
+                unsafe { reduce_runs::<$k, NT, IPT, $a, { $code }>(&p, status, records, carry, sh) }
             }
         }
     )*};
@@ -446,22 +476,27 @@ macro_rules! carry_kernels {
 }
 
 runs_kernels! {
-    GROUPBY_RUNS_0 = groupby_runs_0: 0, ANY_CODE, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_SUM_U32 = groupby_runs_sum_u32: 1, code::SUM | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_SUM_I32 = groupby_runs_sum_i32: 1, code::SUM | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_SUM_F32 = groupby_runs_sum_f32: 1, code::SUM | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_SUM_F64 = groupby_runs_sum_f64: 1, code::SUM | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MIN_U32 = groupby_runs_min_u32: 1, code::MIN | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MIN_I32 = groupby_runs_min_i32: 1, code::MIN | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MIN_F32 = groupby_runs_min_f32: 1, code::MIN | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MIN_F64 = groupby_runs_min_f64: 1, code::MIN | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MAX_U32 = groupby_runs_max_u32: 1, code::MAX | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MAX_I32 = groupby_runs_max_i32: 1, code::MAX | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MAX_F32 = groupby_runs_max_f32: 1, code::MAX | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_MAX_F64 = groupby_runs_max_f64: 1, code::MAX | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_RUNS_2 = groupby_runs_2: 2, ANY_CODE, MIN_BLOCKS = 2;
-    GROUPBY_RUNS_3 = groupby_runs_3: 3, ANY_CODE, MIN_BLOCKS = 2;
-    GROUPBY_RUNS_4 = groupby_runs_4: 4, ANY_CODE, MIN_BLOCKS = 1;
+    GROUPBY_RUNS_0 = groupby_runs_0: u32, 0, ANY_CODE, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_SUM_U32 = groupby_runs_sum_u32: u32, 1, code::SUM | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_SUM_I32 = groupby_runs_sum_i32: u32, 1, code::SUM | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_SUM_F32 = groupby_runs_sum_f32: u32, 1, code::SUM | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_SUM_F64 = groupby_runs_sum_f64: u32, 1, code::SUM | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MIN_U32 = groupby_runs_min_u32: u32, 1, code::MIN | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MIN_I32 = groupby_runs_min_i32: u32, 1, code::MIN | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MIN_F32 = groupby_runs_min_f32: u32, 1, code::MIN | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MIN_F64 = groupby_runs_min_f64: u32, 1, code::MIN | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MAX_U32 = groupby_runs_max_u32: u32, 1, code::MAX | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MAX_I32 = groupby_runs_max_i32: u32, 1, code::MAX | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MAX_F32 = groupby_runs_max_f32: u32, 1, code::MAX | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_MAX_F64 = groupby_runs_max_f64: u32, 1, code::MAX | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_RUNS_2 = groupby_runs_2: u32, 2, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS_3 = groupby_runs_3: u32, 3, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS_4 = groupby_runs_4: u32, 4, ANY_CODE, MIN_BLOCKS = 1;
+    GROUPBY_RUNS64_0 = groupby_runs64_0: u64, 0, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS64_1 = groupby_runs64_1: u64, 1, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS64_2 = groupby_runs64_2: u64, 2, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS64_3 = groupby_runs64_3: u64, 3, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_RUNS64_4 = groupby_runs64_4: u64, 4, ANY_CODE, MIN_BLOCKS = 1;
 }
 
 carry_kernels! {

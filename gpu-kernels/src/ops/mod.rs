@@ -9,6 +9,7 @@ pub mod baseline;
 pub mod decompress;
 pub mod decompress_base;
 pub mod groupby;
+pub mod groupby_keys;
 pub mod groupby_part;
 pub mod groupby_sort;
 pub mod join;

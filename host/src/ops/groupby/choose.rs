@@ -13,7 +13,7 @@
 //! distribution, which is how the thresholds were checked (figures in `docs/perf-log.md`).
 use super::hash::HashPlan;
 use super::partition::PartPlan;
-use super::records::{Checked, DeviceGrouped, check};
+use super::records::{DeviceGrouped, GpuKey, check};
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::Result;
@@ -39,11 +39,19 @@ pub struct GroupByChoice {
     pub estimated_groups: usize,
 }
 
-/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values` on the GPU,
-/// by the variant the module's cost model picks for the estimated group count and the key
-/// range; the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents.
+/// The group-by of `keys` with `aggs` over `values` on the GPU, by the variant the module's
+/// cost model picks for the estimated group count and the key range; the result is ordered
+/// by key, with the semantics [`crate::cpu::group_by`] documents.
 ///
-/// Errors, before any work: as [`crate::ops::group_by_hash`].
+/// The key: one to eight columns of `u32`, `i32` or `i64`. One `u32` or `i32` column is
+/// grouped as it is. Otherwise the columns' ranges are read first (one pass over them) and
+/// each row's columns packed into one key: each column's offset from its least value in as
+/// many bits as its range needs, the first column highest, so that the packed order is the
+/// key order. A packed key of up to 32 bits takes every variant; of 33 to 64 bits the
+/// sort-based one (64-bit radix sort, passes over constant digits skipped). Key columns whose
+/// ranges need more than 64 bits together are an `Err` naming each column's bits.
+///
+/// Errors: as [`crate::ops::group_by_sort`].
 pub fn group_by(
     gpu: &Gpu,
     keys: &[DeviceKeyColumn],
@@ -61,14 +69,21 @@ pub fn group_by_device(
     aggs: &[Agg],
 ) -> Result<(DeviceGrouped, GroupByChoice)> {
     const NAME: &str = "group_by";
-    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
+    let mut checked = check(NAME, keys, values, aggs)?;
     let choice = |variant, estimated_groups| GroupByChoice {
         variant,
         estimated_groups,
     };
-    if n == 0 {
-        let empty = DeviceGrouped::empty(accs);
+    if checked.n == 0 {
+        let empty = DeviceGrouped::empty(checked.accs);
         return Ok((empty, choice(GroupByVariant::Hash, 0)));
+    }
+    let prepared = checked.key(gpu, NAME)?;
+    let (key, accs) = (prepared.key(), checked.accs);
+    if let GpuKey::U64(_) = key {
+        // Only the sort takes keys of more than 32 bits; no estimate is made.
+        let r = sort_checked(gpu, key, values, accs)?;
+        return Ok((r, choice(GroupByVariant::Sort, 0)));
     }
     let plan = HashPlan::new(gpu, key, values, &accs)?;
     let est = plan.estimate();

@@ -1,4 +1,5 @@
-//! Hash group-by on the GPU: one 32-bit key column, any aggregates of up to four distinct
+//! Hash group-by on the GPU: one 32-bit key (a column, or key columns packed into 32 bits by
+//! `keys.rs`), any aggregates of up to four distinct
 //! accumulators (a sum and a mean of one column share one). See
 //! `tessera_kernels::ops::groupby` for the kernels and the accumulators' forms.
 //!
@@ -15,7 +16,7 @@ use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shar
 use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, ptr, read_head, value_ptr,
+    Accumulators, DeviceGrouped, GpuKey, check, kernel_for, ptr, read_head, value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
@@ -46,7 +47,8 @@ const MIN_GLOBAL_SLOTS: u64 = 1024;
 /// group count grows it by overflow.
 const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 
-/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, by hashing;
+/// The group-by of `keys` (key columns as [`crate::ops::group_by`] takes them, whose ranges
+/// pack into 32 bits) with `aggs` over `values`, by hashing;
 /// the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents (float
 /// sums agree to rounding: the GPU adds in another order).
 ///
@@ -56,9 +58,10 @@ const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 /// [`crate::ops::group_by_sort`] once the table leaves the L2 cache; [`crate::ops::group_by`]
 /// chooses.
 ///
-/// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than one key
-/// column or an `i64` key column (group those with [`crate::cpu::group_by`]), and aggregates
-/// that need more than four accumulators.
+/// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than eight key
+/// columns, and aggregates that need more than four accumulators; once the ranges of packed
+/// key columns are read, key columns whose ranges need more than 32 bits together (group
+/// those with [`crate::ops::group_by_sort`]).
 pub fn group_by_hash(
     gpu: &Gpu,
     keys: &[DeviceKeyColumn],
@@ -75,11 +78,13 @@ pub fn group_by_hash_device(
     values: &[DeviceValueColumn],
     aggs: &[Agg],
 ) -> Result<DeviceGrouped> {
-    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
-    if n == 0 {
-        return Ok(DeviceGrouped::empty(accs));
+    let mut checked = check(NAME, keys, values, aggs)?;
+    if checked.n == 0 {
+        return Ok(DeviceGrouped::empty(checked.accs));
     }
-    HashPlan::new(gpu, key, values, &accs)?.run(gpu, accs)
+    let key = checked.key(gpu, NAME)?;
+    let accs = checked.accs;
+    HashPlan::new(gpu, key.key(), values, &accs)?.run(gpu, accs)
 }
 
 const NAME: &str = "group_by_hash";
@@ -105,6 +110,13 @@ impl HashPlan {
         let (key_ptr, key_xor, n) = match key {
             GpuKey::U32(c) => (ptr(gpu, c), 0, c.len()),
             GpuKey::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
+            GpuKey::U64(_) => {
+                return Err(Error::invalid(format!(
+                    "{NAME}: the key columns' ranges need more than 32 bits packed, the most \
+                     its tables hold; group them with group_by_sort (or group_by, which \
+                     chooses)"
+                )));
+            }
         };
         let mut params = GroupByParams {
             keys: key_ptr,

@@ -27,6 +27,7 @@ use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
 
 mod choose;
 mod hash;
+mod keys;
 mod ordered;
 mod partition;
 mod records;

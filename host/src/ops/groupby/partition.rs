@@ -12,8 +12,8 @@ use tessera_kernels::ops::groupby_part::{
 };
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr,
-    read_head, value_ptr,
+    Accumulators, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr, read_head,
+    value_ptr,
 };
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
@@ -26,17 +26,19 @@ const NAME: &str = "group_by_partitioned";
 /// Most radix passes the partitioning runs (beyond them the sort-based group-by costs less).
 const MAX_PASSES: u32 = 2;
 
-/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, partitioned:
+/// The group-by of `keys` (key columns as [`crate::ops::group_by`] takes them) with `aggs`
+/// over `values`, partitioned:
 /// the rows sorted by the key's bits above its low 12 alone, then each partition aggregated
 /// in a shared-memory table, in key order. The result is ordered by key, with the semantics
 /// [`crate::cpu::group_by`] documents (float sums agree to rounding).
 ///
 /// It pays for many groups of a narrow key range: `u32` keys below 2^20 cost one radix pass
 /// and one aggregation pass, below 2^28 two and one, whatever the group count and skew (a
-/// partition with many rows is shared by several blocks). Wider keys, and `i32` keys, run the
-/// sort-based group-by ([`crate::ops::group_by_sort`]).
+/// partition with many rows is shared by several blocks). Packed key columns count as the
+/// `u32` key of their packed bits. Wider keys, and a lone `i32` key column, run the sort-based
+/// group-by ([`crate::ops::group_by_sort`]).
 ///
-/// Errors, before any work: as [`crate::ops::group_by_hash`]; and an `Err` naming the bytes
+/// Errors: as [`crate::ops::group_by_sort`]; and an `Err` naming the bytes
 /// when the device has no room for the partitioned rows and the records.
 pub fn group_by_partitioned(
     gpu: &Gpu,
@@ -54,13 +56,15 @@ pub fn group_by_partitioned_device(
     values: &[DeviceValueColumn],
     aggs: &[Agg],
 ) -> Result<DeviceGrouped> {
-    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
-    if n == 0 {
-        return Ok(DeviceGrouped::empty(accs));
+    let mut checked = check(NAME, keys, values, aggs)?;
+    if checked.n == 0 {
+        return Ok(DeviceGrouped::empty(checked.accs));
     }
-    match PartPlan::new(gpu, key, accs.list.len())? {
+    let key = checked.key(gpu, NAME)?;
+    let accs = checked.accs;
+    match PartPlan::new(gpu, key.key(), accs.list.len())? {
         Some(plan) => plan.run(gpu, values, accs),
-        None => sort_checked(gpu, key, values, accs),
+        None => sort_checked(gpu, key.key(), values, accs),
     }
 }
 

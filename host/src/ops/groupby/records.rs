@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, code};
 use tessera_kernels::spec::KernelSpec;
 
+use super::keys::{KeyDecode, PreparedKey, check_key_count, prepare};
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
 use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged};
@@ -13,54 +14,50 @@ use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged};
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
 
-/// The one key column a GPU variant groups by.
+/// The key column a GPU variant groups by (see [`super::keys`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum GpuKey<'a> {
     /// `u32` keys.
     U32(&'a DeviceColumn<u32>),
     /// `i32` keys.
     I32(&'a DeviceColumn<i32>),
+    /// `u64` keys (packed, of more than 32 bits).
+    U64(&'a DeviceColumn<u64>),
 }
 
-/// The one key column a GPU variant groups by (`u32` or `i32`), or the error that names what
-/// it does not take.
-fn one_key<'a>(name: &str, keys: &[DeviceKeyColumn<'a>]) -> Result<GpuKey<'a>> {
-    match keys {
-        [DeviceKeyColumn::U32(c)] => Ok(GpuKey::U32(c)),
-        [DeviceKeyColumn::I32(c)] => Ok(GpuKey::I32(c)),
-        [DeviceKeyColumn::I64(_)] => Err(Error::invalid(format!(
-            "{name}: i64 keys are not supported on the GPU yet; group them with cpu::group_by"
-        ))),
-        _ => Err(Error::invalid(format!(
-            "{name}: {} key columns; the GPU group-by takes one (group composite keys with \
-             cpu::group_by)",
-            keys.len()
-        ))),
-    }
-}
-
-/// A GPU grouping checked before any work: its rows, its one key column and its
-/// accumulators.
-pub(super) struct Checked<'a> {
+/// A GPU grouping checked before any work: its rows, its key columns and its accumulators
+/// (their key decoding as the columns' types say, until [`Checked::key`] packs them).
+pub(super) struct Checked<'a, 'k> {
     pub(super) n: usize,
-    pub(super) key: GpuKey<'a>,
+    pub(super) keys: &'k [DeviceKeyColumn<'a>],
     pub(super) accs: Accumulators,
 }
 
-/// Checks a GPU grouping (what [`super::check_group_by`] checks, then [`one_key`] and the
+impl<'a> Checked<'a, '_> {
+    /// The key the variants group by (for `n > 0` rows), with the accumulators told how its
+    /// bits decode.
+    pub(super) fn key(&mut self, gpu: &Gpu, name: &str) -> Result<PreparedKey<'a>> {
+        let (key, decode) = prepare(gpu, name, self.keys, self.n)?;
+        self.accs.key = decode;
+        Ok(key)
+    }
+}
+
+/// Checks a GPU grouping (what [`super::check_group_by`] checks, the key column count and the
 /// accumulators) for the call `name`.
-pub(super) fn check<'a>(
+pub(super) fn check<'a, 'k>(
     name: &str,
-    keys: &[DeviceKeyColumn<'a>],
+    keys: &'k [DeviceKeyColumn<'a>],
     values: &[DeviceValueColumn],
     aggs: &[Agg],
-) -> Result<Checked<'a>> {
+) -> Result<Checked<'a, 'k>> {
     let key_lens: Vec<usize> = keys.iter().map(DeviceKeyColumn::len).collect();
     let value_lens: Vec<usize> = values.iter().map(DeviceValueColumn::len).collect();
     let n = check_shape(&key_lens, &value_lens, aggs)?;
-    let key = one_key(name, keys)?;
-    let accs = Accumulators::new(name, key, values, aggs)?;
-    Ok(Checked { n, key, accs })
+    check_key_count(name, keys)?;
+    let mut accs = Accumulators::new(name, values, aggs)?;
+    accs.key = KeyDecode::of_types(keys);
+    Ok(Checked { n, keys, accs })
 }
 
 /// The device address of a column.
@@ -117,16 +114,12 @@ pub(super) struct Accumulators {
     pub(super) list: Vec<(usize, u32)>,
     /// Each aggregate with its accumulator's index and code (none for `Count`).
     aggs: Vec<(Agg, Option<(usize, u32)>)>,
-    key_i32: bool,
+    /// How a record's key bits become the key columns.
+    key: KeyDecode,
 }
 
 impl Accumulators {
-    pub(super) fn new(
-        name: &str,
-        key: GpuKey,
-        values: &[DeviceValueColumn],
-        aggs: &[Agg],
-    ) -> Result<Self> {
+    pub(super) fn new(name: &str, values: &[DeviceValueColumn], aggs: &[Agg]) -> Result<Self> {
         let mut list = Vec::new();
         for &a in aggs {
             if let Some(acc) = Self::of(values, a)
@@ -151,11 +144,10 @@ impl Accumulators {
                 (a, acc)
             })
             .collect();
-        let key_i32 = matches!(key, GpuKey::I32(_));
         Ok(Accumulators {
             list,
             aggs,
-            key_i32,
+            key: KeyDecode::U32,
         })
     }
 
@@ -187,11 +179,7 @@ impl Accumulators {
         let w = self.words();
         let g = records.len() / w;
         let field = |f: usize| (0..g).into_par_iter().map(move |i| records[i * w + f]);
-        let keys = vec![if self.key_i32 {
-            ResultColumn::I32(field(0).map(|b| b as u32 as i32).collect_huge())
-        } else {
-            ResultColumn::U32(field(0).map(|b| b as u32).collect_huge())
-        }];
+        let keys = self.key.columns(|| field(0));
         // The counts a mean divides by, gathered once where a mean asks for them.
         let any_mean = self.aggs.iter().any(|(a, _)| matches!(a, Agg::Mean(_)));
         let counts: Vec<u64> = if any_mean {

@@ -6,12 +6,13 @@ use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::RECORDS_HEADER;
 use tessera_kernels::ops::groupby_sort::{
     GROUPBY_RUNS_0, GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4, GROUPBY_RUNS_CARRY,
-    GROUPBY_RUNS_ONE, RunsParams, carry_words, staged_bytes,
+    GROUPBY_RUNS_ONE, GROUPBY_RUNS64_0, GROUPBY_RUNS64_1, GROUPBY_RUNS64_2, GROUPBY_RUNS64_3,
+    GROUPBY_RUNS64_4, RunsParams, carry_words, staged_bytes,
 };
 
 use super::records::{
-    Accumulators, Checked, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr,
-    read_head, value_ptr,
+    Accumulators, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr, read_head,
+    value_ptr,
 };
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
@@ -20,7 +21,8 @@ use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 const NAME: &str = "group_by_sort";
 
-/// The group-by of `keys` (one `u32` or `i32` column) with `aggs` over `values`, by sorting:
+/// The group-by of `keys` (key columns as [`crate::ops::group_by`] takes them) with `aggs`
+/// over `values`, by sorting:
 /// the keys sorted with the value column every accumulator reads (a `u32` one) or with row
 /// ids (the values then read at each row), then one pass over the sorted rows. The result is
 /// ordered by key, with the semantics [`crate::cpu::group_by`] documents (float sums agree to
@@ -30,8 +32,11 @@ const NAME: &str = "group_by_sort";
 /// groups. It needs room on the device for the sorted columns and a record per possible
 /// group (as many as rows).
 ///
-/// Errors, before any work: as [`crate::ops::group_by_hash`]; and an `Err` naming the bytes
-/// when the device has no room for the records.
+/// Errors, before any work: what [`crate::ops::check_group_by`] checks, more than eight key
+/// columns, and aggregates that need more than four accumulators; once the ranges of packed
+/// key columns are read, key columns whose ranges need more than 64 bits together (group
+/// those with [`crate::cpu::group_by`]); and an `Err` naming the bytes when the device has no
+/// room for the records.
 pub fn group_by_sort(
     gpu: &Gpu,
     keys: &[DeviceKeyColumn],
@@ -48,11 +53,12 @@ pub fn group_by_sort_device(
     values: &[DeviceValueColumn],
     aggs: &[Agg],
 ) -> Result<DeviceGrouped> {
-    let Checked { n, key, accs } = check(NAME, keys, values, aggs)?;
-    if n == 0 {
-        return Ok(DeviceGrouped::empty(accs));
+    let mut checked = check(NAME, keys, values, aggs)?;
+    if checked.n == 0 {
+        return Ok(DeviceGrouped::empty(checked.accs));
     }
-    sort_checked(gpu, key, values, accs)
+    let key = checked.key(gpu, NAME)?;
+    sort_checked(gpu, key.key(), values, checked.accs)
 }
 
 /// The sort-based group-by of a checked grouping of `n > 0` rows.
@@ -65,6 +71,7 @@ pub(super) fn sort_checked(
     match key {
         GpuKey::U32(c) => sorted(gpu, c, values, accs),
         GpuKey::I32(c) => sorted(gpu, c, values, accs),
+        GpuKey::U64(c) => sorted(gpu, c, values, accs),
     }
 }
 
@@ -116,8 +123,13 @@ fn sorted<K: SortKey>(
     params.keys = ptr(gpu, &sorted_keys);
     params.payload = sorted_payload.as_ref().map_or(0, |p| ptr(gpu, p));
 
-    let more = [GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4];
-    let runs = kernel_for(&accs.list, GROUPBY_RUNS_0, GROUPBY_RUNS_ONE, more);
+    let runs = if size_of::<K>() == 8 {
+        let more = [GROUPBY_RUNS64_2, GROUPBY_RUNS64_3, GROUPBY_RUNS64_4];
+        kernel_for(&accs.list, GROUPBY_RUNS64_0, [GROUPBY_RUNS64_1; 12], more)
+    } else {
+        let more = [GROUPBY_RUNS_2, GROUPBY_RUNS_3, GROUPBY_RUNS_4];
+        kernel_for(&accs.list, GROUPBY_RUNS_0, GROUPBY_RUNS_ONE, more)
+    };
     let carry_spec = GROUPBY_RUNS_CARRY[a];
     let tiles = runs.tiles(n as u64) as usize;
     let words = accs.words();

@@ -1,0 +1,220 @@
+//! The key a GPU group-by groups by: one `u32` or `i32` column as it is, or several columns
+//! (and `i64` ones) packed into one `u32` or `u64` key per row (kernels in
+//! `tessera_kernels::ops::groupby_keys`). A packed key holds each column's offset from its
+//! least value in as many bits as the column's range needs, the first column highest, so that
+//! its unsigned order is the columns' lexicographic order and one group per packed key is one
+//! group per composite key. Keys of up to 32 bits take every variant; wider ones, up to 64,
+//! the sort-based one.
+use rayon::prelude::*;
+use tessera_kernels::ops::groupby_keys::{
+    GROUPBY_KEY_PACK32, GROUPBY_KEY_PACK64, GROUPBY_KEY_RANGE, GROUPBY_MAX_KEYS, KeyPackParams,
+    key_type, unordered_key,
+};
+
+use super::records::{GpuKey, ptr};
+use super::{DeviceKeyColumn, ResultColumn};
+use crate::error::{Error, Result};
+use crate::runtime::{CollectHuge, DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+
+/// One key column's place in a packed key: its type, least ordered value, shift and width.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct KeyField {
+    ty: u32,
+    min: u64,
+    shift: u32,
+    width: u32,
+}
+
+/// How a group's key bits become its key columns.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum KeyDecode {
+    /// One `u32` column.
+    U32,
+    /// One `i32` column (its bits).
+    I32,
+    /// Packed columns, first column first.
+    Packed(Vec<KeyField>),
+}
+
+impl KeyDecode {
+    /// What the key columns' types alone say: right for a direct key, and for a packed one
+    /// with no rows.
+    pub(super) fn of_types(keys: &[DeviceKeyColumn]) -> Self {
+        match keys {
+            [DeviceKeyColumn::U32(_)] => KeyDecode::U32,
+            [DeviceKeyColumn::I32(_)] => KeyDecode::I32,
+            _ => KeyDecode::Packed(
+                keys.iter()
+                    .map(|&c| KeyField {
+                        ty: type_of(c),
+                        min: 0,
+                        shift: 0,
+                        width: 0,
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The key columns of `g` groups whose key bits `bits(i)` gives.
+    pub(super) fn columns<F, I>(&self, bits: F) -> Vec<ResultColumn>
+    where
+        F: Fn() -> I,
+        I: IndexedParallelIterator<Item = u64>,
+    {
+        match self {
+            KeyDecode::U32 => vec![ResultColumn::U32(bits().map(|b| b as u32).collect_huge())],
+            KeyDecode::I32 => vec![ResultColumn::I32(
+                bits().map(|b| b as u32 as i32).collect_huge(),
+            )],
+            KeyDecode::Packed(fields) => fields
+                .iter()
+                .map(|&f| {
+                    let mask = if f.width == 64 {
+                        u64::MAX
+                    } else {
+                        (1u64 << f.width) - 1
+                    };
+                    let word = bits().map(move |b| {
+                        unordered_key(f.ty, (b.checked_shr(f.shift).unwrap_or(0) & mask) + f.min)
+                    });
+                    match f.ty {
+                        key_type::U32 => ResultColumn::U32(word.map(|w| w as u32).collect_huge()),
+                        key_type::I32 => {
+                            ResultColumn::I32(word.map(|w| w as u32 as i32).collect_huge())
+                        }
+                        _ => ResultColumn::I64(word.map(|w| w as i64).collect_huge()),
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The kernels' type code of a key column.
+fn type_of(c: DeviceKeyColumn) -> u32 {
+    match c {
+        DeviceKeyColumn::U32(_) => key_type::U32,
+        DeviceKeyColumn::I32(_) => key_type::I32,
+        DeviceKeyColumn::I64(_) => key_type::I64,
+    }
+}
+
+/// Refuses more key columns than a packed key takes (before any work).
+pub(super) fn check_key_count(name: &str, keys: &[DeviceKeyColumn]) -> Result<()> {
+    if keys.len() > GROUPBY_MAX_KEYS {
+        return Err(Error::invalid(format!(
+            "{name}: {} key columns, more than the {GROUPBY_MAX_KEYS} a GPU grouping takes; \
+             group by fewer columns (or combine some first)",
+            keys.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The key a variant groups by: a column of the input, or the packed keys it owns.
+pub(super) enum PreparedKey<'a> {
+    /// One `u32` or `i32` key column, as it is.
+    Direct(GpuKey<'a>),
+    /// Packed keys of up to 32 bits.
+    Packed32(DeviceColumn<u32>),
+    /// Packed keys of 33 to 64 bits.
+    Packed64(DeviceColumn<u64>),
+}
+
+impl PreparedKey<'_> {
+    /// The key column the variant reads.
+    pub(super) fn key(&self) -> GpuKey<'_> {
+        match self {
+            PreparedKey::Direct(k) => *k,
+            PreparedKey::Packed32(c) => GpuKey::U32(c),
+            PreparedKey::Packed64(c) => GpuKey::U64(c),
+        }
+    }
+}
+
+/// The key of `n > 0` rows of `keys` (checked: same lengths, at most
+/// [`GROUPBY_MAX_KEYS`]) and how its bits decode: one `u32` or `i32` column as it is; else
+/// the columns' ranges (one read of them, one synchronization), then one pass packing them.
+/// An `Err` naming the columns' widths when their ranges need more than 64 bits together.
+pub(super) fn prepare<'a>(
+    gpu: &Gpu,
+    name: &str,
+    keys: &[DeviceKeyColumn<'a>],
+    n: usize,
+) -> Result<(PreparedKey<'a>, KeyDecode)> {
+    match keys {
+        [DeviceKeyColumn::U32(c)] => {
+            return Ok((PreparedKey::Direct(GpuKey::U32(c)), KeyDecode::U32));
+        }
+        [DeviceKeyColumn::I32(c)] => {
+            return Ok((PreparedKey::Direct(GpuKey::I32(c)), KeyDecode::I32));
+        }
+        _ => {}
+    }
+    let mut params = KeyPackParams {
+        keys: keys.len() as u32,
+        n: n as u32,
+        ..KeyPackParams::default()
+    };
+    for (i, &c) in keys.iter().enumerate() {
+        params.columns[i] = match c {
+            DeviceKeyColumn::U32(c) => ptr(gpu, c),
+            DeviceKeyColumn::I32(c) => ptr(gpu, c),
+            DeviceKeyColumn::I64(c) => ptr(gpu, c),
+        };
+        params.types[i] = type_of(c);
+    }
+    let mut range = gpu.upload(&[u64::MAX, 0].repeat(keys.len()))?;
+    let buf = PodBuffer::upload(gpu, std::slice::from_ref(&params))?;
+    let cfg = grid_per_sm(gpu, &GROUPBY_KEY_RANGE, n, 8)?;
+    // SAFETY: the parameters name `keys.len()` columns of `n` rows of their types; two words
+    // per column, set to the neutral values; any grid size.
+    unsafe { gpu.launch(&GROUPBY_KEY_RANGE, cfg, (&buf, &mut range)) }?;
+    let range = range.to_vec(gpu)?;
+    let widths: Vec<u32> = range
+        .chunks(2)
+        .map(|mm| 64 - (mm[1] - mm[0]).leading_zeros())
+        .collect();
+    let total: u32 = widths.iter().sum();
+    if total > 64 {
+        let each: Vec<String> = widths.iter().map(u32::to_string).collect();
+        return Err(Error::invalid(format!(
+            "{name}: the key columns' ranges need {} = {total} bits together, more than the 64 \
+             a GPU grouping packs them into; group by fewer or narrower key columns, or with \
+             cpu::group_by",
+            each.join(" + ")
+        )));
+    }
+    let mut shift = total;
+    let fields = widths
+        .iter()
+        .enumerate()
+        .map(|(i, &width)| {
+            shift -= width;
+            params.mins[i] = range[2 * i];
+            params.shifts[i] = shift;
+            KeyField {
+                ty: params.types[i],
+                min: range[2 * i],
+                shift,
+                width,
+            }
+        })
+        .collect();
+    let buf = PodBuffer::upload(gpu, std::slice::from_ref(&params))?;
+    let key = if total <= 32 {
+        let mut out = gpu.scratch::<u32>(n)?;
+        let cfg = grid_per_sm(gpu, &GROUPBY_KEY_PACK32, n, 8)?;
+        // SAFETY: as above; `n` outputs; the shifts fit every key in 32 bits.
+        unsafe { gpu.launch(&GROUPBY_KEY_PACK32, cfg, (&buf, &mut out)) }?;
+        PreparedKey::Packed32(out)
+    } else {
+        let mut out = gpu.scratch::<u64>(n)?;
+        let cfg = grid_per_sm(gpu, &GROUPBY_KEY_PACK64, n, 8)?;
+        // SAFETY: as above; `n` outputs.
+        unsafe { gpu.launch(&GROUPBY_KEY_PACK64, cfg, (&buf, &mut out)) }?;
+        PreparedKey::Packed64(out)
+    };
+    Ok((key, KeyDecode::Packed(fields)))
+}
