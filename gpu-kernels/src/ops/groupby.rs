@@ -1054,6 +1054,25 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    /// The `groups` records of `words` words after the header, field by field: word `f` of
+    /// record `i` to `fields[f * groups + i]`, so that the host reads each result column from
+    /// consecutive words.
+    GROUPBY_RECORD_FIELDS = groupby_record_fields[NT = 256, IPT = 1](
+        records: *const u64, groups: u32, words: u32, fields: *mut u64
+    ) {
+        // Records have at least two words; the bound spares a division check.
+        let (g, w) = (groups as usize, (words as usize).max(2));
+        let mut i = crate::arch::global_idx();
+        while i < g * w {
+            let (r, f) = (i / w, i % w);
+            // SAFETY: i < g * w, within the records after the header and within the fields.
+            unsafe { fields.add(f * g + r).write(records.add(RECORDS_HEADER + i).read()) };
+            i += crate::arch::grid_dim() * NT;
+        }
+    }
+}
+
+crate::kernel! {
     /// Distinct keys among `samples` rows spread evenly over the `n`, counted in a shared set
     /// of `2 * samples` slots, into `out[0]`, and the sampled keys into `out[1 ..]`: the host's
     /// estimate of the group count. One block.

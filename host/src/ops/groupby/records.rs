@@ -9,7 +9,7 @@ use tessera_kernels::spec::KernelSpec;
 use super::keys::{KeyDecode, PreparedKey, check_key_count, prepare};
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
-use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged};
+use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged, grid_per_sm};
 
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
@@ -173,12 +173,21 @@ impl Accumulators {
         k::record_words(self.list.len())
     }
 
-    /// The grouping's result from the groups' records in key order (each column gathered in
-    /// parallel: a result can hold as many groups as rows).
-    fn result(&self, records: &[u64]) -> Grouped {
+    /// The grouping's result from the groups' records in key order, as records or (`by_field`)
+    /// field by field (each column gathered in parallel: a result can hold as many groups as
+    /// rows).
+    fn result(&self, data: &[u64], by_field: bool) -> Grouped {
         let w = self.words();
-        let g = records.len() / w;
-        let field = |f: usize| (0..g).into_par_iter().map(move |i| records[i * w + f]);
+        let g = data.len() / w;
+        let field = |f: usize| {
+            (0..g).into_par_iter().map(move |i| {
+                if by_field {
+                    data[f * g + i]
+                } else {
+                    data[i * w + f]
+                }
+            })
+        };
         let keys = self.key.columns(|| field(0));
         // The counts a mean divides by, gathered once where a mean asks for them.
         let any_mean = self.aggs.iter().any(|(a, _)| matches!(a, Agg::Mean(_)));
@@ -275,18 +284,37 @@ impl DeviceGrouped {
         let end = self.groups * self.accs.words();
         let have = self.host.len();
         if have >= end {
-            return Ok(self.accs.result(&self.host[..end]));
+            return Ok(self.accs.result(&self.host[..end], false));
         }
         let Some(dev) = &self.records else {
             return Err(Error::invalid(
                 "group_by: a result without records on the device (internal)",
             ));
         };
+        // The records field by field first, where the device has room (one pass there): each
+        // result column then comes from consecutive words, where from the records every
+        // column's pass would read all of them.
+        let (g, w) = (self.groups, self.accs.words());
+        if let Ok(mut fields) = gpu.scratch::<u64>(end) {
+            let spec = k::GROUPBY_RECORD_FIELDS;
+            let (g32, w32) = (g as u32, w as u32);
+            // SAFETY: the header and `g` records of `w` words; room for their `g * w` words.
+            unsafe {
+                gpu.launch(
+                    &spec,
+                    grid_per_sm(gpu, &spec, end, 8)?,
+                    (dev, &g32, &w32, &mut fields),
+                )
+            }?;
+            let mut data = Vec::with_capacity(end);
+            append_staged(gpu, &fields.view(), &mut data)?;
+            return Ok(self.accs.result(&data, true));
+        }
         let mut records = Vec::with_capacity(end);
         records.extend_from_slice(&self.host);
         let rest = k::RECORDS_HEADER + have..k::RECORDS_HEADER + end;
         append_staged(gpu, &dev.view().slice(rest), &mut records)?;
-        Ok(self.accs.result(&records))
+        Ok(self.accs.result(&records, false))
     }
 }
 
