@@ -7,6 +7,7 @@ pub mod compress;
 pub mod groupby;
 pub mod groupby_keys;
 pub mod join;
+pub mod lineitem;
 pub mod ops;
 pub mod ordered;
 pub mod pkjoin;

@@ -16,6 +16,11 @@
 //! * `distributions` (seed 003 §4.2.3): heavy hitter, random, exponential, Weibull and normal
 //!   keys, sorted (the variants) and unsorted (sort plus the best variant against the
 //!   group-bys).
+//! * `lineitem` (seed 004 Fig. 13): TPC-H `lineitem` columns of as many rows as the pipelines'
+//!   study ([`crate::lineitem`]), aggregated as TPC-H queries group them (`l_orderkey` as
+//!   stored, already sorted; Q1's return flag and line status, `l_shipdate` and `l_partkey`
+//!   sorted with their values by the radix sort first), by each pipeline and seed 004's
+//!   variants.
 //!
 //! Every aggregation's model is one read of the keys and values and one write of the result
 //! (key, count and sum per group, and the zeroing of the counts and sums: 28 bytes a group),
@@ -51,6 +56,8 @@ pub enum Study {
     Unsorted,
     /// The distributions of seed 003.
     Distributions,
+    /// Seed 004's TPC-H lineitem columns.
+    Lineitem,
 }
 
 /// Options of `tessera bench ordered`.
@@ -74,7 +81,7 @@ pub struct OrderedArgs {
         long,
         value_delimiter = ',',
         value_enum,
-        default_value = "atomics,sweep,variants,pipelines,unsorted,distributions"
+        default_value = "atomics,sweep,variants,pipelines,unsorted,distributions,lineitem"
     )]
     pub study: Vec<Study>,
     /// Timed repetitions per point (1..=10000).
@@ -415,6 +422,83 @@ const SEED4: [(&str, OrderedVariant, Option<u32>); 4] = [
     ("private array", OrderedVariant::PrivateArray, None),
 ];
 
+/// Seed 004's TPC-H columns: `2^log2n` lineitem rows, each aggregation by each pipeline and
+/// seed 004's variant (256 threads a block, the pipeline's chunk, atomics into device memory
+/// as the seed's), and the two-kernel pipeline's private variants into shared memory.
+fn lineitem(b: &mut Bench, log2n: u32) -> Result<()> {
+    let n = 1usize << log2n;
+    let start = Instant::now();
+    let l = crate::lineitem::Lineitem::generate(n, 7);
+    println!(
+        "lineitem: {n} lines (SF {:.1}) generated in {:.1} s",
+        crate::lineitem::Lineitem::scale_factor(n),
+        start.elapsed().as_secs_f64()
+    );
+    let cases: [(&str, &[u32], &[u32], bool); 4] = [
+        (
+            "l_orderkey, sum(l_quantity)",
+            &l.orderkey,
+            &l.quantity,
+            false,
+        ),
+        (
+            "l_returnflag, l_linestatus, sum(l_quantity)",
+            &l.flag_status,
+            &l.quantity,
+            true,
+        ),
+        (
+            "l_shipdate, sum(l_extendedprice)",
+            &l.shipdate,
+            &l.extendedprice,
+            true,
+        ),
+        ("l_partkey, sum(l_quantity)", &l.partkey, &l.quantity, true),
+    ];
+    for (name, keys, values, sort) in cases {
+        let (mut k, mut v) = (b.gpu.upload(keys)?, b.gpu.upload(values)?);
+        if sort {
+            (k, v) = ops::sort_pairs(b.gpu, &k, &v, ops::Order::Ascending)?;
+        }
+        let default = OrderedPlan::default();
+        let groups = ops::aggregate_sorted(b.gpu, &k, &v, &default)?.groups();
+        let model = b.model(n, groups);
+        let param = format!("{name} ({groups} groups)");
+        for (pipeline, pname) in [
+            (OrderedPipeline::Five, "five"),
+            (OrderedPipeline::Three, "three"),
+            (OrderedPipeline::Two, "two"),
+        ] {
+            for &(vname, variant, chunk) in &SEED4 {
+                let plan = OrderedPlan {
+                    pipeline,
+                    variant,
+                    target: AtomicTarget::Global,
+                    threads: 256,
+                    chunk: chunk.unwrap_or(default.chunk),
+                    loads: OrderedLoads::Direct,
+                };
+                let t = b.time_plan(&k, &v, &plan, b.reps)?;
+                let label = format!("{pname}-kernel, {vname}");
+                b.push("ordered_lineitem", &label, &param, n, t, model);
+            }
+        }
+        // Beyond the seed: the two-kernel pipeline's private variants merging in shared
+        // memory first, which long runs (few groups) need.
+        for &(vname, variant, _) in &SEED4[2..] {
+            let plan = OrderedPlan {
+                variant,
+                target: AtomicTarget::Shared,
+                ..default
+            };
+            let t = b.time_plan(&k, &v, &plan, b.reps)?;
+            let label = format!("two-kernel, {vname}, shared");
+            b.push("ordered_lineitem", &label, &param, n, t, model);
+        }
+    }
+    Ok(())
+}
+
 /// The pipelines at `2^log2n` rows of unique and of repeating keys.
 fn pipelines(b: &mut Bench, log2n: u32) -> Result<()> {
     let n = 1usize << log2n;
@@ -667,6 +751,9 @@ fn run_gpu(gpu: &Gpu, args: &OrderedArgs) -> Result<OrderedReport> {
     drop(v);
     if on(Study::Pipelines) {
         pipelines(&mut b, args.pipeline_log2n)?;
+    }
+    if on(Study::Lineitem) {
+        lineitem(&mut b, args.pipeline_log2n)?;
     }
     let shapes = VARIANTS
         .iter()
