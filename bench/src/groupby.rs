@@ -351,9 +351,8 @@ fn run_composite(args: &GroupByArgs) -> Result<()> {
         None,
     );
     if let Some(table) = super::groupby_keys::speedups(&report.records) {
-        println!(
-            "\n## GPU / CPU speedup (the CPU's time over the GPU call's, result on the host)\n{table}"
-        );
+        let title = "GPU / CPU speedup (the CPU's time over the GPU call's, result on the host)";
+        println!("\n## {title}\n{table}");
     }
     super::write_json(&args.json, &report)
 }

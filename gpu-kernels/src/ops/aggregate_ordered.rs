@@ -31,7 +31,9 @@
 //! each with its target in device memory (flushes go to the result) or in shared memory (to a
 //! table of the block's groups, indexed from the block's first group, which the block then
 //! merges into the result with atomics for its first and last group and plain stores for the
-//! rest).
+//! rest). In both private variants the flushes of the chunks' last groups are merged across
+//! the warp first (lanes ending in the same group add theirs with shuffles, and one of them
+//! flushes), so that a run longer than a chunk costs one atomic a warp, not one a thread.
 //!
 //! Every kernel takes one [`OrderedParams`] and runs with any block width that is a multiple
 //! of 32 up to 1024 (the benchmarks sweep it); thread `t` of the grid takes rows
@@ -135,7 +137,7 @@ mod device {
     use super::{NAIVE, OrderedParams, PRIVATE_VARIABLE, ordered_shared_bytes, staged_words};
     use crate::arch::{
         Shared, block_dim, block_idx, dynamic_shared, global_idx, grid_dim, lane_id, red_global,
-        sync_threads, sync_warp, thread_idx, warp_id,
+        shfl_down, shfl_up, sync_threads, sync_warp, thread_idx, warp_id,
     };
     use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any, block_tile_prefix};
 
@@ -446,6 +448,8 @@ mod device {
                 sums: p.sums as *mut u64,
             }
         };
+        // The chunk's last group, its count and its sum (none past the rows).
+        let mut last = (u32::MAX, 0u32, 0u64);
         if lo < hi {
             // SAFETY: chunk t exists.
             let off = if FROM_KEYS {
@@ -511,16 +515,36 @@ mod device {
                     sum += v;
                 }
             }
-            if VARIANT != NAIVE {
-                // SAFETY: the chunk's last group, which may go on past it.
-                unsafe { target.flush(cur, count, sum, true) };
-            }
+            last = (cur, count, sum);
             if let Target::Shared { counts, .. } = target
                 && hi == block_hi
             {
                 // SAFETY: the second span word; one writer (the thread holding the block's
                 // last row).
                 unsafe { counts.offset(rows).write(1, g) };
+            }
+        }
+        if VARIANT != NAIVE {
+            // The chunks' last groups, which may go on past them, merged across the warp
+            // first: its lanes hold consecutive chunks, so the lanes ending in one group are
+            // consecutive (all 32 within a long run). A segmented suffix sum leaves each
+            // segment's total in its lowest lane, which flushes it: one atomic where there
+            // were up to 32.
+            let (lg, mut lc, mut ls) = last;
+            let lane = lane_id();
+            let mut d = 1;
+            while d < 32 {
+                let (og, oc, os) = (shfl_down(lg, d), shfl_down(lc, d), shfl_down(ls, d));
+                if lane + d < 32 && og == lg {
+                    lc += oc;
+                    ls += os;
+                }
+                d *= 2;
+            }
+            let before = shfl_up(lg, 1);
+            if lc > 0 && (lane == 0 || before != lg) {
+                // SAFETY: lg is the last group of this lane's chunk, one of the block's.
+                unsafe { target.flush(lg, lc, ls, true) };
             }
         }
         if let Target::Shared { counts, sums, base } = target {
