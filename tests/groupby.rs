@@ -266,6 +266,78 @@ fn values(n: usize, rng: &mut StdRng) -> Values {
     }
 }
 
+/// Key columns derived from one distribution's keys `k`: every key type, narrow and wide
+/// ranges, a constant column, the extremes of `i64`, and up to eight columns.
+struct KeySets {
+    k: Vec<u32>,
+    low: Vec<u32>,
+    signed: Vec<i32>,
+    near: Vec<i64>,
+    wide: Vec<i64>,
+    ends: Vec<i64>,
+    konst: Vec<i32>,
+    nibbles: Vec<Vec<u32>>,
+}
+
+impl KeySets {
+    fn new(k: Vec<u32>) -> Self {
+        KeySets {
+            low: k.iter().map(|&x| x % 3).collect(),
+            signed: k
+                .iter()
+                .map(|&x| (x as i32).wrapping_sub(1 << 30))
+                .collect(),
+            near: k.iter().map(|&x| x as i64 % 1000 - (1 << 40)).collect(),
+            wide: k.iter().map(|&x| (x as i64 - 500) * (1 << 30)).collect(),
+            ends: k
+                .iter()
+                .map(|&x| [i64::MIN, i64::MAX, 0, -1][x as usize % 4])
+                .collect(),
+            konst: vec![-9; k.len()],
+            nibbles: (0..8)
+                .map(|b| k.iter().map(|&x| (x >> (4 * b)) & 15).collect())
+                .collect(),
+            k,
+        }
+    }
+
+    /// The groupings' key columns, each with its name.
+    fn sets(&self) -> Vec<(&'static str, Vec<KeyColumn<'_>>)> {
+        vec![
+            ("u32", vec![KeyColumn::U32(&self.k)]),
+            ("i32", vec![KeyColumn::I32(&self.signed)]),
+            ("i64 near -2^40", vec![KeyColumn::I64(&self.near)]),
+            ("i64 wide", vec![KeyColumn::I64(&self.wide)]),
+            ("i64 extremes", vec![KeyColumn::I64(&self.ends)]),
+            (
+                "u32 % 3, i32",
+                vec![KeyColumn::U32(&self.low), KeyColumn::I32(&self.signed)],
+            ),
+            (
+                "constant i32, u32",
+                vec![KeyColumn::I32(&self.konst), KeyColumn::U32(&self.k)],
+            ),
+            (
+                "i64, u32, i32, u32",
+                vec![
+                    KeyColumn::I64(&self.wide),
+                    KeyColumn::U32(&self.low),
+                    KeyColumn::I32(&self.signed),
+                    KeyColumn::U32(&self.k),
+                ],
+            ),
+            (
+                "i64 extremes, u32 % 3",
+                vec![KeyColumn::I64(&self.ends), KeyColumn::U32(&self.low)],
+            ),
+            (
+                "eight nibbles",
+                self.nibbles.iter().map(|c| KeyColumn::U32(c)).collect(),
+            ),
+        ]
+    }
+}
+
 fn cpu_matches_the_naive_grouping_on_every_distribution() {
     let mut rng = StdRng::seed_from_u64(2201);
     for n in common::capped(&SIZES) {
@@ -278,31 +350,8 @@ fn cpu_matches_the_naive_grouping_on_every_distribution() {
         ];
         let aggs = all_aggs(vals.len());
         for (name, k) in key_distributions(n, &mut rng) {
-            let signed: Vec<i32> = k
-                .iter()
-                .map(|&x| (x as i32).wrapping_sub(1 << 30))
-                .collect();
-            let wide: Vec<i64> = k.iter().map(|&x| (x as i64 - 500) * (1 << 30)).collect();
-            let low: Vec<u32> = k.iter().map(|&x| x % 3).collect();
-            let sets: [(&str, Vec<KeyColumn>); 5] = [
-                ("u32", vec![KeyColumn::U32(&k)]),
-                ("i32", vec![KeyColumn::I32(&signed)]),
-                ("i64", vec![KeyColumn::I64(&wide)]),
-                (
-                    "u32, i32",
-                    vec![KeyColumn::U32(&low), KeyColumn::I32(&signed)],
-                ),
-                (
-                    "i64, u32, i32, u32",
-                    vec![
-                        KeyColumn::I64(&wide),
-                        KeyColumn::U32(&low),
-                        KeyColumn::I32(&signed),
-                        KeyColumn::U32(&k),
-                    ],
-                ),
-            ];
-            for (types, keys) in sets {
+            let derived = KeySets::new(k);
+            for (types, keys) in derived.sets() {
                 let what = format!("{name}, keys {types}, {n} rows");
                 let got = group_by(&keys, &vals, &aggs).unwrap();
                 same(&got, &naive(&keys, &vals, &aggs), &what);
@@ -711,52 +760,8 @@ fn gpu_composite_keys_match_cpu(gpu: &Gpu) {
             vec![Agg::Min(1), Agg::Max(2), Agg::Mean(0), Agg::Count],
         ];
         for (dist, k) in key_distributions(n, &mut rng) {
-            let low: Vec<u32> = k.iter().map(|&x| x % 3).collect();
-            let signed: Vec<i32> = k
-                .iter()
-                .map(|&x| (x as i32).wrapping_sub(1 << 30))
-                .collect();
-            let near: Vec<i64> = k.iter().map(|&x| x as i64 % 1000 - (1 << 40)).collect();
-            let wide: Vec<i64> = k.iter().map(|&x| (x as i64 - 500) * (1 << 30)).collect();
-            let ends: Vec<i64> = k
-                .iter()
-                .map(|&x| [i64::MIN, i64::MAX, 0, -1][x as usize % 4])
-                .collect();
-            let konst = vec![-9i32; n];
-            let bytes: Vec<Vec<u32>> = (0..8)
-                .map(|b| k.iter().map(|&x| (x >> (4 * b)) & 15).collect())
-                .collect();
-            let mut sets: Vec<(&str, Vec<KeyColumn>)> = vec![
-                ("i64 near -2^40", vec![KeyColumn::I64(&near)]),
-                ("i64 wide", vec![KeyColumn::I64(&wide)]),
-                ("i64 extremes", vec![KeyColumn::I64(&ends)]),
-                (
-                    "u32 % 3, i32",
-                    vec![KeyColumn::U32(&low), KeyColumn::I32(&signed)],
-                ),
-                (
-                    "constant i32, u32",
-                    vec![KeyColumn::I32(&konst), KeyColumn::U32(&k)],
-                ),
-                (
-                    "i64, u32, i32, u32",
-                    vec![
-                        KeyColumn::I64(&wide),
-                        KeyColumn::U32(&low),
-                        KeyColumn::I32(&signed),
-                        KeyColumn::U32(&k),
-                    ],
-                ),
-                (
-                    "i64 extremes, u32 % 3",
-                    vec![KeyColumn::I64(&ends), KeyColumn::U32(&low)],
-                ),
-            ];
-            sets.push((
-                "eight nibbles",
-                bytes.iter().map(|c| KeyColumn::U32(c)).collect(),
-            ));
-            for (set, keys) in sets {
+            let derived = KeySets::new(k);
+            for (set, keys) in derived.sets() {
                 let bits = packed_bits(&keys);
                 let up: Vec<Upload> = keys.iter().map(|&c| Upload::of(gpu, c)).collect();
                 let dkeys: Vec<DeviceKeyColumn> = up.iter().map(Upload::key).collect();
