@@ -1,9 +1,11 @@
-//! Group-by on the CPU (rayon), sort-based: the rows' ids sorted by composite key (ties by row,
+//! Group-by on the CPU (rayon), sort-based: the rows' ids sorted by composite key (packed into
+//! one integer from the columns' ranges where it fits 64 bits, as the GPU packs it; ties by row,
 //! so the order within a group is the input's), group boundaries where the key changes, then
 //! each group reduced in parallel. The oracle of the GPU variants and the benchmarks' CPU row.
 use std::cmp::Ordering;
 
 use rayon::prelude::*;
+use tessera_kernels::ops::groupby_keys::{key_type, ordered_key};
 
 use crate::error::Result;
 use crate::ops::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn, check_group_by};
@@ -49,30 +51,65 @@ pub fn group_by(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) -> Res
     })
 }
 
-/// Row ids in composite-key order, ties by row. A single 32-bit key sorts as packed `u64`s
-/// (key in order-preserving bits, row below), the common case; others by comparison.
+/// Row ids in composite-key order, ties by row. As the GPU packs them: each column's offset
+/// from its least value in as many bits as its range needs, the first column highest; keys of
+/// up to 32 bits sort as `u64`s (key above, row below), of up to 64 as `u128`s, wider ones by
+/// comparison.
 fn sorted_rows(keys: &[KeyColumn], rows: usize) -> Vec<u32> {
-    let packed = |key: &(dyn Fn(usize) -> u32 + Sync)| {
+    // Each column's least ordered value and the bits of its range.
+    let ranges: Vec<(u64, u32)> = keys
+        .iter()
+        .map(|k| {
+            let (lo, hi) = (0..rows)
+                .into_par_iter()
+                .map(|i| ordered(k, i))
+                .fold(|| (u64::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)))
+                .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+            if lo > hi {
+                (0, 0)
+            } else {
+                (lo, 64 - (hi - lo).leading_zeros())
+            }
+        })
+        .collect();
+    let bits: u32 = ranges.iter().map(|r| r.1).sum();
+    let key = |i: usize| {
+        keys.iter().zip(&ranges).fold(0u64, |key, (k, &(lo, w))| {
+            key.checked_shl(w).unwrap_or(0) | (ordered(k, i) - lo)
+        })
+    };
+    if bits <= 32 {
         let mut v: Vec<u64> = (0..rows)
             .into_par_iter()
-            .map(|i| (key(i) as u64) << 32 | i as u64)
+            .map(|i| key(i) << 32 | i as u64)
             .collect();
         v.par_sort_unstable();
         v.into_par_iter().map(|x| x as u32).collect()
-    };
-    match keys {
-        [KeyColumn::U32(c)] => packed(&|i| c[i]),
-        [KeyColumn::I32(c)] => packed(&|i| (c[i] as u32) ^ 0x8000_0000),
-        _ => {
-            let mut order: Vec<u32> = (0..rows as u32).collect();
-            order.par_sort_unstable_by(|&a, &b| {
-                keys.iter()
-                    .map(|k| key_cmp(k, a, b))
-                    .find(|o| o.is_ne())
-                    .unwrap_or_else(|| a.cmp(&b))
-            });
-            order
-        }
+    } else if bits <= 64 {
+        let mut v: Vec<u128> = (0..rows)
+            .into_par_iter()
+            .map(|i| (key(i) as u128) << 32 | i as u128)
+            .collect();
+        v.par_sort_unstable();
+        v.into_par_iter().map(|x| x as u32).collect()
+    } else {
+        let mut order: Vec<u32> = (0..rows as u32).collect();
+        order.par_sort_unstable_by(|&a, &b| {
+            keys.iter()
+                .map(|k| key_cmp(k, a, b))
+                .find(|o| o.is_ne())
+                .unwrap_or_else(|| a.cmp(&b))
+        });
+        order
+    }
+}
+
+/// Row `i` of key column `k` as bits whose unsigned order is the column type's order.
+fn ordered(k: &KeyColumn, i: usize) -> u64 {
+    match k {
+        KeyColumn::U32(c) => ordered_key(key_type::U32, c[i] as u64),
+        KeyColumn::I32(c) => ordered_key(key_type::I32, c[i] as u32 as u64),
+        KeyColumn::I64(c) => ordered_key(key_type::I64, c[i] as u64),
     }
 }
 
