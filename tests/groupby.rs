@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
+use tessera::bench::groupby_keys::DeviceKeys;
 use tessera::cpu::group_by;
 use tessera::ops::{
     Agg, DeviceKeyColumn, DeviceValueColumn, GroupByVariant, Grouped, KeyColumn, ResultColumn,
@@ -763,8 +764,11 @@ fn gpu_composite_keys_match_cpu(gpu: &Gpu) {
             let derived = KeySets::new(k);
             for (set, keys) in derived.sets() {
                 let bits = packed_bits(&keys);
-                let up: Vec<Upload> = keys.iter().map(|&c| Upload::of(gpu, c)).collect();
-                let dkeys: Vec<DeviceKeyColumn> = up.iter().map(Upload::key).collect();
+                let up: Vec<DeviceKeys> = keys
+                    .iter()
+                    .map(|&c| DeviceKeys::upload(gpu, c).unwrap())
+                    .collect();
+                let dkeys: Vec<DeviceKeyColumn> = up.iter().map(DeviceKeys::column).collect();
                 for aggs in &agg_sets {
                     let want = group_by(&keys, &host, aggs).unwrap();
                     for (name, f) in VARIANTS {
@@ -780,31 +784,6 @@ fn gpu_composite_keys_match_cpu(gpu: &Gpu) {
                     }
                 }
             }
-        }
-    }
-}
-
-/// A key column on the device.
-enum Upload {
-    U32(tessera::DeviceColumn<u32>),
-    I32(tessera::DeviceColumn<i32>),
-    I64(tessera::DeviceColumn<i64>),
-}
-
-impl Upload {
-    fn of(gpu: &Gpu, c: KeyColumn) -> Upload {
-        match c {
-            KeyColumn::U32(c) => Upload::U32(gpu.upload(c).unwrap()),
-            KeyColumn::I32(c) => Upload::I32(gpu.upload(c).unwrap()),
-            KeyColumn::I64(c) => Upload::I64(gpu.upload(c).unwrap()),
-        }
-    }
-
-    fn key(&self) -> DeviceKeyColumn<'_> {
-        match self {
-            Upload::U32(c) => DeviceKeyColumn::U32(c),
-            Upload::I32(c) => DeviceKeyColumn::I32(c),
-            Upload::I64(c) => DeviceKeyColumn::I64(c),
         }
     }
 }

@@ -80,15 +80,20 @@ impl Keys {
     }
 }
 
-/// A key column on the device.
-enum DeviceKeys {
+/// A key column on the device, owned (the group-by borrows it as a [`DeviceKeyColumn`]); the
+/// tests upload theirs with it too.
+pub enum DeviceKeys {
+    /// `u32` keys.
     U32(DeviceColumn<u32>),
+    /// `i32` keys.
     I32(DeviceColumn<i32>),
+    /// `i64` keys.
     I64(DeviceColumn<i64>),
 }
 
 impl DeviceKeys {
-    fn upload(gpu: &Gpu, k: KeyColumn) -> Result<Self> {
+    /// The key column `k` uploaded.
+    pub fn upload(gpu: &Gpu, k: KeyColumn) -> Result<Self> {
         Ok(match k {
             KeyColumn::U32(v) => DeviceKeys::U32(gpu.upload(v)?),
             KeyColumn::I32(v) => DeviceKeys::I32(gpu.upload(v)?),
@@ -96,7 +101,8 @@ impl DeviceKeys {
         })
     }
 
-    fn column(&self) -> DeviceKeyColumn<'_> {
+    /// The column as the group-by takes it.
+    pub fn column(&self) -> DeviceKeyColumn<'_> {
         match self {
             DeviceKeys::U32(c) => DeviceKeyColumn::U32(c),
             DeviceKeys::I32(c) => DeviceKeyColumn::I32(c),

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use tessera_kernels::ops::groupby_keys::{key_type, ordered_key};
 
 use crate::error::Result;
-use crate::ops::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn, check_group_by};
+use crate::ops::{Agg, Grouped, KeyColumn, ResultColumn, ValueColumn, check_group_by, key_layout};
 
 /// Groups the rows of `keys` (the composite key) and computes `aggs` over `values` per group;
 /// the result is ordered by key. Semantics, result types and errors as
@@ -56,27 +56,19 @@ pub fn group_by(keys: &[KeyColumn], values: &[ValueColumn], aggs: &[Agg]) -> Res
 /// up to 32 bits sort as `u64`s (key above, row below), of up to 64 as `u128`s, wider ones by
 /// comparison.
 fn sorted_rows(keys: &[KeyColumn], rows: usize) -> Vec<u32> {
-    // Each column's least ordered value and the bits of its range.
-    let ranges: Vec<(u64, u32)> = keys
-        .iter()
-        .map(|k| {
-            let (lo, hi) = (0..rows)
-                .into_par_iter()
-                .map(|i| ordered(k, i))
-                .fold(|| (u64::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)))
-                .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
-            if lo > hi {
-                (0, 0)
-            } else {
-                (lo, 64 - (hi - lo).leading_zeros())
-            }
-        })
-        .collect();
-    let bits: u32 = ranges.iter().map(|r| r.1).sum();
+    // Each column's range of ordered values, then the packed key's layout.
+    let (fields, bits) = key_layout(keys.iter().map(|k| {
+        let (lo, hi) = (0..rows)
+            .into_par_iter()
+            .map(|i| ordered(k, i))
+            .fold(|| (u64::MAX, 0), |(lo, hi), v| (lo.min(v), hi.max(v)))
+            .reduce(|| (u64::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+        (key_type_of(k), lo, hi)
+    }));
     let key = |i: usize| {
-        keys.iter().zip(&ranges).fold(0u64, |key, (k, &(lo, w))| {
-            key.checked_shl(w).unwrap_or(0) | (ordered(k, i) - lo)
-        })
+        keys.iter()
+            .zip(&fields)
+            .fold(0u64, |key, (k, f)| key | f.pack(ordered(k, i)))
     };
     if bits <= 32 {
         let mut v: Vec<u64> = (0..rows)
@@ -106,10 +98,20 @@ fn sorted_rows(keys: &[KeyColumn], rows: usize) -> Vec<u32> {
 
 /// Row `i` of key column `k` as bits whose unsigned order is the column type's order.
 fn ordered(k: &KeyColumn, i: usize) -> u64 {
+    let word = match k {
+        KeyColumn::U32(c) => c[i] as u64,
+        KeyColumn::I32(c) => c[i] as u32 as u64,
+        KeyColumn::I64(c) => c[i] as u64,
+    };
+    ordered_key(key_type_of(k), word)
+}
+
+/// The kernels' type code of a key column.
+fn key_type_of(k: &KeyColumn) -> u32 {
     match k {
-        KeyColumn::U32(c) => ordered_key(key_type::U32, c[i] as u64),
-        KeyColumn::I32(c) => ordered_key(key_type::I32, c[i] as u32 as u64),
-        KeyColumn::I64(c) => ordered_key(key_type::I64, c[i] as u64),
+        KeyColumn::U32(_) => key_type::U32,
+        KeyColumn::I32(_) => key_type::I32,
+        KeyColumn::I64(_) => key_type::I64,
     }
 }
 

@@ -36,6 +36,7 @@ pub use decompress_base::{
     decompress_vertical_into, sum_nsf, sum_nsf_into, sum_nsv, sum_nsv_into, sum_rfor,
     sum_rfor_into, sum_rle, sum_rle_into, sum_vertical, sum_vertical_into,
 };
+pub(crate) use groupby::key_layout;
 pub use groupby::{
     Agg, AtomicTarget, DeviceGrouped, DeviceKeyColumn, DeviceOrderedAggregates, DeviceValueColumn,
     GroupByChoice, GroupByVariant, Grouped, KeyColumn, OrderedAggregates, OrderedLoads,

@@ -18,11 +18,48 @@ use crate::runtime::{CollectHuge, DeviceColumn, Gpu, PodBuffer, grid_per_sm};
 
 /// One key column's place in a packed key: its type, least ordered value, shift and width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct KeyField {
+pub(crate) struct KeyField {
     ty: u32,
     min: u64,
     shift: u32,
     width: u32,
+}
+
+impl KeyField {
+    /// This column's bits of a packed key, from the column's ordered value (a constant
+    /// column's offset is 0, whatever its shift).
+    pub(crate) fn pack(&self, ordered: u64) -> u64 {
+        (ordered - self.min).wrapping_shl(self.shift)
+    }
+}
+
+/// The packed key's layout, which the GPU's packing and the CPU's sort share: for each column
+/// (its type and its least and greatest ordered value, `(u64::MAX, 0)` for no rows) its offset
+/// from the least in as many bits as its range needs, the first column highest; and the bits
+/// of the whole key.
+pub(crate) fn key_layout(columns: impl Iterator<Item = (u32, u64, u64)>) -> (Vec<KeyField>, u32) {
+    let mut fields: Vec<KeyField> = columns
+        .map(|(ty, lo, hi)| {
+            let (min, width) = if lo > hi {
+                (0, 0)
+            } else {
+                (lo, 64 - (hi - lo).leading_zeros())
+            };
+            KeyField {
+                ty,
+                min,
+                shift: 0,
+                width,
+            }
+        })
+        .collect();
+    let total = fields.iter().map(|f| f.width).sum();
+    let mut shift = total;
+    for f in &mut fields {
+        shift -= f.width;
+        f.shift = shift;
+    }
+    (fields, total)
 }
 
 /// How a group's key bits become its key columns.
@@ -172,13 +209,10 @@ pub(super) fn prepare<'a>(
     // per column, set to the neutral values; any grid size.
     unsafe { gpu.launch(&GROUPBY_KEY_RANGE, cfg, (&buf, &mut range)) }?;
     let range = range.to_vec(gpu)?;
-    let widths: Vec<u32> = range
-        .chunks(2)
-        .map(|mm| 64 - (mm[1] - mm[0]).leading_zeros())
-        .collect();
-    let total: u32 = widths.iter().sum();
+    let columns = range.chunks(2).zip(params.types);
+    let (fields, total) = key_layout(columns.map(|(mm, ty)| (ty, mm[0], mm[1])));
     if total > 64 {
-        let each: Vec<String> = widths.iter().map(u32::to_string).collect();
+        let each: Vec<String> = fields.iter().map(|f| f.width.to_string()).collect();
         return Err(Error::invalid(format!(
             "{name}: the key columns' ranges need {} = {total} bits together, more than the 64 \
              a GPU grouping packs them into; group by fewer or narrower key columns, or with \
@@ -186,22 +220,9 @@ pub(super) fn prepare<'a>(
             each.join(" + ")
         )));
     }
-    let mut shift = total;
-    let fields = widths
-        .iter()
-        .enumerate()
-        .map(|(i, &width)| {
-            shift -= width;
-            params.mins[i] = range[2 * i];
-            params.shifts[i] = shift;
-            KeyField {
-                ty: params.types[i],
-                min: range[2 * i],
-                shift,
-                width,
-            }
-        })
-        .collect();
+    for (i, f) in fields.iter().enumerate() {
+        (params.mins[i], params.shifts[i]) = (f.min, f.shift);
+    }
     let buf = PodBuffer::upload(gpu, std::slice::from_ref(&params))?;
     let key = if total <= 32 {
         let mut out = gpu.scratch::<u32>(n)?;

@@ -28,6 +28,7 @@ use crate::runtime::{DeviceColumn, MAX_COLUMN_LEN};
 mod choose;
 mod hash;
 mod keys;
+pub(crate) use keys::key_layout;
 mod ordered;
 mod partition;
 mod records;
