@@ -35,6 +35,10 @@ pub struct TopKArgs {
     /// Skip the CPU heap top-k.
     #[arg(long)]
     pub no_cpu: bool,
+    /// Only the distributions experiment (Figure 4-13) on this distribution (uniform, huge,
+    /// increasing, bucket-killer): a short run to profile one shape.
+    #[arg(long, value_parser = Distribution::parse)]
+    pub dist: Option<Distribution>,
     /// PyTorch script; "none" to skip.
     #[arg(long, default_value = "benches/torch_topk.py")]
     pub torch: String,
@@ -367,6 +371,22 @@ fn run_gpu(gpu: &Gpu, args: &TopKArgs) -> Result<TopKReport> {
     };
     let mut torch_missing = None;
     let mut duckdb_missing = Some("--quick or --no-cpu".to_string());
+    if let Some(dist) = args.dist {
+        let d = gpu.upload(&dist.f32s(n, 2))?;
+        let label = format!("{} ", dist.name());
+        for k in FEW_KS {
+            b.time("distributions_f32", &d, k, None, &label)?;
+        }
+        records.append(&mut b.records);
+        return Ok(TopKReport {
+            device: gpu.name().to_string(),
+            n: n as u64,
+            bandwidth: Some(bw),
+            records,
+            torch_missing: Some("--dist".to_string()),
+            duckdb_missing,
+        });
+    }
 
     // Figure 4-10: k from 1 to 1024 on U(0, 1) floats.
     let uniform = Distribution::Uniform.f32s(n, 1);

@@ -35,6 +35,17 @@ impl Distribution {
         }
     }
 
+    /// The distribution called `name` (as [`Distribution::name`] gives it).
+    pub fn parse(name: &str) -> Result<Distribution, String> {
+        Distribution::ALL
+            .into_iter()
+            .find(|d| d.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<_> = Distribution::ALL.iter().map(|d| d.name()).collect();
+                format!("no distribution {name:?}; one of {}", names.join(", "))
+            })
+    }
+
     /// `n` keys of this distribution (generated in parallel, deterministic for `seed`).
     pub fn f32s(self, n: usize, seed: u64) -> Vec<f32> {
         match self {
@@ -70,6 +81,15 @@ impl Distribution {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distributions_parse_from_their_names() {
+        for d in Distribution::ALL {
+            assert_eq!(Distribution::parse(d.name()), Ok(d));
+        }
+        let err = Distribution::parse("zipf").unwrap_err();
+        assert!(err.contains("bucket-killer"), "{err}");
+    }
 
     #[test]
     fn distributions_have_their_shape() {

@@ -440,6 +440,12 @@ where
     K::ordered(key.into_raw(), smallest).into()
 }
 
+/// Length of a filter's tie counts over `tiles` tiles of `nt` threads: one count per warp of
+/// each tile, so that a warp writes its own without waiting for the rest of its block.
+pub const fn tie_count_len(tiles: usize, nt: usize) -> usize {
+    tiles * nt.div_ceil(32)
+}
+
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 
@@ -448,7 +454,7 @@ mod device {
     use super::*;
     use crate::arch::{
         Atomic, Shared, any, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
-        warp_inclusive_sum,
+        warp_id, warp_inclusive_sum,
     };
     use crate::block::{Tile, block_compact_ranks, block_load_as};
 
@@ -958,14 +964,16 @@ mod device {
     /// The filter pass, tile by tile (a persistent grid: a block that lives for many tiles
     /// spares the launch of one block per tile): live elements whose rank passes the
     /// threshold go to `cands` (unordered, one atomic per warp that has any), counted in
-    /// `counts.passed`; where the threshold ties, each tile's count of tied live elements
-    /// goes to `tie_counts[tile]` and to `counts.tied`; a filtered source counts its live
-    /// rows in `counts.live`.
+    /// `counts.passed`; where the threshold ties, each warp's count of tied live elements in
+    /// each tile goes to `tie_counts[tile * NT / 32 + warp]` (no barrier: where every key
+    /// ties, a barrier per tile would leave one tile in flight per block) and the block's
+    /// total, once, to `counts.tied`; a filtered source counts its live rows in
+    /// `counts.live`.
     ///
     /// # Safety
     /// `src` holds `n > 0` rows; any grid size with `S::RESIDENT_FILTER`, else one block per
-    /// tile; `state.ranks` is a finished select; `cands` holds `cap`, `tie_counts` one count
-    /// per tile; `slot` holds two words.
+    /// tile; `state.ranks` is a finished select; `cands` holds `cap`, `tie_counts`
+    /// [`tie_count_len`] of the tiles; `slot` holds two words.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -978,6 +986,12 @@ mod device {
         tie_counts: *mut u32,
         slot: Shared<u32>,
     ) {
+        if thread_idx() == 0 {
+            // SAFETY: slot 0 is the block's tie count, read after the barrier at the end.
+            unsafe { slot.write(0, 0) };
+        }
+        // Once per block: the zero comes before any warp's add.
+        sync_threads();
         if !S::RESIDENT_FILTER {
             // One block per tile, as the host launches it; no loop, whose state would spill.
             let tile = block_idx();
@@ -995,6 +1009,8 @@ mod device {
                     tile, &items, live, smallest, &th, state, cands, cap, tie_counts, slot,
                 )
             };
+            // SAFETY: `state` is valid; `slot` as above.
+            unsafe { add_block_total(th.has_tie, slot, &raw mut (*state).counts.tied) };
             return;
         }
         let mut threshold = None;
@@ -1018,11 +1034,39 @@ mod device {
             };
             tile += grid_dim();
         }
+        // Uniform: every thread of the block saw the same tiles.
+        let has_tie = threshold.is_some_and(|th| th.has_tie);
+        // SAFETY: `state` is valid; `slot` as above.
+        unsafe { add_block_total(has_tie, slot, &raw mut (*state).counts.tied) };
     }
 
-    /// [`filter`] over tile `tile`. Every thread of the block reads `slot` only after a
-    /// barrier that follows the tile's writes, and thread 0 alone reads it after the last
-    /// one, so the next tile may write it without another barrier.
+    /// Adds the block's count in `slot` word 0 to `*total` with one atomic, if `any` (uniform
+    /// across the block); every thread calls it.
+    ///
+    /// # Safety
+    /// `slot` word 0 holds the count of every warp's tiles; `total` is valid.
+    #[inline(always)]
+    unsafe fn add_block_total(any: bool, slot: Shared<u32>, total: *mut u32) {
+        if !any {
+            return;
+        }
+        // After every warp's last add.
+        sync_threads();
+        if thread_idx() == 0 {
+            // SAFETY: slot 0 is complete after the barrier; `total` is valid.
+            unsafe {
+                let c = slot.read(0);
+                if c != 0 {
+                    u32::atomic_add(total, c);
+                }
+            }
+        }
+    }
+
+    /// [`filter`] over tile `tile`; each warp adds its count of tied live elements to `slot`
+    /// word 0. Every thread of the block reads word 1 only after a barrier that follows the
+    /// tile's writes, and thread 0 alone reads it after the last one, so the next tile may
+    /// write it without another barrier.
     ///
     /// # Safety
     /// As for [`filter`]; `items` and `live` are tile `tile` as the source loaded it.
@@ -1100,39 +1144,30 @@ mod device {
                 }
             }
         }
-        if th.has_tie {
-            // Uniform branch: every block reads the same threshold.
-            let mine = (0..IPT)
-                .filter(|&k| live(k) && th.ties(rank_of(items[k], smallest)))
-                .count() as u32;
-            if t == 0 {
-                // SAFETY: one slot.
-                unsafe { slot.write(0, 0) };
-            }
-            sync_threads();
-            let warp = warp_inclusive_sum(mine);
-            if lane_id() == 31 && warp != 0 {
-                // SAFETY: one slot.
-                unsafe { slot.atomic_add(0, warp) };
-            }
-            sync_threads();
-            if t == 0 {
-                // SAFETY: one count per tile; `counts` is a field of the valid state.
-                unsafe {
-                    let c = slot.read(0);
-                    tie_counts.add(tile).write(c);
-                    if c != 0 {
-                        u32::atomic_add(&raw mut (*counts).tied, c);
-                    }
+        if !th.has_tie {
+            return;
+        }
+        // Uniform branch: every block reads the same threshold.
+        let mine = (0..IPT)
+            .filter(|&k| live(k) && th.ties(rank_of(items[k], smallest)))
+            .count() as u32;
+        let warp = warp_inclusive_sum(mine);
+        if lane_id() == 31 {
+            // SAFETY: one count per warp of each tile, `tie_count_len` in all; slot 0 is the
+            // block's count.
+            unsafe {
+                tie_counts.add(tile * NT.div_ceil(32) + warp_id()).write(warp);
+                if warp != 0 {
+                    slot.atomic_add(0, warp);
                 }
             }
         }
     }
 
-    /// Writes the rows of the first `need` tied live elements in row order, given each tile's
-    /// count of them and the exclusive prefix sum of those counts: blocks walk the tiles in
-    /// order and stop at the first whose prefix reaches `need`, so only the tiles that hold
-    /// the wanted ties are read again.
+    /// Writes the rows of the first `need` tied live elements in row order, given the
+    /// exclusive prefix sum of the filter's tie counts (one per warp of each tile): blocks
+    /// walk the tiles in order and stop at the first whose prefix reaches `need`, so only the
+    /// tiles that hold the wanted ties are read again.
     ///
     /// # Safety
     /// As for [`filter`], with `prefix` the exclusive prefix sum of the filter's tie counts
@@ -1156,8 +1191,8 @@ mod device {
         let t = thread_idx();
         let mut tile = block_idx();
         while tile < tiles {
-            // SAFETY: tile < tiles.
-            let before = unsafe { prefix.add(tile).read() };
+            // SAFETY: tile < tiles: the count of the tile's first warp.
+            let before = unsafe { prefix.add(tile * NT.div_ceil(32)).read() };
             if before >= need || !th.has_tie {
                 break;
             }
@@ -1180,6 +1215,31 @@ mod device {
             // The scan's shared partials are reused by the next tile.
             sync_threads();
             tile += grid_dim();
+        }
+    }
+
+    /// Copies the first `m` candidates to `out` and counts them in `counts.emitted`: the
+    /// choice when no more than `out`'s room passed.
+    ///
+    /// # Safety
+    /// `cands` and `out` hold `m`; `state` is valid; any grid size.
+    #[inline(always)]
+    pub unsafe fn copy_all(
+        cands: *const Candidate,
+        m: usize,
+        state: *mut TopKState,
+        out: *mut Candidate,
+    ) {
+        let mut i = crate::arch::global_idx();
+        if i == 0 {
+            // SAFETY: a field of the valid state; one thread writes it.
+            unsafe { (*state).counts.emitted = m as u32 };
+        }
+        let stride = grid_dim() * crate::arch::block_dim();
+        while i < m {
+            // SAFETY: i < m, within both buffers.
+            unsafe { out.add(i).write(cands.add(i).read()) };
+            i += stride;
         }
     }
 
@@ -1373,14 +1433,21 @@ crate::kernel! {
 
 crate::kernel! {
     /// The candidates' select, as composites (ties resolve on rows): `rounds` radix-select
-    /// rounds, then the chosen candidates written to `out`.
+    /// rounds, then the chosen candidates written to `out`; all of them, without rounds,
+    /// where no more than `out_cap` passed.
     TOPK_CHOOSE = topk_choose[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, rounds: u32, out: *mut Candidate, out_cap: u32) {
         let sh = hist_shared!();
         // SAFETY: the host passes room for `cap` candidates (the filter wrote
         // `min(passed, cap)`), a valid state and histogram, room for `out_cap` chosen ones,
         // and a grid resident at once.
         unsafe {
-            let m = (*state).counts.passed.min(cap) as usize;
+            let passed = (*state).counts.passed;
+            let m = passed.min(cap) as usize;
+            if passed <= out_cap {
+                // Every candidate is chosen: no rounds (ties of a threshold, or few rows).
+                copy_all(cands, m, state, out);
+                return;
+            }
             hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
                 count_elements::<NT>(st, m, |i| {
                     let c = cands.add(i).read();

@@ -211,7 +211,8 @@ impl PerThreadTopK {
             k,
         )?;
         let st = self.state.read(gpu, 0)?;
-        if st.chosen.resolved != 1 || st.counts.emitted as usize != k {
+        // Where no more than `k` are candidates, the kernel copies them all without rounds.
+        if (m > k && st.chosen.resolved != 1) || st.counts.emitted as usize != k {
             return Err(Error::invalid(format!(
                 "per-thread top-k: the candidates' select chose {} of {m}, not {k}",
                 st.counts.emitted

@@ -111,7 +111,7 @@ impl<C: DeviceItem> Feed<'_, C> {
 
     /// The threshold filter pass over every tile at `state`'s finished rank select: passing
     /// live rows into `cands` (up to `cap`), each tile's ties into `tie_counts` (grown to one
-    /// per tile).
+    /// per warp of each tile).
     pub fn filter(
         &self,
         gpu: &Gpu,
@@ -134,7 +134,8 @@ impl<C: DeviceItem> Feed<'_, C> {
         } else {
             tile_grid(spec, n, 0)?
         };
-        grow(gpu, tie_counts, spec.tiles(n as u64) as usize)?;
+        let tiles = spec.tiles(n as u64) as usize;
+        grow(gpu, tie_counts, kt::tie_count_len(tiles, spec.threads() as usize))?;
         let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
         let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
         // SAFETY: a source of `n` rows, with the grid its filter wants; the candidates hold
@@ -395,7 +396,7 @@ impl SelectTopK {
         if passed > cap || passed + tied < k {
             return Ok(Finish::Retry);
         }
-        let best = if passed >= k {
+        let best = if passed > k {
             if c.emitted as usize != k || state.chosen.resolved != 1 {
                 return Err(Error::invalid(format!(
                     "top_k: the candidates' select chose {} of {passed}, not {k}",
@@ -403,6 +404,9 @@ impl SelectTopK {
                 )));
             }
             self.out.read_prefix(gpu, k)?
+        } else if passed == k {
+            // The select chose them all without rounds.
+            self.cands.read_prefix(gpu, k)?
         } else {
             // Every passing key is in, then the first ties by row.
             let need = k - passed;
