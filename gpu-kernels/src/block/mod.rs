@@ -15,6 +15,7 @@ mod pred;
 mod radix_rank;
 mod scan;
 mod shuffle;
+mod stage;
 mod store;
 mod tile_prefix;
 
@@ -28,6 +29,7 @@ pub use pred::*;
 pub use radix_rank::*;
 pub use scan::*;
 pub use shuffle::*;
+pub use stage::*;
 pub use store::*;
 pub use tile_prefix::*;
 

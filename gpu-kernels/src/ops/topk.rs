@@ -440,6 +440,9 @@ where
     K::ordered(key.into_raw(), smallest).into()
 }
 
+/// Shared buffers of a resident filter's staged tiles: the current one and two in flight.
+pub const STAGES: usize = 3;
+
 /// Length of a filter's tie counts over `tiles` tiles of `nt` threads: one count per warp of
 /// each tile, so that a warp writes its own without waiting for the rest of its block.
 pub const fn tie_count_len(tiles: usize, nt: usize) -> usize {
@@ -453,10 +456,12 @@ pub use device::*;
 mod device {
     use super::*;
     use crate::arch::{
-        Atomic, Shared, any, block_idx, grid_dim, lane_id, shfl_idx, sync_threads, thread_idx,
-        warp_id, warp_inclusive_sum,
+        Atomic, Shared, any, block_idx, copy_async_commit, copy_async_wait_groups, grid_dim,
+        lane_id, shfl_idx, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
     };
-    use crate::block::{Tile, block_compact_ranks, block_load_as};
+    use crate::block::{
+        Tile, block_compact_ranks, block_load_as, block_load_staged, block_stage, stage_bytes,
+    };
 
     /// Where the per-key kernels read their keys: a tile at a time (the exact round, the
     /// filter, the tie fill) or one row (the sample). A row is *live* when the source has it
@@ -504,6 +509,31 @@ mod device {
             sel: Option<&[bool; IPT]>,
             items: &mut [Self::Key; IPT],
         ) -> u64;
+
+        /// Starts copying the full tile of rows from `start` to the shared address `dst`
+        /// ([`block_stage`]); only where `RESIDENT_FILTER` (a plain column; a source of several
+        /// columns has no room in shared memory for their tiles).
+        ///
+        /// # Safety
+        /// As for [`block_stage`], with the tile's `NT * IPT` rows from `start` in bounds.
+        #[inline(always)]
+        unsafe fn stage<const NT: usize, const IPT: usize>(&self, start: usize, dst: u32) {
+            let _ = (start, dst);
+        }
+
+        /// The full tile [`KeySource::stage`] copied to `src`, as [`KeySource::load`] gives it.
+        ///
+        /// # Safety
+        /// As for [`block_load_staged`].
+        #[inline(always)]
+        unsafe fn load_staged<const NT: usize, const IPT: usize>(
+            &self,
+            src: u32,
+            items: &mut [Self::Key; IPT],
+        ) -> u64 {
+            let _ = (src, items);
+            0
+        }
     }
 
     /// The mask of a tile's items that are in bounds.
@@ -549,6 +579,24 @@ mod device {
             // SAFETY: the tile's `valid` keys are in bounds.
             unsafe { block_load_as::<K, K, NT, IPT>(self.keys.add(start), valid, sel, items) };
             in_bounds::<K, NT, IPT>(valid)
+        }
+
+        #[inline(always)]
+        unsafe fn stage<const NT: usize, const IPT: usize>(&self, start: usize, dst: u32) {
+            // SAFETY: forwarded; tiles start at multiples of the tile size from an aligned
+            // column.
+            unsafe { block_stage::<K, NT, IPT>(self.keys.add(start), dst) }
+        }
+
+        #[inline(always)]
+        unsafe fn load_staged<const NT: usize, const IPT: usize>(
+            &self,
+            src: u32,
+            items: &mut [K; IPT],
+        ) -> u64 {
+            // SAFETY: forwarded.
+            unsafe { block_load_staged::<K, NT, IPT>(src, items) };
+            u64::MAX >> (64 - IPT)
         }
     }
 
@@ -973,7 +1021,8 @@ mod device {
     /// # Safety
     /// `src` holds `n > 0` rows; any grid size with `S::RESIDENT_FILTER`, else one block per
     /// tile; `state.ranks` is a finished select; `cands` holds `cap`, `tie_counts`
-    /// [`tie_count_len`] of the tiles; `slot` holds two words.
+    /// [`tie_count_len`] of the tiles; `slot` holds two words, `stage` two [`stage_bytes`]
+    /// tiles where `S::RESIDENT_FILTER`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -985,6 +1034,7 @@ mod device {
         cap: u32,
         tie_counts: *mut u32,
         slot: Shared<u32>,
+        stage: Shared<u32>,
     ) {
         if thread_idx() == 0 {
             // SAFETY: slot 0 is the block's tie count, read after the barrier at the end.
@@ -1015,12 +1065,41 @@ mod device {
         }
         let mut threshold = None;
         let mut tile = block_idx();
-        while tile * NT * IPT < n {
-            let start = tile * NT * IPT;
+        // Full tiles go through STAGES shared buffers: the block's next STAGES - 1 are copied
+        // while this one is filtered. Each iteration commits one copy group (maybe empty), so
+        // waiting until STAGES - 2 are pending lands the current tile's.
+        let tile_items = NT * IPT;
+        let full = n / tile_items;
+        let bytes = stage_bytes::<S::Key, NT, IPT>() as u32;
+        let base = stage.addr(0);
+        for s in 0..STAGES - 1 {
+            let ahead = tile + s * grid_dim();
+            if ahead < full {
+                // SAFETY: a full tile of the source into buffer `s`.
+                unsafe { src.stage::<NT, IPT>(ahead * tile_items, base + s as u32 * bytes) };
+            }
+            copy_async_commit();
+        }
+        let mut cur = 0u32;
+        while tile * tile_items < n {
+            let start = tile * tile_items;
+            let ahead = tile + (STAGES - 1) * grid_dim();
+            let last = if cur == 0 { STAGES as u32 - 1 } else { cur - 1 };
+            if ahead < full {
+                // SAFETY: a full tile into the buffer this thread last read (the tile before),
+                // whose values returned before this point.
+                unsafe { src.stage::<NT, IPT>(ahead * tile_items, base + last * bytes) };
+            }
+            copy_async_commit();
             let mut items = [S::Key::default(); IPT];
-            // SAFETY: the tile's rows from `start` are in bounds.
-            let live =
-                unsafe { src.load::<NT, IPT>(start, (n - start).min(NT * IPT), None, &mut items) };
+            let live = if tile < full {
+                copy_async_wait_groups::<{ STAGES as u32 - 1 }>();
+                // SAFETY: the current buffer's copies landed.
+                unsafe { src.load_staged::<NT, IPT>(base + cur * bytes, &mut items) }
+            } else {
+                // SAFETY: the tile's rows from `start` are in bounds.
+                unsafe { src.load::<NT, IPT>(start, (n - start).min(tile_items), None, &mut items) }
+            };
             // Read after the first tile's loads are issued, so that the two round trips overlap.
             // SAFETY: valid by contract.
             let th = *threshold.get_or_insert_with(|| {
@@ -1033,6 +1112,7 @@ mod device {
                 )
             };
             tile += grid_dim();
+            cur = if cur + 1 == STAGES as u32 { 0 } else { cur + 1 };
         }
         // Uniform: every thread of the block saw the same tiles.
         let has_tie = threshold.is_some_and(|th| th.has_tie);
@@ -1156,7 +1236,9 @@ mod device {
             // SAFETY: one count per warp of each tile, `tie_count_len` in all; slot 0 is the
             // block's count.
             unsafe {
-                tie_counts.add(tile * NT.div_ceil(32) + warp_id()).write(warp);
+                tie_counts
+                    .add(tile * NT.div_ceil(32) + warp_id())
+                    .write(warp);
                 if warp != 0 {
                     slot.atomic_add(0, warp);
                 }
@@ -1367,12 +1449,15 @@ macro_rules! topk_source_kernels {
             ) {
                 const { assert!(<$src as KeySource>::RESIDENT_FILTER == $resident) };
                 let slot = $crate::shared_array!(topk_slot: [u32; 2]);
+                // Two staged tiles where the filter is resident.
+                let stage = $crate::shared_array!(topk_stage: [u32; if $resident {
+                    STAGES * $crate::block::stage_bytes::<$c, NT, IPT>() / 4 } else { 4 }]);
                 // SAFETY: the host launches the grid `$resident` asks for (resident, or one
                 // block per tile) over a source of `n` rows, with buffers as `filter` requires.
                 unsafe {
                     let src = <$src as KeySource>::new(c0, c1, fcol, params);
                     filter::<$src, NT, IPT>(src, n as usize, smallest != 0, state, cands, cap,
-                        tie_counts, slot)
+                        tie_counts, slot, stage)
                 }
             }
         }
@@ -1405,10 +1490,10 @@ macro_rules! topk_source_kernels {
 }
 
 topk_source_kernels! {
-    Column<f32>, f32: TOPK_F32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 16, true;
-    Column<f64>, f64: TOPK_F64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 8, true;
-    Column<i32>, i32: TOPK_I32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 16, true;
-    Column<u32>, u32: TOPK_U32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 16, true;
+    Column<f32>, f32: TOPK_F32: TOPK_SAMPLE_F32 = topk_sample_f32, TOPK_HIST_F32 = topk_hist_f32, TOPK_FILTER_F32 = topk_filter_f32, TOPK_FILL_F32 = topk_fill_f32, 8, true;
+    Column<f64>, f64: TOPK_F64: TOPK_SAMPLE_F64 = topk_sample_f64, TOPK_HIST_F64 = topk_hist_f64, TOPK_FILTER_F64 = topk_filter_f64, TOPK_FILL_F64 = topk_fill_f64, 4, true;
+    Column<i32>, i32: TOPK_I32: TOPK_SAMPLE_I32 = topk_sample_i32, TOPK_HIST_I32 = topk_hist_i32, TOPK_FILTER_I32 = topk_filter_i32, TOPK_FILL_I32 = topk_fill_i32, 8, true;
+    Column<u32>, u32: TOPK_U32: TOPK_SAMPLE_U32 = topk_sample_u32, TOPK_HIST_U32 = topk_hist_u32, TOPK_FILTER_U32 = topk_filter_u32, TOPK_FILL_U32 = topk_fill_u32, 8, true;
     Filtered<Column<f32>>, f32: TOPK_WHERE_F32: TOPK_WHERE_SAMPLE_F32 = topk_where_sample_f32, TOPK_WHERE_HIST_F32 = topk_where_hist_f32, TOPK_WHERE_FILTER_F32 = topk_where_filter_f32, TOPK_WHERE_FILL_F32 = topk_where_fill_f32, 16, false;
     Filtered<Column<f64>>, f64: TOPK_WHERE_F64: TOPK_WHERE_SAMPLE_F64 = topk_where_sample_f64, TOPK_WHERE_HIST_F64 = topk_where_hist_f64, TOPK_WHERE_FILTER_F64 = topk_where_filter_f64, TOPK_WHERE_FILL_F64 = topk_where_fill_f64, 8, false;
     Filtered<Column<i32>>, i32: TOPK_WHERE_I32: TOPK_WHERE_SAMPLE_I32 = topk_where_sample_i32, TOPK_WHERE_HIST_I32 = topk_where_hist_i32, TOPK_WHERE_FILTER_I32 = topk_where_filter_i32, TOPK_WHERE_FILL_I32 = topk_where_fill_i32, 16, false;

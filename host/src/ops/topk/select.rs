@@ -135,7 +135,11 @@ impl<C: DeviceItem> Feed<'_, C> {
             tile_grid(spec, n, 0)?
         };
         let tiles = spec.tiles(n as u64) as usize;
-        grow(gpu, tie_counts, kt::tie_count_len(tiles, spec.threads() as usize))?;
+        grow(
+            gpu,
+            tie_counts,
+            kt::tie_count_len(tiles, spec.threads() as usize),
+        )?;
         let (n32, smallest, cap32) = (n as u32, smallest as u32, cap as u32);
         let (c0, c1, fcol, params) = (self.c0, self.c1, self.fcol, self.params);
         // SAFETY: a source of `n` rows, with the grid its filter wants; the candidates hold
