@@ -1,7 +1,7 @@
 //! BlockStage: a full tile copied into shared memory by `cp.async` while the block works on the
 //! one before it. Each thread copies exactly the 16-byte vectors that `block_load` would give it
 //! and reads them back itself, so no barrier is needed and the tile in flight holds no
-//! registers: a loop over tiles keeps twice the bytes in flight that its registers allow.
+//! registers: a loop over tiles keeps more bytes in flight than its registers allow.
 use super::Tile;
 use crate::arch::{copy_async_16, load_shared_v4_u32, thread_idx};
 

@@ -443,8 +443,9 @@ where
 /// Shared buffers of a resident filter's staged tiles: the current one and two in flight.
 pub const STAGES: usize = 3;
 
-/// Length of a filter's tie counts over `tiles` tiles of `nt` threads: one count per warp of
-/// each tile, so that a warp writes its own without waiting for the rest of its block.
+/// Length of a filter's tie counts over `tiles` tiles of `nt` threads (so also the index of
+/// tile `tiles`' first count): one count per warp of each tile, so that a warp writes its own
+/// without waiting for the rest of its block.
 pub const fn tie_count_len(tiles: usize, nt: usize) -> usize {
     tiles * nt.div_ceil(32)
 }
@@ -521,18 +522,22 @@ mod device {
             let _ = (start, dst);
         }
 
-        /// The full tile [`KeySource::stage`] copied to `src`, as [`KeySource::load`] gives it.
+        /// The full tile of rows from `start` that [`KeySource::stage`] copied to `src`, as
+        /// [`KeySource::load`] gives it; by default (a source that stages nothing) loaded
+        /// from the columns.
         ///
         /// # Safety
-        /// As for [`block_load_staged`].
+        /// As for [`block_load_staged`]; the tile's `NT * IPT` rows from `start` are in bounds.
         #[inline(always)]
         unsafe fn load_staged<const NT: usize, const IPT: usize>(
             &self,
             src: u32,
+            start: usize,
             items: &mut [Self::Key; IPT],
         ) -> u64 {
-            let _ = (src, items);
-            0
+            let _ = src;
+            // SAFETY: forwarded.
+            unsafe { self.load::<NT, IPT>(start, NT * IPT, None, items) }
         }
     }
 
@@ -592,6 +597,7 @@ mod device {
         unsafe fn load_staged<const NT: usize, const IPT: usize>(
             &self,
             src: u32,
+            _start: usize,
             items: &mut [K; IPT],
         ) -> u64 {
             // SAFETY: forwarded.
@@ -1013,7 +1019,7 @@ mod device {
     /// spares the launch of one block per tile): live elements whose rank passes the
     /// threshold go to `cands` (unordered, one atomic per warp that has any), counted in
     /// `counts.passed`; where the threshold ties, each warp's count of tied live elements in
-    /// each tile goes to `tie_counts[tile * NT / 32 + warp]` (no barrier: where every key
+    /// each tile goes to `tie_counts[tie_count_len(tile, NT) + warp]` (no barrier: where every key
     /// ties, a barrier per tile would leave one tile in flight per block) and the block's
     /// total, once, to `counts.tied`; a filtered source counts its live rows in
     /// `counts.live`.
@@ -1021,8 +1027,8 @@ mod device {
     /// # Safety
     /// `src` holds `n > 0` rows; any grid size with `S::RESIDENT_FILTER`, else one block per
     /// tile; `state.ranks` is a finished select; `cands` holds `cap`, `tie_counts`
-    /// [`tie_count_len`] of the tiles; `slot` holds two words, `stage` two [`stage_bytes`]
-    /// tiles where `S::RESIDENT_FILTER`.
+    /// [`tie_count_len`] of the tiles; `slot` holds two words, `stage` [`STAGES`] times
+    /// [`stage_bytes`] where `S::RESIDENT_FILTER`.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn filter<S: KeySource, const NT: usize, const IPT: usize>(
@@ -1095,7 +1101,7 @@ mod device {
             let live = if tile < full {
                 copy_async_wait_groups::<{ STAGES as u32 - 1 }>();
                 // SAFETY: the current buffer's copies landed.
-                unsafe { src.load_staged::<NT, IPT>(base + cur * bytes, &mut items) }
+                unsafe { src.load_staged::<NT, IPT>(base + cur * bytes, start, &mut items) }
             } else {
                 // SAFETY: the tile's rows from `start` are in bounds.
                 unsafe { src.load::<NT, IPT>(start, (n - start).min(tile_items), None, &mut items) }
@@ -1237,7 +1243,7 @@ mod device {
             // block's count.
             unsafe {
                 tie_counts
-                    .add(tile * NT.div_ceil(32) + warp_id())
+                    .add(tie_count_len(tile, NT) + warp_id())
                     .write(warp);
                 if warp != 0 {
                     slot.atomic_add(0, warp);
@@ -1274,7 +1280,7 @@ mod device {
         let mut tile = block_idx();
         while tile < tiles {
             // SAFETY: tile < tiles: the count of the tile's first warp.
-            let before = unsafe { prefix.add(tile * NT.div_ceil(32)).read() };
+            let before = unsafe { prefix.add(tie_count_len(tile, NT)).read() };
             if before >= need || !th.has_tie {
                 break;
             }
@@ -1449,7 +1455,7 @@ macro_rules! topk_source_kernels {
             ) {
                 const { assert!(<$src as KeySource>::RESIDENT_FILTER == $resident) };
                 let slot = $crate::shared_array!(topk_slot: [u32; 2]);
-                // Two staged tiles where the filter is resident.
+                // STAGES staged tiles where the filter is resident.
                 let stage = $crate::shared_array!(topk_stage: [u32; if $resident {
                     STAGES * $crate::block::stage_bytes::<$c, NT, IPT>() / 4 } else { 4 }]);
                 // SAFETY: the host launches the grid `$resident` asks for (resident, or one
