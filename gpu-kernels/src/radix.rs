@@ -32,8 +32,9 @@ pub trait RadixKey: Copy {
     }
 }
 
-/// The unsigned words radix passes work on.
-pub trait RadixBits: Copy + Eq + Ord {
+/// The unsigned words radix passes work on (`u32`, `u64`; convertible to and from the `u64`
+/// ranks of top-k).
+pub trait RadixBits: Copy + Eq + Ord + Default + Into<u64> + TryFrom<u64> {
     /// Bits in the word.
     const BITS: u32;
     /// `(self >> shift) & ((1 << width) - 1)`.

@@ -234,6 +234,34 @@ impl Threshold {
     pub fn ties(&self, r: u64) -> bool {
         self.has_tie && r == self.tie
     }
+
+    /// The same test on a key's own ordered bits `B` (`u32` for 32-bit keys), so that the
+    /// filter compares one word per key rather than a widened rank: ranks of such keys are
+    /// below `2^B::BITS`, so a `lo` past that lets no key pass.
+    #[inline(always)]
+    pub fn narrow<B: TryFrom<u64> + Default>(&self) -> KeyThreshold<B> {
+        let lo = B::try_from(self.lo).ok();
+        KeyThreshold {
+            any_above: self.any_above && lo.is_some(),
+            lo: lo.unwrap_or_default(),
+            has_tie: self.has_tie,
+            // A select over these keys' ranks ends on one of them: the tie always fits.
+            tie: B::try_from(self.tie).unwrap_or_default(),
+        }
+    }
+}
+
+/// A [`Threshold`] on the ordered bits `B` of one key type ([`Threshold::narrow`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KeyThreshold<B> {
+    /// Ordered bits at least this pass (when `any_above`).
+    pub lo: B,
+    /// False when no key can pass.
+    pub any_above: bool,
+    /// The ordered bits whose keys queue in row order (when `has_tie`).
+    pub tie: B,
+    /// Whether equal keys queue.
+    pub has_tie: bool,
 }
 
 /// An element that passed the threshold: its rank and row.
@@ -433,10 +461,7 @@ impl<C> Copy for SourceKernels<C> {}
 
 /// The rank of a key: its order-preserving bits, complemented for the smallest, widened.
 #[inline(always)]
-pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64
-where
-    K::Bits: Into<u64>,
-{
+pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64 {
     K::ordered(key.into_raw(), smallest).into()
 }
 
@@ -469,7 +494,7 @@ mod device {
     /// (in bounds) and its filter, if any, keeps it.
     pub trait KeySource: Copy {
         /// The key type (its tile layout is the one every column of the source loads in).
-        type Key: RadixKey<Bits: Into<u64>> + Default + Copy;
+        type Key: RadixKey + Default + Copy;
         /// Element type of the first column.
         type Col: Copy;
         /// Whether rows can fail a predicate (then the filter counts the live ones).
@@ -556,7 +581,7 @@ mod device {
         keys: *const K,
     }
 
-    impl<K: RadixKey<Bits: Into<u64>> + Default + Copy> KeySource for Column<K> {
+    impl<K: RadixKey + Default + Copy> KeySource for Column<K> {
         type Key = K;
         type Col = K;
         const FILTERED: bool = false;
@@ -1062,7 +1087,16 @@ mod device {
             // SAFETY: forwarded; `items` and `live` are tile `tile`.
             unsafe {
                 filter_tile::<S, NT, IPT>(
-                    tile, &items, live, smallest, &th, state, cands, cap, tie_counts, slot,
+                    tile,
+                    &items,
+                    live as u32,
+                    smallest,
+                    &th.narrow(),
+                    state,
+                    cands,
+                    cap,
+                    tie_counts,
+                    slot,
                 )
             };
             // SAFETY: `state` is valid; `slot` as above.
@@ -1101,21 +1135,34 @@ mod device {
             let live = if tile < full {
                 copy_async_wait_groups::<{ STAGES as u32 - 1 }>();
                 // SAFETY: the current buffer's copies landed.
-                unsafe { src.load_staged::<NT, IPT>(base + cur * bytes, start, &mut items) }
+                unsafe { src.load_staged::<NT, IPT>(base + cur * bytes, start, &mut items) };
+                None
             } else {
                 // SAFETY: the tile's rows from `start` are in bounds.
-                unsafe { src.load::<NT, IPT>(start, (n - start).min(tile_items), None, &mut items) }
+                let m = unsafe {
+                    src.load::<NT, IPT>(start, (n - start).min(tile_items), None, &mut items)
+                };
+                Some(m as u32)
             };
             // Read after the first tile's loads are issued, so that the two round trips overlap.
             // SAFETY: valid by contract.
             let th = *threshold.get_or_insert_with(|| {
                 unsafe { read_state(&raw const (*state).ranks) }.threshold()
             });
+            let key_th = th.narrow();
+            // A full tile's filter is its own copy with every item live, so the hot loop
+            // tests no mask (only the last tile is partial).
             // SAFETY: forwarded; `items` and `live` are tile `tile`.
             unsafe {
-                filter_tile::<S, NT, IPT>(
-                    tile, &items, live, smallest, &th, state, cands, cap, tie_counts, slot,
-                )
+                match live {
+                    None => filter_tile::<S, NT, IPT>(
+                        tile, &items, ALL_LIVE, smallest, &key_th, state, cands, cap, tie_counts,
+                        slot,
+                    ),
+                    Some(m) => filter_tile::<S, NT, IPT>(
+                        tile, &items, m, smallest, &key_th, state, cands, cap, tie_counts, slot,
+                    ),
+                }
             };
             tile += grid_dim();
             cur = if cur + 1 == STAGES as u32 { 0 } else { cur + 1 };
@@ -1125,6 +1172,9 @@ mod device {
         // SAFETY: `state` is valid; `slot` as above.
         unsafe { add_block_total(has_tie, slot, &raw mut (*state).counts.tied) };
     }
+
+    /// A live mask with every item of a tile live.
+    const ALL_LIVE: u32 = u32::MAX;
 
     /// Adds the block's count in `slot` word 0 to `*total` with one atomic, if `any` (uniform
     /// across the block); every thread calls it.
@@ -1161,15 +1211,16 @@ mod device {
     unsafe fn filter_tile<S: KeySource, const NT: usize, const IPT: usize>(
         tile: usize,
         items: &[S::Key; IPT],
-        live: u64,
+        live: u32,
         smallest: bool,
-        th: &Threshold,
+        th: &KeyThreshold<<S::Key as RadixKey>::Bits>,
         state: *mut TopKState,
         cands: *mut Candidate,
         cap: u32,
         tie_counts: *mut u32,
         slot: Shared<u32>,
     ) {
+        const { assert!(IPT <= 32, "live and pass masks are one word") };
         let start = tile * NT * IPT;
         // SAFETY: a field of the valid state.
         let counts = unsafe { &raw mut (*state).counts };
@@ -1199,9 +1250,15 @@ mod device {
                 }
             }
         }
-        let mut pass = 0u64;
-        for (k, &key) in items.iter().enumerate() {
-            pass |= ((live(k) && th.passes(rank_of(key, smallest))) as u64) << k;
+        // One word per key: its ordered bits, the rank before widening.
+        let ord: [<S::Key as RadixKey>::Bits; IPT] =
+            core::array::from_fn(|k| S::Key::ordered(items[k].into_raw(), smallest));
+        let mut pass = 0u32;
+        // Uniform: every block reads the same threshold.
+        if th.any_above {
+            for (k, &o) in ord.iter().enumerate() {
+                pass |= ((live(k) && o >= th.lo) as u32) << k;
+            }
         }
         let mine = pass.count_ones();
         if any(mine != 0) {
@@ -1212,15 +1269,14 @@ mod device {
                 base = unsafe { u32::atomic_add(&raw mut (*counts).passed, incl) };
             }
             let mut at = shfl_idx(base, 31) + incl - mine;
-            for (k, &key) in items.iter().enumerate() {
+            for (k, &o) in ord.iter().enumerate() {
                 if (pass >> k) & 1 != 0 {
                     if at < cap {
-                        let r = rank_of(key, smallest);
                         let row = (start + Tile::<S::Key, NT, IPT>::offset(t, k)) as u32;
                         // SAFETY: at < cap.
                         unsafe {
                             cands.add(at as usize).write(Candidate {
-                                rank: r,
+                                rank: o.into(),
                                 row,
                                 pad: 0,
                             })
@@ -1234,9 +1290,7 @@ mod device {
             return;
         }
         // Uniform branch: every block reads the same threshold.
-        let mine = (0..IPT)
-            .filter(|&k| live(k) && th.ties(rank_of(items[k], smallest)))
-            .count() as u32;
+        let mine = (0..IPT).filter(|&k| live(k) && ord[k] == th.tie).count() as u32;
         let warp = warp_inclusive_sum(mine);
         if lane_id() == 31 {
             // SAFETY: one count per warp of each tile, `tie_count_len` in all; slot 0 is the

@@ -183,10 +183,7 @@ pub struct Source<K> {
     pub n: u32,
 }
 
-impl<K: RadixKey> Source<K>
-where
-    K::Bits: Into<u64>,
-{
+impl<K: RadixKey> Source<K> {
     /// Rows listed: the filter's count (at most `cap`), or every row.
     ///
     /// # Safety
@@ -272,9 +269,7 @@ mod device {
         level: usize,
         hist: *mut u32,
         sh: HistShared,
-    ) where
-        K::Bits: Into<u64>,
-    {
+    ) {
         // SAFETY: valid by contract.
         let lv = unsafe { read_levels(states) };
         // Uniform: every block reads the same states.
@@ -326,9 +321,7 @@ mod device {
         states: *mut TopKState,
         out: *mut u32,
         out_cap: u32,
-    ) where
-        K::Bits: Into<u64>,
-    {
+    ) {
         // SAFETY: valid by contract.
         let (lv, m) = unsafe { (read_levels(states), src.len(states)) };
         let levels = src.levels();
