@@ -176,11 +176,11 @@ fn misleading_samples_fall_back(gpu: &Gpu) {
     for n in capped(&[1 << 20, (1 << 21) + 17]) {
         let plan = ops::SamplePlan::new(n, 1000);
         let low: Vec<f32> = (0..n)
-            .map(|i| if i % plan.stride == 0 { -1.0 } else { i as f32 })
+            .map(|i| if plan.is_sampled(i) { -1.0 } else { i as f32 })
             .collect();
         let high: Vec<f32> = (0..n)
             .map(|i| {
-                if i % plan.stride == 0 {
+                if plan.is_sampled(i) {
                     2.0 + i as f32
                 } else {
                     1.0

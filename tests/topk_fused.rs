@@ -176,7 +176,8 @@ fn fewer_matches_than_k(gpu: &Gpu) {
     for n in capped(&[TILE + 1, 5 * TILE + 3, (1 << 21) + 17]) {
         let keys = uniform_u32(n, 1 << 20, 3);
         let dk = gpu.upload(&keys).unwrap();
-        let stride = ops::SamplePlan::new(n, 32).stride;
+        let plan = ops::SamplePlan::new(n, 32);
+        let stride = plan.stride;
         for k in [32usize, 1024] {
             let layouts: Vec<(Vec<u32>, &str)> = vec![
                 (vec![0; n], "none"),
@@ -185,7 +186,9 @@ fn fewer_matches_than_k(gpu: &Gpu) {
                 ((0..n).map(|i| (i + k > n) as u32).collect(), "k - 1 last"),
                 (
                     (0..n)
-                        .map(|i| (i % stride == 1 && i < stride * (k - 1)) as u32)
+                        .map(|i| {
+                            (i % stride == 1 && !plan.is_sampled(i) && i < stride * (k - 1)) as u32
+                        })
                         .collect(),
                     "off the sample",
                 ),
@@ -212,14 +215,16 @@ fn misleading_samples_fall_back(gpu: &Gpu) {
     let mut sel = SelectTopK::new(gpu).unwrap();
     for n in capped(&[1 << 20, (1 << 21) + 17]) {
         let k = 1000;
-        let stride = ops::SamplePlan::new(n, k).stride;
+        let plan = ops::SamplePlan::new(n, k);
         let keys: Vec<f32> = (0..n)
-            .map(|i| if i % stride == 0 { 1e9 } else { i as f32 })
+            .map(|i| if plan.is_sampled(i) { 1e9 } else { i as f32 })
             .collect();
         let dk = gpu.upload(&keys).unwrap();
         for (column, what) in [
             (
-                (0..n).map(|i| (i % stride != 0) as u32).collect::<Vec<_>>(),
+                (0..n)
+                    .map(|i| !plan.is_sampled(i) as u32)
+                    .collect::<Vec<_>>(),
                 "the filter drops the sample's best",
             ),
             (

@@ -465,6 +465,13 @@ pub fn rank_of<K: RadixKey>(key: K, smallest: bool) -> u64 {
     K::ordered(key.into_raw(), smallest).into()
 }
 
+/// Elements per thread a select over a sample or the candidates keeps in registers across
+/// its rounds (where its grid has threads enough).
+pub const CACHED: usize = 16;
+
+/// Adjacent rows a sample reads together (one 32-byte sector of 32-bit keys).
+pub const SAMPLE_RUN: usize = 8;
+
 /// Shared buffers of a resident filter's staged tiles: the current one and two in flight.
 pub const STAGES: usize = 3;
 
@@ -828,6 +835,50 @@ mod device {
         pub warps: Shared<u32>,
     }
 
+    /// The elements this thread counts in [`count_elements`]'s grid-stride order, loaded once
+    /// (all loads issued before any is used) for every round of a select to count from
+    /// registers: rounds then cost no memory latency. `None` when the grid has fewer than
+    /// `n / C` threads.
+    ///
+    /// # Safety
+    /// `load` is valid for `i < n`.
+    #[inline(always)]
+    pub unsafe fn cache_elements<const NT: usize, const C: usize>(
+        n: usize,
+        load: impl Fn(usize) -> (u64, u32),
+    ) -> Option<[(u64, u32); C]> {
+        let stride = grid_dim() * NT;
+        if n > C * stride {
+            return None;
+        }
+        let first = block_idx() * NT + thread_idx();
+        Some(core::array::from_fn(|c| {
+            let i = first + c * stride;
+            if i < n { load(i) } else { (0, 0) }
+        }))
+    }
+
+    /// [`count_elements`] over the elements [`cache_elements`] loaded (`n` as there).
+    #[inline(always)]
+    pub fn count_cached<const NT: usize, const C: usize>(
+        st: &SelectState,
+        n: usize,
+        items: &[(u64, u32); C],
+        local: Shared<u32>,
+    ) {
+        let stride = grid_dim() * NT;
+        let first = block_idx() * NT;
+        for (c, &(rank, low)) in items.iter().enumerate() {
+            let base = first + c * stride;
+            // Uniform across the block: the warps stay converged for the count.
+            if base >= n {
+                break;
+            }
+            let hit = base + thread_idx() < n && st.in_bucket(rank, low);
+            count_digit(local, SelectState::digit(rank, low, st.shift), hit);
+        }
+    }
+
     /// Counts, into the block's histogram, the digit of each of the `n` elements that
     /// `load(i)` returns as composites and that lie in the current bucket: a grid-stride loop
     /// of one element per thread (for the small sources: a sample, the candidates).
@@ -1014,9 +1065,19 @@ mod device {
         }
     }
 
-    /// Gathers `s` ranks at stride `stride` of the rows of `src`; a row that is not live gets
-    /// rank 0, the worst: the sample's `j`-th best is then the `j`-th best live rank whenever
-    /// `j` live rows were sampled, and otherwise a threshold every live row reaches.
+    /// Row of sample `i`: runs of [`SAMPLE_RUN`] adjacent rows, one run every
+    /// `SAMPLE_RUN * stride` rows, so that a run shares one memory sector where a lone row
+    /// would read a sector for one key; at most `i * stride`.
+    #[inline(always)]
+    fn sample_row(i: usize, stride: usize) -> usize {
+        let run = i % SAMPLE_RUN;
+        (i - run) * stride + run
+    }
+
+    /// Gathers `s` ranks of the rows of `src`, one per `stride` rows on average
+    /// ([`sample_row`]); a row that is not live gets rank 0, the worst: the sample's `j`-th
+    /// best is then the `j`-th best live rank whenever `j` live rows were sampled, and
+    /// otherwise a threshold every live row reaches.
     ///
     /// # Safety
     /// `src` holds `(s - 1) * stride + 1` rows at least; `out` holds `s`.
@@ -1030,9 +1091,9 @@ mod device {
     ) {
         let mut i = crate::arch::global_idx();
         while i < s {
-            // SAFETY: i < s, so i * stride is a row and i within `out`.
+            // SAFETY: i < s, so the row (at most (s - 1) * stride) is a row and i within `out`.
             unsafe {
-                let (key, live) = src.at(i * stride);
+                let (key, live) = src.at(sample_row(i, stride));
                 out.add(i)
                     .write(if live { rank_of(key, smallest) } else { 0 })
             };
@@ -1569,9 +1630,16 @@ crate::kernel! {
         // SAFETY: the host passes `n` ranks, a valid state and histogram, and a grid
         // resident at once.
         unsafe {
-            hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
-                count_elements::<NT>(st, n as usize, |i| (ranks.add(i).read(), 0), local)
-            })
+            let n = n as usize;
+            let load = |i: usize| (ranks.add(i).read(), 0);
+            match cache_elements::<NT, CACHED>(n, load) {
+                Some(items) => hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
+                    count_cached::<NT, CACHED>(st, n, &items, local)
+                }),
+                None => hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
+                    count_elements::<NT>(st, n, load, local)
+                }),
+            }
         }
     }
 }
@@ -1593,12 +1661,18 @@ crate::kernel! {
                 copy_all(cands, m, state, out);
                 return;
             }
-            hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
-                count_elements::<NT>(st, m, |i| {
-                    let c = cands.add(i).read();
-                    (c.rank, !c.row)
-                }, local)
-            });
+            let load = |i: usize| {
+                let c = cands.add(i).read();
+                (c.rank, !c.row)
+            };
+            match cache_elements::<NT, CACHED>(m, load) {
+                Some(items) => hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
+                    count_cached::<NT, CACHED>(st, m, &items, local)
+                }),
+                None => hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
+                    count_elements::<NT>(st, m, load, local)
+                }),
+            }
             emit(cands, cap, state, out, out_cap, sh.hist)
         }
     }

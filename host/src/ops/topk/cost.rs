@@ -1,8 +1,8 @@
 //! The cost model of the top-k algorithms (thesis §4.6), from the device's read and write
 //! bandwidth and launch latency: [`choose`](super::choose) picks by it, and the benchmark
 //! prints it next to each measurement with the bandwidth measured in the same run.
-use super::{THRESHOLD_MAX_K, TopKAlgorithm};
-use tessera_kernels::ops::topk::DIGIT_BITS;
+use super::{SAMPLE_TARGET, THRESHOLD_MAX_K, TopKAlgorithm};
+use tessera_kernels::ops::topk::{DIGIT_BITS, SAMPLE_RUN};
 
 /// What the model needs of a device.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -58,10 +58,10 @@ pub fn model_ms(
     // The candidates' select: one round per digit of the (rank, row) composite.
     let composite = digits + 32.0 / f64::from(DIGIT_BITS);
     match algorithm {
-        // One read of the keys, a 2^16-key sample read with one sector per key, and one
+        // One read of the keys, the sample (one sector per run of adjacent keys), and one
         // small launch per select round; the candidates are too few to count.
         TopKAlgorithm::Threshold if k <= THRESHOLD_MAX_K => {
-            let sample = (nf / 65536.0).min(1.0) * 65536.0 * 32.0;
+            let sample = nf.min(SAMPLE_TARGET as f64) / SAMPLE_RUN as f64 * 32.0;
             dev.read(d) + dev.read(sample) + dev.launch_ms * (3.0 + digits + composite)
         }
         TopKAlgorithm::Threshold => f64::INFINITY,

@@ -24,7 +24,7 @@ pub use cost::{TopKDevice, bitonic_model_ms, model_ms};
 
 pub(crate) use fused::check_query;
 pub use fused::{Keep, RowFilter, TopKQuery, top_k_query};
-pub use select::{SamplePlan, SelectTopK};
+pub use select::{SAMPLE_TARGET, SamplePlan, SelectTopK};
 pub use sort::SortTopK;
 
 use tessera_kernels::ops::topk::{self as kt, SourceKernels};

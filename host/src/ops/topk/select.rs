@@ -1,8 +1,8 @@
 //! Top-k by selection on the GPU: the threshold filter and the exact radix select (see
 //! `tessera_kernels::ops::topk` for the kernels and their state).
 use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SelectState, SourceKernels,
-    SourceParams, TopKState,
+    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SAMPLE_RUN, SelectState,
+    SourceKernels, SourceParams, TopKState,
 };
 
 use super::buffers::{barrier_grid, grow, grow_pod, stride_grid};
@@ -13,8 +13,9 @@ use crate::runtime::{
     DeviceColumn, DeviceItem, Gpu, PodBuffer, Scratch, grid_per_sm, resident_grid, tile_grid,
 };
 
-/// Ranks sampled for the threshold: about this many, at a fixed stride.
-pub const SAMPLE_TARGET: usize = 1 << 16;
+/// Ranks sampled for the threshold: about this many, in runs of [`SAMPLE_RUN`] adjacent rows
+/// at a fixed stride (see [`SamplePlan::is_sampled`]).
+pub const SAMPLE_TARGET: usize = 1 << 18;
 
 /// Blocks per SM of the selects over a sample or the candidates (tens of thousands of
 /// elements): enough to count them, few to meet at each round's grid barrier.
@@ -48,6 +49,13 @@ impl SamplePlan {
             j,
             capacity: 2 * j * stride + 2 * k + 1024,
         }
+    }
+
+    /// Whether the sample reads row `row`: runs of [`SAMPLE_RUN`] adjacent rows, one run
+    /// every `SAMPLE_RUN * stride` rows, `samples` rows in all.
+    pub fn is_sampled(&self, row: usize) -> bool {
+        let (run, at) = (SAMPLE_RUN * self.stride, row % (SAMPLE_RUN * self.stride));
+        at < SAMPLE_RUN && row / run * SAMPLE_RUN + at < self.samples
     }
 }
 
