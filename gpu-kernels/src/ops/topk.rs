@@ -1015,6 +1015,43 @@ mod device {
         }
     }
 
+    /// [`hist_rounds`] over the `n` elements that `load(i)` returns as composites (a sample,
+    /// the candidates): each thread loads its elements once and every round counts them from
+    /// registers ([`cache_elements`]) where the grid has threads enough, else every round
+    /// reads them again ([`count_elements`]).
+    ///
+    /// # Safety
+    /// As for [`hist_rounds`]; `load` is valid for `i < n`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn hist_rounds_over<const NT: usize>(
+        state: *mut TopKState,
+        which: u32,
+        hist: *mut u32,
+        stop: u32,
+        rounds: u32,
+        then_sync: bool,
+        sh: HistShared,
+        n: usize,
+        load: impl Fn(usize) -> (u64, u32),
+    ) {
+        // SAFETY: forwarded.
+        unsafe {
+            match cache_elements::<NT, CACHED>(n, &load) {
+                Some(items) => {
+                    hist_rounds::<NT>(state, which, hist, stop, rounds, then_sync, sh, |st, l| {
+                        count_cached::<NT, CACHED>(st, n, &items, l)
+                    })
+                }
+                None => {
+                    hist_rounds::<NT>(state, which, hist, stop, rounds, then_sync, sh, |st, l| {
+                        count_elements::<NT>(st, n, &load, l)
+                    })
+                }
+            }
+        }
+    }
+
     /// The last block's pick: thread `t` takes digit `DIGITS - 1 - t`, a block scan gives
     /// each the count of better digits, and the one whose bucket holds the `need`-th best
     /// narrows the state. Clears the histogram and the arrival count.
@@ -1208,20 +1245,20 @@ mod device {
             // Read after the first tile's loads are issued, so that the two round trips overlap.
             // SAFETY: valid by contract.
             let th = *threshold.get_or_insert_with(|| {
-                unsafe { read_state(&raw const (*state).ranks) }.threshold()
+                unsafe { read_state(&raw const (*state).ranks) }
+                    .threshold()
+                    .narrow()
             });
-            let key_th = th.narrow();
             // A full tile's filter is its own copy with every item live, so the hot loop
             // tests no mask (only the last tile is partial).
             // SAFETY: forwarded; `items` and `live` are tile `tile`.
             unsafe {
                 match live {
                     None => filter_tile::<S, NT, IPT>(
-                        tile, &items, ALL_LIVE, smallest, &key_th, state, cands, cap, tie_counts,
-                        slot,
+                        tile, &items, ALL_LIVE, smallest, &th, state, cands, cap, tie_counts, slot,
                     ),
                     Some(m) => filter_tile::<S, NT, IPT>(
-                        tile, &items, m, smallest, &key_th, state, cands, cap, tie_counts, slot,
+                        tile, &items, m, smallest, &th, state, cands, cap, tie_counts, slot,
                     ),
                 }
             };
@@ -1630,16 +1667,9 @@ crate::kernel! {
         // SAFETY: the host passes `n` ranks, a valid state and histogram, and a grid
         // resident at once.
         unsafe {
-            let n = n as usize;
-            let load = |i: usize| (ranks.add(i).read(), 0);
-            match cache_elements::<NT, CACHED>(n, load) {
-                Some(items) => hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
-                    count_cached::<NT, CACHED>(st, n, &items, local)
-                }),
-                None => hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
-                    count_elements::<NT>(st, n, load, local)
-                }),
-            }
+            hist_rounds_over::<NT>(state, RANKS, hist, stop, rounds, false, sh, n as usize, |i| {
+                (ranks.add(i).read(), 0)
+            })
         }
     }
 }
@@ -1661,18 +1691,10 @@ crate::kernel! {
                 copy_all(cands, m, state, out);
                 return;
             }
-            let load = |i: usize| {
+            hist_rounds_over::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, m, |i| {
                 let c = cands.add(i).read();
                 (c.rank, !c.row)
-            };
-            match cache_elements::<NT, CACHED>(m, load) {
-                Some(items) => hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
-                    count_cached::<NT, CACHED>(st, m, &items, local)
-                }),
-                None => hist_rounds::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, |st, local| {
-                    count_elements::<NT>(st, m, load, local)
-                }),
-            }
+            });
             emit(cands, cap, state, out, out_cap, sh.hist)
         }
     }
