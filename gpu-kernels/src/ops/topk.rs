@@ -472,6 +472,17 @@ pub const CACHED: usize = 16;
 /// Adjacent rows a sample reads together (one 32-byte sector of 32-bit keys).
 pub const SAMPLE_RUN: usize = 8;
 
+/// The most chosen candidates [`TOPK_ORDER`] sorts (one block, one per thread); a larger `k`
+/// is ordered on the host.
+pub const ORDER_MAX: usize = 1024;
+
+/// Whether chosen candidate `a` comes before `b` in a result: the better rank, then the
+/// smaller row (rows are distinct, so no two candidates compare equal).
+#[inline(always)]
+pub fn ranks_before(a: &Candidate, b: &Candidate) -> bool {
+    (a.rank, !a.row) > (b.rank, !b.row)
+}
+
 /// Shared buffers of a resident filter's staged tiles: the current one and two in flight.
 pub const STAGES: usize = 3;
 
@@ -489,11 +500,12 @@ pub use device::*;
 mod device {
     use super::*;
     use crate::arch::{
-        Atomic, Shared, any, block_idx, copy_async_commit, copy_async_wait_groups, grid_dim,
-        lane_id, shfl_idx, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
+        Atomic, Shared, Shuffle, any, block_idx, copy_async_commit, copy_async_wait_groups,
+        grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
     };
     use crate::block::{
-        Tile, block_compact_ranks, block_load_as, block_load_staged, block_stage, stage_bytes,
+        Tile, block_bitonic_sort, block_compact_ranks, block_load_as, block_load_staged,
+        block_stage, stage_bytes,
     };
 
     /// Where the per-key kernels read their keys: a tile at a time (the exact round, the
@@ -1526,6 +1538,58 @@ mod device {
             i += stride;
         }
     }
+
+    /// Sorts the first `min(counts.emitted, k)` candidates of `chosen` (at most `NT`) best
+    /// first into `out`: the whole result of a top-k ordered by one block, one candidate per
+    /// thread, so that the host reads it ready. Called by the whole block of a one-block grid.
+    ///
+    /// # Safety
+    /// `state` is valid; `chosen` holds `min(counts.emitted, k)` candidates and `out` as
+    /// many; `buf` holds `2 * NT`.
+    #[inline(always)]
+    pub unsafe fn order<const NT: usize>(
+        state: *const TopKState,
+        chosen: *const Candidate,
+        k: u32,
+        out: *mut Candidate,
+        buf: Shared<Candidate>,
+    ) {
+        let t = thread_idx();
+        // SAFETY: `state` is valid.
+        let m = (unsafe { (*state).counts.emitted }.min(k) as usize).min(NT);
+        if m == 0 {
+            return;
+        }
+        // Threads past `m` hold a pad worse than every candidate: rank 0 at row `u32::MAX`
+        // (rows are below it, `MAX_COLUMN_LEN`). Every thread loads (a clamped index) and
+        // masks, with the mask hidden from the optimizer, so that the sort is not specialised
+        // into a copy per case with its barriers under a thread-dependent branch.
+        // SAFETY: t.min(m - 1) < m, within `chosen`.
+        let loaded = unsafe { chosen.add(t.min(m - 1)).read() };
+        let keep = 0u64.wrapping_sub(crate::arch::opaque_u64((t < m) as u64));
+        let item = Candidate {
+            rank: loaded.rank & keep,
+            row: loaded.row | !keep as u32,
+            pad: 0,
+        };
+        let item =
+            block_bitonic_sort::<Candidate, NT>(item, m.next_power_of_two(), ranks_before, buf);
+        if t < m {
+            // SAFETY: t < m, within `out`.
+            unsafe { out.add(t).write(item) };
+        }
+    }
+
+    impl Shuffle for Candidate {
+        #[inline(always)]
+        fn shuffle_words(self, f: impl Fn(u32) -> u32) -> Self {
+            Candidate {
+                rank: self.rank.shuffle_words(&f),
+                row: f(self.row),
+                pad: 0,
+            }
+        }
+    }
 }
 
 /// Declares a histogram round's shared memory at the top of an entry point.
@@ -1697,6 +1761,17 @@ crate::kernel! {
             });
             emit(cands, cap, state, out, out_cap, sh.hist)
         }
+    }
+}
+
+crate::kernel! {
+    /// The chosen candidates (at most `k`, at most [`ORDER_MAX`]) best first: one block.
+    TOPK_ORDER = topk_order[NT = 1024, IPT = 1](state: *const TopKState, chosen: *const Candidate, k: u32, out: *mut Candidate) {
+        const { assert!(NT == ORDER_MAX) };
+        let buf = crate::shared_array!(topk_order: [Candidate; 2 * NT]);
+        // SAFETY: the host passes the state of the choose that wrote `chosen` and room for
+        // `k` in both buffers, in a grid of one block.
+        unsafe { order::<NT>(state, chosen, k, out, buf) }
     }
 }
 

@@ -244,7 +244,7 @@ impl<I: IndexedParallelIterator> CollectHuge for I {}
 impl Gpu {
     /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated
     /// on first use), holding them for its duration.
-    fn with_staging<R>(&self, f: impl FnOnce([&mut [u8]; 2]) -> Result<R>) -> Result<R> {
+    pub(super) fn with_staging<R>(&self, f: impl FnOnce([&mut [u8]; 2]) -> Result<R>) -> Result<R> {
         // The buffer is scratch with no invariant a panic could break: a poisoned lock is
         // taken as it is.
         let mut guard = self

@@ -34,6 +34,8 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
+    /// Blocks of each kernel resident on one SM without dynamic shared memory, asked once.
+    resident_per_sm: Mutex<HashMap<&'static str, u32>>,
     name: String,
     arch: &'static str,
     sm_count: u32,
@@ -117,6 +119,7 @@ impl Gpu {
             stream,
             module,
             functions: Mutex::new(HashMap::new()),
+            resident_per_sm: Mutex::new(HashMap::new()),
             resident_cap: std::sync::atomic::AtomicU32::new(0),
             staging: Mutex::new(None),
             name,
@@ -191,6 +194,34 @@ impl Gpu {
             })?;
         map.insert(spec.name(), f.clone());
         Ok(f)
+    }
+
+    /// Blocks of `spec` resident on one SM at once without dynamic shared memory (at least
+    /// one): the driver's occupancy figure, asked once per kernel (the query costs
+    /// microseconds, which a persistent grid's launch would otherwise pay every time).
+    pub(crate) fn resident_blocks_per_sm(&self, spec: &KernelShape) -> Result<u32> {
+        let cached = self
+            .resident_per_sm
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(spec.name())
+            .copied();
+        if let Some(b) = cached {
+            return Ok(b);
+        }
+        let b = self
+            .function(spec)?
+            .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
+            .map_err(|source| Error::Launch {
+                kernel: spec.name(),
+                source,
+            })?
+            .max(1);
+        self.resident_per_sm
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(spec.name(), b);
+        Ok(b)
     }
 
     /// The most dynamic shared memory `spec` can launch with on this GPU (the device's opt-in

@@ -24,11 +24,7 @@ pub fn tile_grid(spec: &KernelShape, n: usize, dynamic_smem: u32) -> Result<Laun
 /// A persistent grid: as many blocks of `spec` as are resident at once, at most one per tile
 /// of `n` items and at least one. Launch only kernels that work with any grid size.
 pub fn resident_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchConfig> {
-    let per_sm = gpu
-        .function(spec)?
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
-        .map_err(Error::launch(spec.name()))?
-        .max(1);
+    let per_sm = gpu.resident_blocks_per_sm(spec)?;
     grid_per_sm(gpu, spec, n, per_sm.into())
 }
 

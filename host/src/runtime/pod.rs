@@ -4,10 +4,11 @@
 use std::marker::PhantomData;
 
 use bytemuck::Pod;
-use cudarc::driver::{CudaSlice, CudaViewMut, LaunchArgs, PushKernelArg as _};
+use cudarc::driver::{CudaSlice, CudaViewMut, DevicePtr, LaunchArgs, PushKernelArg as _};
 
 use super::Gpu;
 use super::args::{KernelArg, sealed};
+use super::download::STAGING_HALF;
 use crate::error::{Error, Result};
 
 /// Device memory holding `len` values of the Pod struct `T`.
@@ -77,6 +78,57 @@ impl<T: Pod> PodBuffer<T> {
             gpu.synchronize()?;
         }
         Ok(v)
+    }
+
+    /// Downloads the first `count` values of this buffer and the first `other_count` of
+    /// `other` with one wait for the stream (both copies into the page-locked staging memory,
+    /// then one synchronization), where two [`read_prefix`](Self::read_prefix) calls would
+    /// wait twice.
+    pub fn read_prefix_with<U: Pod>(
+        &self,
+        gpu: &Gpu,
+        count: usize,
+        other: &PodBuffer<U>,
+        other_count: usize,
+    ) -> Result<(Vec<T>, Vec<U>)> {
+        if count > self.len || other_count > other.len {
+            return Err(Error::invalid(format!(
+                "reading {count} and {other_count} kernel parameters of buffers of {} and {}",
+                self.len, other.len
+            )));
+        }
+        let (a, b) = (count * size_of::<T>(), other_count * size_of::<U>());
+        if a + b > STAGING_HALF {
+            return Ok((
+                self.read_prefix(gpu, count)?,
+                other.read_prefix(gpu, other_count)?,
+            ));
+        }
+        gpu.with_staging(|[half, _]| {
+            let stream = gpu.stream();
+            for (bytes, at, len) in [(&self.bytes, 0, a), (&other.bytes, a, b)] {
+                if len == 0 {
+                    continue;
+                }
+                let (src, _sync) = bytes.device_ptr(stream);
+                // SAFETY: `len` bytes lie inside the buffer (checked above); the staging
+                // memory is page-locked and not read before the synchronization below.
+                unsafe {
+                    cudarc::driver::result::memcpy_dtoh_async(
+                        &mut half[at..at + len],
+                        src,
+                        stream.cu_stream(),
+                    )
+                }
+                .map_err(Error::driver("reading kernel parameters", len))?;
+            }
+            gpu.synchronize()?;
+            let mut va = vec![T::zeroed(); count];
+            let mut vb = vec![U::zeroed(); other_count];
+            bytemuck::cast_slice_mut::<T, u8>(&mut va).copy_from_slice(&half[..a]);
+            bytemuck::cast_slice_mut::<U, u8>(&mut vb).copy_from_slice(&half[a..a + b]);
+            Ok((va, vb))
+        })
     }
 
     /// Number of values.

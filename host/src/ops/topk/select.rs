@@ -1,7 +1,7 @@
 //! Top-k by selection on the GPU: the threshold filter and the exact radix select (see
 //! `tessera_kernels::ops::topk` for the kernels and their state).
 use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, SAMPLE_RUN, SelectState,
+    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, ORDER_MAX, SAMPLE_RUN, SelectState,
     SourceKernels, SourceParams, TopKState,
 };
 
@@ -187,6 +187,8 @@ pub struct SelectTopK {
     sample: DeviceColumn<u64>,
     cands: PodBuffer<Candidate>,
     out: PodBuffer<Candidate>,
+    /// The chosen candidates best first, where `k <= ORDER_MAX`.
+    sorted: PodBuffer<Candidate>,
     ties: DeviceColumn<u32>,
     /// Each filter tile's count of keys at a tied threshold, and their prefix sum.
     tie_counts: DeviceColumn<u32>,
@@ -206,6 +208,7 @@ impl SelectTopK {
             sample: gpu.zeros(1)?,
             cands: PodBuffer::zeroed(gpu, 1)?,
             out: PodBuffer::zeroed(gpu, 1)?,
+            sorted: PodBuffer::zeroed(gpu, 1)?,
             ties: gpu.zeros(1)?,
             tie_counts: gpu.zeros(1)?,
             tie_prefix: gpu.zeros(1)?,
@@ -251,8 +254,7 @@ impl SelectTopK {
         match algorithm {
             TopKAlgorithm::Threshold => {
                 let plan = SamplePlan::new(n, k);
-                self.start::<K>(gpu, plan.j, k)?;
-                self.sample_select::<K, C>(gpu, feed, order, &plan)?;
+                self.sample_select::<K, C>(gpu, feed, k, order, &plan)?;
                 match self.filter_and_finish(gpu, feed, k, order, plan.capacity)? {
                     Finish::Rows(rows) => return Ok(rows),
                     Finish::Fewer(live) => k = live,
@@ -302,15 +304,19 @@ impl SelectTopK {
         self.state.write(gpu, 0, &state)
     }
 
-    /// The sample's `j`-th best rank, left in the rank select.
+    /// Starts a threshold run for `k` by `plan`: the sample's `j`-th best rank, left in the
+    /// rank select.
     fn sample_select<K: TopKey, C: DeviceItem>(
         &mut self,
         gpu: &Gpu,
         f: &Feed<'_, C>,
+        k: usize,
         order: TopKOrder,
         plan: &SamplePlan,
     ) -> Result<()> {
+        // The sample does not read the state: the GPU gathers it while the state is uploaded.
         f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
+        self.start::<K>(gpu, plan.j, k)?;
         select_sample(
             gpu,
             &self.sample,
@@ -393,14 +399,35 @@ impl SelectTopK {
             &mut self.out,
             k,
         )?;
-        let state = self.state.read(gpu, 0)?;
+        // The chosen (all candidates where no more than `k` passed) come back with the state
+        // in one wait, best first where one block can order them.
+        let ordered = k <= ORDER_MAX;
+        let chosen = if ordered {
+            grow_pod(gpu, &mut self.sorted, k)?;
+            order_chosen(gpu, &self.state, &self.out, k, &mut self.sorted)?;
+            &self.sorted
+        } else {
+            &self.out
+        };
+        let (state, mut best) = self.state.read_prefix_with(gpu, 1, chosen, k)?;
+        let state = state[0];
         let c = state.counts;
         let (passed, tied) = (c.passed as usize, c.tied as usize);
         let live = if f.filtered() { c.live as usize } else { n };
+        let rows = |mut best: Vec<Candidate>, len: usize| {
+            best.truncate(len);
+            if ordered {
+                debug_assert!(best.windows(2).all(|w| kt::ranks_before(&w[0], &w[1])));
+                rows_in_order(&best, order)
+            } else {
+                rows_of(best, order)
+            }
+        };
         if live < k {
-            // Every live row is wanted: done if all of them are candidates.
+            // Every live row is wanted: done if all of them are candidates (then the choose
+            // copied them all).
             return Ok(if passed == live && passed <= cap {
-                Finish::Rows(rows_of(self.cands.read_prefix(gpu, passed)?, order))
+                Finish::Rows(rows(best, passed))
             } else {
                 Finish::Fewer(live)
             });
@@ -408,60 +435,56 @@ impl SelectTopK {
         if passed > cap || passed + tied < k {
             return Ok(Finish::Retry);
         }
-        let best = if passed > k {
-            if c.emitted as usize != k || state.chosen.resolved != 1 {
-                return Err(Error::invalid(format!(
-                    "top_k: the candidates' select chose {} of {passed}, not {k}",
-                    c.emitted
-                )));
-            }
-            self.out.read_prefix(gpu, k)?
-        } else if passed == k {
-            // The select chose them all without rounds.
-            self.cands.read_prefix(gpu, k)?
-        } else {
-            // Every passing key is in, then the first ties by row.
-            let need = k - passed;
-            exclusive_scan_into(
-                gpu,
-                &self.tie_counts,
-                &mut self.tie_prefix,
-                self.scan_state.take(),
+        if passed > k && (c.emitted as usize != k || state.chosen.resolved != 1) {
+            return Err(Error::invalid(format!(
+                "top_k: the candidates' select chose {} of {passed}, not {k}",
+                c.emitted
+            )));
+        }
+        if passed >= k {
+            // The select chose `k` of them, or copied all `k` without rounds.
+            return Ok(Finish::Rows(rows(best, k)));
+        }
+        // Every passing key is in (they rank above the tie), then the first ties in row order.
+        let need = k - passed;
+        exclusive_scan_into(
+            gpu,
+            &self.tie_counts,
+            &mut self.tie_prefix,
+            self.scan_state.take(),
+        )
+        .map(|s| self.scan_state = Some(s))?;
+        let fill = grid_per_sm(gpu, &f.kernels.fill, n, 2)?;
+        let need32 = need as u32;
+        // SAFETY: the tiles of the filter, their prefix sum, and room for `need <= k` rows;
+        // any grid size works.
+        unsafe {
+            gpu.launch(
+                &f.kernels.fill,
+                fill,
+                (
+                    f.c0,
+                    f.c1,
+                    f.fcol,
+                    f.params,
+                    &n32,
+                    &smallest,
+                    &self.state,
+                    &self.tie_prefix,
+                    &mut self.ties,
+                    &need32,
+                ),
             )
-            .map(|s| self.scan_state = Some(s))?;
-            let fill = grid_per_sm(gpu, &f.kernels.fill, n, 2)?;
-            let need32 = need as u32;
-            // SAFETY: the tiles of the filter, their prefix sum, and room for `need <= k` rows;
-            // any grid size works.
-            unsafe {
-                gpu.launch(
-                    &f.kernels.fill,
-                    fill,
-                    (
-                        f.c0,
-                        f.c1,
-                        f.fcol,
-                        f.params,
-                        &n32,
-                        &smallest,
-                        &self.state,
-                        &self.tie_prefix,
-                        &mut self.ties,
-                        &need32,
-                    ),
-                )
-            }?;
-            let tie = state.ranks.threshold().tie;
-            let mut best = self.cands.read_prefix(gpu, passed)?;
-            self.ties.set_len(need);
-            best.extend(self.ties.to_vec(gpu)?.into_iter().map(|row| Candidate {
-                rank: tie,
-                row,
-                pad: 0,
-            }));
-            best
-        };
-        Ok(Finish::Rows(rows_of(best, order)))
+        }?;
+        let tie = state.ranks.threshold().tie;
+        best.truncate(passed);
+        self.ties.set_len(need);
+        best.extend(self.ties.to_vec(gpu)?.into_iter().map(|row| Candidate {
+            rank: tie,
+            row,
+            pad: 0,
+        }));
+        Ok(Finish::Rows(rows(best, k)))
     }
 }
 
@@ -513,6 +536,34 @@ pub(super) fn choose(
             grid,
             (cands, &cap32, state, hist, &rounds, out, &k32),
         )
+    }
+}
+
+/// Sorts the first `min(emitted, k)` chosen candidates of `chosen` best first into `sorted`
+/// (`k <= ORDER_MAX`), in one block.
+fn order_chosen(
+    gpu: &Gpu,
+    state: &PodBuffer<TopKState>,
+    chosen: &PodBuffer<Candidate>,
+    k: usize,
+    sorted: &mut PodBuffer<Candidate>,
+) -> Result<()> {
+    if k > ORDER_MAX || chosen.len() < k || sorted.len() < k {
+        return Err(Error::invalid(format!(
+            "top_k: ordering {k} chosen keys takes k <= {ORDER_MAX} and room for k"
+        )));
+    }
+    let cfg = tile_grid(&kt::TOPK_ORDER, 1, 0)?;
+    // SAFETY: the state of the choose that wrote `chosen` (at most `k` counted in `emitted`
+    // are read), room for `k` in `sorted`, one block.
+    unsafe { gpu.launch(&kt::TOPK_ORDER, cfg, (state, chosen, &(k as u32), sorted)) }
+}
+
+/// The result of chosen candidates already best first.
+fn rows_in_order<K: TopKey>(best: &[Candidate], order: TopKOrder) -> TopKRows<K> {
+    TopKRows {
+        keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
+        rows: best.iter().map(|c| c.row).collect(),
     }
 }
 
