@@ -476,11 +476,20 @@ pub const SAMPLE_RUN: usize = 8;
 /// is ordered on the host.
 pub const ORDER_MAX: usize = 1024;
 
-/// Whether chosen candidate `a` comes before `b` in a result: the better rank, then the
-/// smaller row (rows are distinct, so no two candidates compare equal).
+impl Candidate {
+    /// The candidate's place in a result as one value, larger first: the rank, then the
+    /// complemented row (the smaller row first among equal ranks). Rows are distinct, so no
+    /// two candidates have the same.
+    #[inline(always)]
+    pub fn composite(&self) -> (u64, u32) {
+        (self.rank, !self.row)
+    }
+}
+
+/// Whether chosen candidate `a` comes before `b` in a result (see [`Candidate::composite`]).
 #[inline(always)]
 pub fn ranks_before(a: &Candidate, b: &Candidate) -> bool {
-    (a.rank, !a.row) > (b.rank, !b.row)
+    a.composite() > b.composite()
 }
 
 /// Shared buffers of a resident filter's staged tiles: the current one and two in flight.

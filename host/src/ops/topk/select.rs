@@ -569,7 +569,7 @@ fn rows_in_order<K: TopKey>(best: &[Candidate], order: TopKOrder) -> TopKRows<K>
 
 /// The result of the chosen candidates (any order): best first, ties by the smaller row.
 pub(super) fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> TopKRows<K> {
-    best.sort_unstable_by(|a, b| b.rank.cmp(&a.rank).then(a.row.cmp(&b.row)));
+    best.sort_unstable_by_key(|c| std::cmp::Reverse(c.composite()));
     TopKRows {
         keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
         rows: best.iter().map(|c| c.row).collect(),
