@@ -56,9 +56,11 @@ pub struct SelectState {
     pub need: u32,
     /// Low bit of the next digit, counted in the composite `rank << 32 | low`.
     pub shift: u32,
-    /// 0 while rounds remain; 1 once the chosen bucket was wanted whole (then exactly the
-    /// elements whose composite shifted right by `last_shift` is at least the prefix's are
-    /// chosen); 2 when the digits ran out on a value more elements share than are wanted.
+    /// 0 while rounds remain; 1 once the chosen bucket was wanted whole, or holds no more
+    /// than `slack` elements past the wanted (then exactly the elements whose composite
+    /// shifted right by `last_shift` is at least the prefix's are chosen: `need` plus at
+    /// most `slack`); 2 when the digits ran out on a value more elements share than are
+    /// wanted.
     pub resolved: u32,
     /// Low bit of the last digit chosen.
     pub last_shift: u32,
@@ -68,9 +70,13 @@ pub struct SelectState {
     pub arrived: u32,
     /// Rounds released by a multi-round kernel's grid barrier (see `hist_rounds`).
     pub generation: u32,
+    /// Elements the select may choose past the wanted, to stop a round earlier (0: exact).
+    pub slack: u32,
+    /// Padding (zero).
+    pub pad: u32,
 }
 
-const _: () = assert!(core::mem::size_of::<SelectState>() == 40);
+const _: () = assert!(core::mem::size_of::<SelectState>() == 48);
 
 impl SelectState {
     /// The state before the first round of a select of the `need` best, whose first digit's
@@ -87,6 +93,41 @@ impl SelectState {
             rounds: 0,
             arrived: 0,
             generation: 0,
+            slack: 0,
+            pad: 0,
+        }
+    }
+
+    /// The same select allowed to choose up to `slack` elements past the wanted.
+    pub const fn with_slack(self, slack: u32) -> SelectState {
+        SelectState { slack, ..self }
+    }
+
+    /// A fresh composite select (no round picked) over elements whose ranks all lie in
+    /// `lo..=hi`, started at the digit of their highest differing bit: the digits above it
+    /// are shared, so their rounds would count every element in one bucket. Unchanged where
+    /// `hi < lo` (no element) or after a round.
+    pub fn skip_shared(self, lo: u64, hi: u64) -> SelectState {
+        if hi < lo || self.rounds != 0 || self.shift < 32 {
+            return self;
+        }
+        let diff = lo ^ hi;
+        // Where one rank is shared, the rows' first digit; else the digit holding the highest
+        // differing bit, with the bits above it as the prefix.
+        let (prefix_rank, shift) = if diff == 0 {
+            (lo, 32 - DIGIT_BITS)
+        } else {
+            let low = (63 - diff.leading_zeros()) / DIGIT_BITS * DIGIT_BITS;
+            let above = low + DIGIT_BITS;
+            (high(lo, above) << above.min(63), 32 + low)
+        };
+        if shift > self.shift {
+            return self;
+        }
+        SelectState {
+            prefix_rank,
+            shift,
+            ..self
         }
     }
 
@@ -159,7 +200,7 @@ impl SelectState {
         }
         self.last_shift = s;
         self.rounds += 1;
-        if count == self.need {
+        if count <= self.need + self.slack {
             self.resolved = 1;
         } else if s >= stop + DIGIT_BITS {
             self.shift -= DIGIT_BITS;
@@ -298,6 +339,9 @@ pub struct FilterCounts {
     /// Rows of a filtered source that its predicate keeps (0 for a source without a filter,
     /// where every row is live).
     pub live: u32,
+    /// The largest rank that passed (0 where none did), so that the candidates' select can
+    /// skip the digits every candidate shares ([`SelectState::skip_shared`]).
+    pub max_rank: u64,
 }
 
 /// All of a top-k's device state, uploaded once per call and read back once: the rank select
@@ -317,7 +361,7 @@ pub struct TopKState {
     pub counts: FilterCounts,
 }
 
-const _: () = assert!(core::mem::size_of::<TopKState>() == 96);
+const _: () = assert!(core::mem::size_of::<TopKState>() == 120);
 
 /// Which select of a [`TopKState`] a histogram round advances.
 pub const RANKS: u32 = 0;
@@ -511,6 +555,7 @@ mod device {
     use crate::arch::{
         Atomic, Shared, Shuffle, any, block_idx, copy_async_commit, copy_async_wait_groups,
         grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
+        warp_reduce,
     };
     use crate::block::{
         Tile, block_bitonic_sort, block_compact_ranks, block_load_as, block_load_staged,
@@ -804,7 +849,7 @@ mod device {
     /// Called by the whole block; `stage` is free again on return.
     ///
     /// # Safety
-    /// `state` is a valid [`SelectState`]; `stage` holds 10 words.
+    /// `state` is a valid [`SelectState`]; `stage` holds 12 words.
     #[inline(always)]
     unsafe fn read_state_fresh(state: *const SelectState, stage: Shared<u32>) -> SelectState {
         const WORDS: usize = size_of::<SelectState>() / 4;
@@ -959,12 +1004,15 @@ mod device {
     /// and clears `hist` for the next round. Between rounds, and after the last one when
     /// `then_sync`, the blocks wait for the pick at a grid barrier, so one launch does the
     /// work of `rounds` launches. Any grid of blocks that are resident together (a grid of
-    /// one round needs no residency).
+    /// one round needs no residency). Every block passes the state of a select that has
+    /// picked no round yet through `fresh` (the same function in every block), which may
+    /// move its start ([`SelectState::skip_shared`]).
     ///
     /// # Safety
     /// `state` and `hist` are valid, `hist` zero at the first round; `NT == DIGITS`; with
     /// more than one round or `then_sync`, every block of the grid is resident at once.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn hist_rounds<const NT: usize>(
         state: *mut TopKState,
         which: u32,
@@ -973,6 +1021,7 @@ mod device {
         rounds: u32,
         then_sync: bool,
         sh: HistShared,
+        fresh: impl Fn(SelectState) -> SelectState,
         count: impl Fn(&SelectState, Shared<u32>),
     ) {
         const { assert!(NT == DIGITS) };
@@ -982,9 +1031,12 @@ mod device {
         for round in 0..rounds {
             // SAFETY: forwarded; the histogram holds DIGITS words; after a barrier every block
             // reads the same state.
-            let st = unsafe { read_state_fresh(state, sh.hist) };
+            let mut st = unsafe { read_state_fresh(state, sh.hist) };
             if st.resolved != 0 {
                 return;
+            }
+            if st.rounds == 0 {
+                st = fresh(st);
             }
             zero_hist::<NT>(sh.hist);
             count(&st, sh.hist);
@@ -1053,22 +1105,35 @@ mod device {
         rounds: u32,
         then_sync: bool,
         sh: HistShared,
+        fresh: impl Fn(SelectState) -> SelectState,
         n: usize,
         load: impl Fn(usize) -> (u64, u32),
     ) {
         // SAFETY: forwarded.
         unsafe {
             match cache_elements::<NT, CACHED>(n, &load) {
-                Some(items) => {
-                    hist_rounds::<NT>(state, which, hist, stop, rounds, then_sync, sh, |st, l| {
-                        count_cached::<NT, CACHED>(st, n, &items, l)
-                    })
-                }
-                None => {
-                    hist_rounds::<NT>(state, which, hist, stop, rounds, then_sync, sh, |st, l| {
-                        count_elements::<NT>(st, n, &load, l)
-                    })
-                }
+                Some(items) => hist_rounds::<NT>(
+                    state,
+                    which,
+                    hist,
+                    stop,
+                    rounds,
+                    then_sync,
+                    sh,
+                    fresh,
+                    |st, l| count_cached::<NT, CACHED>(st, n, &items, l),
+                ),
+                None => hist_rounds::<NT>(
+                    state,
+                    which,
+                    hist,
+                    stop,
+                    rounds,
+                    then_sync,
+                    sh,
+                    fresh,
+                    |st, l| count_elements::<NT>(st, n, &load, l),
+                ),
             }
         }
     }
@@ -1382,10 +1447,20 @@ mod device {
         let mine = pass.count_ones();
         if any(mine != 0) {
             let incl = warp_inclusive_sum(mine);
+            let mut top = 0u64;
+            for (k, &o) in ord.iter().enumerate() {
+                if (pass >> k) & 1 != 0 {
+                    top = top.max(o.into());
+                }
+            }
+            let top = warp_reduce(top, u64::max);
             let mut base = 0u32;
             if lane_id() == 31 {
                 // SAFETY: `counts` is valid.
-                base = unsafe { u32::atomic_add(&raw mut (*counts).passed, incl) };
+                unsafe {
+                    base = u32::atomic_add(&raw mut (*counts).passed, incl);
+                    crate::arch::red_global::max_u64(&raw mut (*counts).max_rank, top);
+                }
             }
             let mut at = shfl_idx(base, 31) + incl - mine;
             for (k, &o) in ord.iter().enumerate() {
@@ -1509,7 +1584,7 @@ mod device {
     /// Called by the whole block, after the select's grid barrier.
     ///
     /// # Safety
-    /// `cands` holds `cap` candidates; `out` holds `out_cap`; `stage` holds 10 words.
+    /// `cands` holds `cap` candidates; `out` holds `out_cap`; `stage` holds 12 words.
     #[inline(always)]
     pub unsafe fn emit(
         cands: *const Candidate,
@@ -1548,24 +1623,26 @@ mod device {
         }
     }
 
-    /// Sorts the first `min(counts.emitted, k)` candidates of `chosen` (at most `NT`) best
-    /// first into `out`: the whole result of a top-k ordered by one block, one candidate per
-    /// thread, so that the host reads it ready. Called by the whole block of a one-block grid.
+    /// Sorts the first `min(counts.emitted, cap)` candidates of `chosen` (`cap <= NT`) and
+    /// writes the best `k` of them, best first, to `out`: the whole result of a top-k ordered
+    /// by one block, one candidate per thread, so that the host reads it ready (a select
+    /// with slack chose a few more than `k`). Called by the whole block of a one-block grid.
     ///
     /// # Safety
-    /// `state` is valid; `chosen` holds `min(counts.emitted, k)` candidates and `out` as
-    /// many; `buf` holds `2 * NT`.
+    /// `state` is valid; `chosen` holds `min(counts.emitted, cap)` candidates and `out`
+    /// `min(counts.emitted, k)`; `cap <= NT`; `buf` holds `2 * NT`.
     #[inline(always)]
     pub unsafe fn order<const NT: usize>(
         state: *const TopKState,
         chosen: *const Candidate,
+        cap: u32,
         k: u32,
         out: *mut Candidate,
         buf: Shared<Candidate>,
     ) {
         let t = thread_idx();
         // SAFETY: `state` is valid.
-        let m = (unsafe { (*state).counts.emitted }.min(k) as usize).min(NT);
+        let m = (unsafe { (*state).counts.emitted }.min(cap) as usize).min(NT);
         if m == 0 {
             return;
         }
@@ -1583,8 +1660,8 @@ mod device {
         };
         let item =
             block_bitonic_sort::<Candidate, NT>(item, m.next_power_of_two(), ranks_before, buf);
-        if t < m {
-            // SAFETY: t < m, within `out`.
+        if t < m.min(k as usize) {
+            // SAFETY: t < min(emitted, k), within `out`.
             unsafe { out.add(t).write(item) };
         }
     }
@@ -1665,9 +1742,9 @@ macro_rules! topk_source_kernels {
                 // and a grid resident at once.
                 unsafe {
                     let src = <$src as KeySource>::new(c0, c1, fcol, params);
-                    hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st, local| {
-                        count_keys::<$src, NT, IPT>(st, src, n as usize, smallest, local)
-                    })
+                    hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st| st,
+                        |st, local| count_keys::<$src, NT, IPT>(st, src, n as usize, smallest,
+                            local))
                 }
             }
         }
@@ -1740,9 +1817,8 @@ crate::kernel! {
         // SAFETY: the host passes `n` ranks, a valid state and histogram, and a grid
         // resident at once.
         unsafe {
-            hist_rounds_over::<NT>(state, RANKS, hist, stop, rounds, false, sh, n as usize, |i| {
-                (ranks.add(i).read(), 0)
-            })
+            hist_rounds_over::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st| st,
+                n as usize, |i| (ranks.add(i).read(), 0))
         }
     }
 }
@@ -1750,8 +1826,10 @@ crate::kernel! {
 crate::kernel! {
     /// The candidates' select, as composites (ties resolve on rows): `rounds` radix-select
     /// rounds, then the chosen candidates written to `out`; all of them, without rounds,
-    /// where no more than `out_cap` passed.
-    TOPK_CHOOSE = topk_choose[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, rounds: u32, out: *mut Candidate, out_cap: u32) {
+    /// where no more than `out_cap` passed. Where `bounded`, a threshold filter wrote the
+    /// candidates: their ranks lie between its threshold and `counts.max_rank`, and the
+    /// rounds start below the digits they all share.
+    TOPK_CHOOSE = topk_choose[NT = 256, IPT = 1](cands: *const Candidate, cap: u32, state: *mut TopKState, hist: *mut u32, rounds: u32, out: *mut Candidate, out_cap: u32, bounded: u32) {
         let sh = hist_shared!();
         // SAFETY: the host passes room for `cap` candidates (the filter wrote
         // `min(passed, cap)`), a valid state and histogram, room for `out_cap` chosen ones,
@@ -1764,7 +1842,12 @@ crate::kernel! {
                 copy_all(cands, m, state, out);
                 return;
             }
-            hist_rounds_over::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, m, |i| {
+            let th = (*state).ranks.threshold();
+            let hi = (*state).counts.max_rank;
+            let fresh = |st: SelectState| {
+                if bounded != 0 && th.any_above { st.skip_shared(th.lo, hi) } else { st }
+            };
+            hist_rounds_over::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, fresh, m, |i| {
                 let c = cands.add(i).read();
                 (c.rank, !c.row)
             });
@@ -1774,13 +1857,14 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// The chosen candidates (at most `k`, at most [`ORDER_MAX`]) best first: one block.
-    TOPK_ORDER = topk_order[NT = 1024, IPT = 1](state: *const TopKState, chosen: *const Candidate, k: u32, out: *mut Candidate) {
+    /// The best `k` of the chosen candidates (at most `cap`, at most [`ORDER_MAX`]) best
+    /// first: one block.
+    TOPK_ORDER = topk_order[NT = 1024, IPT = 1](state: *const TopKState, chosen: *const Candidate, cap: u32, k: u32, out: *mut Candidate) {
         const { assert!(NT == ORDER_MAX) };
         let buf = crate::shared_array!(topk_order: [Candidate; 2 * NT]);
-        // SAFETY: the host passes the state of the choose that wrote `chosen` and room for
-        // `k` in both buffers, in a grid of one block.
-        unsafe { order::<NT>(state, chosen, k, out, buf) }
+        // SAFETY: the host passes the state of the choose that wrote `chosen`, room for `cap`
+        // (at most NT) there and for `k` in `out`, in a grid of one block.
+        unsafe { order::<NT>(state, chosen, cap.min(NT as u32), k, out, buf) }
     }
 }
 
@@ -1803,7 +1887,11 @@ mod tests {
 
     /// Runs the select's rounds on the host over composites and returns the final state.
     fn select(items: &[(u64, u32)], need: u32, rank_bits: u32, stop: u32) -> SelectState {
-        let mut st = SelectState::start(need, rank_bits);
+        select_from(SelectState::start(need, rank_bits), items, stop)
+    }
+
+    /// Runs the select's rounds on the host from state `st`.
+    fn select_from(mut st: SelectState, items: &[(u64, u32)], stop: u32) -> SelectState {
         while st.resolved == 0 {
             let mut hist = [0u32; DIGITS];
             for &(r, l) in items {
@@ -1847,6 +1935,67 @@ mod tests {
                 let worst = sorted[need as usize - 1];
                 assert!(chosen.iter().all(|&&c| c >= worst));
             }
+        }
+    }
+
+    #[test]
+    fn a_select_with_slack_chooses_a_best_prefix_of_at_most_need_plus_slack() {
+        for (modulo, bits) in [(u64::MAX, 64), (1 << 32, 32), (5, 32), (1 << 12, 32)] {
+            let ranks = lcg(3000, modulo ^ 11, modulo);
+            let items: Vec<(u64, u32)> = ranks
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| (r, !(i as u32)))
+                .collect();
+            let mut sorted = items.clone();
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            for (need, slack) in [(1u32, 63u32), (32, 32), (100, 5), (2999, 1), (3000, 7)] {
+                let mut st = SelectState::start(need, bits).with_slack(slack);
+                let lo = items.iter().map(|c| c.0).min().unwrap();
+                let hi = items.iter().map(|c| c.0).max().unwrap();
+                st = st.skip_shared(lo, hi);
+                let st = select_from(st, &items, 0);
+                assert_eq!(st.resolved, 1);
+                let chosen = items.iter().filter(|&&(r, l)| st.chosen(r, l)).count();
+                assert!(
+                    (need..=need + slack).contains(&(chosen as u32)),
+                    "modulo {modulo} need {need} slack {slack}: chose {chosen}"
+                );
+                // The chosen are exactly the best `chosen`.
+                let worst = sorted[chosen - 1];
+                assert!(items.iter().all(|&c| st.chosen(c.0, c.1) == (c >= worst)));
+            }
+        }
+    }
+
+    #[test]
+    fn skipping_the_shared_digits_chooses_the_same() {
+        for (base, spread) in [(0x3f7f_0000u64, 1u64 << 9), (7, 1), (1 << 40, 1 << 33), (0, 255)] {
+            let items: Vec<(u64, u32)> = lcg(2000, base ^ spread, spread)
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| (base + r, !(i as u32)))
+                .collect();
+            let lo = items.iter().map(|c| c.0).min().unwrap();
+            let hi = items.iter().map(|c| c.0).max().unwrap();
+            for need in [1u32, 17, 1999] {
+                let plain = select(&items, need, 64, 0);
+                let skip = SelectState::start(need, 64).skip_shared(lo, hi);
+                assert!(skip.shift <= SelectState::start(need, 64).shift);
+                assert!(items.iter().all(|&(r, l)| skip.in_bucket(r, l)));
+                let skipped = select_from(skip, &items, 0);
+                assert!(skipped.rounds <= plain.rounds, "base {base} spread {spread}");
+                assert!(
+                    items
+                        .iter()
+                        .all(|&(r, l)| plain.chosen(r, l) == skipped.chosen(r, l))
+                );
+            }
+            // No element, or a select already under way: unchanged.
+            let st = SelectState::start(3, 64);
+            assert_eq!(st.skip_shared(hi, lo.wrapping_sub(1)), st);
+            let started = SelectState { rounds: 1, ..st };
+            assert_eq!(started.skip_shared(lo, hi), started);
         }
     }
 

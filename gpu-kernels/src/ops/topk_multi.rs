@@ -288,6 +288,7 @@ mod device {
                 1,
                 false,
                 sh,
+                |st| st,
                 |st, local| {
                     // Block-uniform trips: the round's barriers follow the loop.
                     let mut base = block_idx() * NT;

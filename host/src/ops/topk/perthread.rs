@@ -8,7 +8,7 @@ use tessera_kernels::ops::topk_perthread::{self as kp, HEAP_NT, MAX_REG_K, PerTh
 use tessera_kernels::spec::KernelSpec;
 
 use super::buffers::grow_pod;
-use super::select::{choose, rows_of};
+use super::select::{Candidates, choose, rows_of};
 use super::{TopKOrder, TopKRows, TopKey, check_top_k};
 use crate::error::{Error, Result};
 use crate::runtime::{DeviceColumn, Gpu, LaunchConfig, PodBuffer, grid_per_sm};
@@ -200,10 +200,14 @@ impl PerThreadTopK {
         self.state.write(gpu, 0, &state)?;
         grow_pod(gpu, &mut self.out, k)?;
         // `cands` holds the `m` candidates the kernel wrote, and the state counts `m`.
+        let cands = Candidates {
+            buf: &self.cands,
+            cap: m,
+            bounded: false,
+        };
         choose(
             gpu,
-            &self.cands,
-            m,
+            cands,
             rank_bits,
             &mut self.state,
             &mut self.hist,

@@ -28,8 +28,11 @@ pub struct SamplePlan {
     pub stride: usize,
     /// Ranks sampled.
     pub samples: usize,
-    /// The threshold is the `j`-th best sampled rank.
+    /// The threshold is the `j`-th best sampled rank, or a rank at most `slack` samples
+    /// further down (a select that stops a round early, see `SelectState::slack`).
     pub j: usize,
+    /// See `j`.
+    pub slack: usize,
     /// Candidates the filter may write before the run counts as an overflow.
     pub capacity: usize,
 }
@@ -38,16 +41,18 @@ impl SamplePlan {
     /// The plan for `k` of `n` keys (`1 <= k <= n`). The `j`-th best of the sample is reached
     /// by about `j * stride` keys; `j` keeps that above `2k` with a margin of 8 strides, so a
     /// run has too few candidates only by a large sampling accident, and the capacity holds
-    /// twice the expectation.
+    /// twice the most expected (`j + slack` samples' worth).
     pub fn new(n: usize, k: usize) -> SamplePlan {
         let stride = (n / SAMPLE_TARGET).max(1);
         let samples = n / stride;
         let j = (2 * k.div_ceil(stride) + 8).min(samples);
+        let slack = j.min(16);
         SamplePlan {
             stride,
             samples,
             j,
-            capacity: 2 * j * stride + 2 * k + 1024,
+            slack,
+            capacity: 2 * (j + slack) * stride + 2 * k + 1024,
         }
     }
 
@@ -279,7 +284,7 @@ impl SelectTopK {
                     rows: Vec::new(),
                 });
             }
-            self.start::<K>(gpu, k, k)?;
+            self.start::<K>(gpu, SelectState::start(k as u32, rank_bits::<K>()), k)?;
             self.exact_select::<K, C>(gpu, feed, order)?;
             match self.filter_and_finish(gpu, feed, k, order, k)? {
                 Finish::Rows(rows) => return Ok(rows),
@@ -292,13 +297,13 @@ impl SelectTopK {
         ))
     }
 
-    /// Uploads the state: a rank select of the `j` best and a candidates' select of the `k`
-    /// best, counts zero.
-    fn start<K: TopKey>(&mut self, gpu: &Gpu, j: usize, k: usize) -> Result<()> {
-        let width = rank_bits::<K>();
+    /// Uploads the state: the rank select `ranks` and a candidates' select of the `k` best
+    /// (with the slack the ordering allows), counts zero.
+    fn start<K: TopKey>(&mut self, gpu: &Gpu, ranks: SelectState, k: usize) -> Result<()> {
         let state = TopKState {
-            ranks: SelectState::start(j as u32, width),
-            chosen: SelectState::start(k as u32, width),
+            ranks,
+            chosen: SelectState::start(k as u32, rank_bits::<K>())
+                .with_slack(order_slack(k) as u32),
             counts: FilterCounts::default(),
         };
         self.state.write(gpu, 0, &state)
@@ -316,7 +321,8 @@ impl SelectTopK {
     ) -> Result<()> {
         // The sample does not read the state: the GPU gathers it while the state is uploaded.
         f.sample(gpu, plan, order == TopKOrder::Smallest, &mut self.sample)?;
-        self.start::<K>(gpu, plan.j, k)?;
+        let ranks = SelectState::start(plan.j as u32, rank_bits::<K>());
+        self.start::<K>(gpu, ranks.with_slack(plan.slack as u32), k)?;
         select_sample(
             gpu,
             &self.sample,
@@ -374,8 +380,10 @@ impl SelectTopK {
     ) -> Result<Finish<K>> {
         let n = f.len();
         let cap = capacity.max(k);
+        // The select may choose up to `slack` past `k`; the order keeps the best `k`.
+        let slack = order_slack(k);
         grow_pod(gpu, &mut self.cands, cap)?;
-        grow_pod(gpu, &mut self.out, k)?;
+        grow_pod(gpu, &mut self.out, k + slack)?;
         grow(gpu, &mut self.ties, k)?;
         let smallest_order = order == TopKOrder::Smallest;
         f.filter(
@@ -391,20 +399,23 @@ impl SelectTopK {
         // The candidates' select runs whatever passed; the host checks the counts once, after.
         choose(
             gpu,
-            &self.cands,
-            cap,
+            Candidates {
+                buf: &self.cands,
+                cap,
+                bounded: true,
+            },
             rank_bits::<K>(),
             &mut self.state,
             &mut self.hist,
             &mut self.out,
-            k,
+            k + slack,
         )?;
-        // The chosen (all candidates where no more than `k` passed) come back with the state
-        // in one wait, best first where one block can order them.
+        // The chosen (all candidates where no more than `k + slack` passed) come back with
+        // the state in one wait, the best `k` first where one block can order them.
         let ordered = k <= ORDER_MAX;
         let chosen = if ordered {
             grow_pod(gpu, &mut self.sorted, k)?;
-            order_chosen(gpu, &self.state, &self.out, k, &mut self.sorted)?;
+            order_chosen(gpu, &self.state, &self.out, k + slack, k, &mut self.sorted)?;
             &self.sorted
         } else {
             &self.out
@@ -435,14 +446,17 @@ impl SelectTopK {
         if passed > cap || passed + tied < k {
             return Ok(Finish::Retry);
         }
-        if passed > k && (c.emitted as usize != k || state.chosen.resolved != 1) {
+        let emitted = c.emitted as usize;
+        if passed > k + slack && (!(k..=k + slack).contains(&emitted) || state.chosen.resolved != 1)
+        {
             return Err(Error::invalid(format!(
-                "top_k: the candidates' select chose {} of {passed}, not {k}",
-                c.emitted
+                "top_k: the candidates' select chose {emitted} of {passed}, not {k} (slack \
+                 {slack})"
             )));
         }
         if passed >= k {
-            // The select chose `k` of them, or copied all `k` without rounds.
+            // The select chose `k` of them (and with slack, the order kept the best `k`), or
+            // copied them all without rounds.
             return Ok(Finish::Rows(rows(best, k)));
         }
         // Every passing key is in (they rank above the tie), then the first ties in row order.
@@ -511,52 +525,81 @@ pub(super) fn select_sample(
     }
 }
 
-/// The select of the `k` best of the first `cap` candidates (as many as `state`'s filter count
-/// says, at most `cap`), ranks of `bits` bits and ties by row, all its rounds and the emit
-/// into `out` in one launch.
-#[allow(clippy::too_many_arguments)]
+/// Candidates for [`choose`]: the first `cap` of `buf` (as many as the state's filter count
+/// says, at most `cap`); `bounded` where a threshold filter wrote them, so that their ranks lie
+/// between its threshold and the largest it counted.
+pub(super) struct Candidates<'a> {
+    pub buf: &'a PodBuffer<Candidate>,
+    pub cap: usize,
+    pub bounded: bool,
+}
+
+/// The select of the `k` best of `cands` (with the slack of `state`'s candidates' select),
+/// ranks of `bits` bits and ties by row, all its rounds and the emit into `out` (room for
+/// `out_cap`: `k` plus the slack) in one launch.
 pub(super) fn choose(
     gpu: &Gpu,
-    cands: &PodBuffer<Candidate>,
-    cap: usize,
+    cands: Candidates<'_>,
     bits: u32,
     state: &mut PodBuffer<TopKState>,
     hist: &mut DeviceColumn<u32>,
     out: &mut PodBuffer<Candidate>,
-    k: usize,
+    out_cap: usize,
 ) -> Result<()> {
-    let (cap32, k32, rounds) = (cap as u32, k as u32, (bits + 32) / DIGIT_BITS);
-    let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, cap, SMALL_PER_SM)?;
+    let (cap32, out32, rounds) = (cands.cap as u32, out_cap as u32, (bits + 32) / DIGIT_BITS);
+    if cands.buf.len() < cands.cap || out.len() < out_cap {
+        return Err(Error::invalid(format!(
+            "top_k: the candidates' select takes room for {} candidates and {out_cap} chosen",
+            cands.cap
+        )));
+    }
+    let grid = barrier_grid(gpu, &kt::TOPK_CHOOSE, cands.cap, SMALL_PER_SM)?;
+    let bounded = cands.bounded as u32;
     // SAFETY: the candidates hold `cap` (the kernel reads the filter's count, at most `cap`);
-    // the state and the histogram (zero) are valid; `out` holds `k`; the grid is resident at
-    // once.
+    // the state and the histogram (zero) are valid; `out` holds `out_cap`; the grid is
+    // resident at once.
     unsafe {
         gpu.launch(
             &kt::TOPK_CHOOSE,
             grid,
-            (cands, &cap32, state, hist, &rounds, out, &k32),
+            (cands.buf, &cap32, state, hist, &rounds, out, &out32, &bounded),
         )
     }
 }
 
-/// Sorts the first `min(emitted, k)` chosen candidates of `chosen` best first into `sorted`
-/// (`k <= ORDER_MAX`), in one block.
+/// Sorts the first `min(emitted, cap)` chosen candidates of `chosen` and writes the best `k`
+/// of them best first into `sorted` (`k <= cap <= ORDER_MAX`), in one block.
 fn order_chosen(
     gpu: &Gpu,
     state: &PodBuffer<TopKState>,
     chosen: &PodBuffer<Candidate>,
+    cap: usize,
     k: usize,
     sorted: &mut PodBuffer<Candidate>,
 ) -> Result<()> {
-    if k > ORDER_MAX || chosen.len() < k || sorted.len() < k {
+    if k > cap || cap > ORDER_MAX || chosen.len() < cap || sorted.len() < k {
         return Err(Error::invalid(format!(
-            "top_k: ordering {k} chosen keys takes k <= {ORDER_MAX} and room for k"
+            "top_k: ordering the best {k} of {cap} chosen keys takes k <= {cap} <= \
+             {ORDER_MAX} and room for both"
         )));
     }
     let cfg = tile_grid(&kt::TOPK_ORDER, 1, 0)?;
-    // SAFETY: the state of the choose that wrote `chosen` (at most `k` counted in `emitted`
+    let (cap32, k32) = (cap as u32, k as u32);
+    // SAFETY: the state of the choose that wrote `chosen` (at most `cap` counted in `emitted`
     // are read), room for `k` in `sorted`, one block.
-    unsafe { gpu.launch(&kt::TOPK_ORDER, cfg, (state, chosen, &(k as u32), sorted)) }
+    unsafe { gpu.launch(&kt::TOPK_ORDER, cfg, (state, chosen, &cap32, &k32, sorted)) }
+}
+
+/// Candidates a select may choose past `k` (see `SelectState::slack`): where one block orders
+/// the result, as many as keep its sort within twice the next power of two of `k` (at least 64,
+/// at most [`ORDER_MAX`]), so that a tied rank or a last bucket of a few keys
+/// ends the rounds instead of more rounds over the rows; none where the host orders them.
+pub(super) fn order_slack(k: usize) -> usize {
+    if k > ORDER_MAX {
+        0
+    } else {
+        (2 * k.next_power_of_two()).clamp(64, ORDER_MAX) - k
+    }
 }
 
 /// The result of chosen candidates already best first.
