@@ -38,6 +38,10 @@ use crate::spec::KernelSpec;
 pub const DIGIT_BITS: u32 = 8;
 /// Buckets per digit.
 pub const DIGITS: usize = 1 << DIGIT_BITS;
+/// Rounds of the longest select: a composite of a 64-bit rank and a row, a digit at a time.
+pub const MAX_ROUNDS: usize = (64 + 32) / DIGIT_BITS as usize;
+/// Words of a multi-round select's histograms: one per round (see `hist_rounds`).
+pub const HIST_WORDS: usize = MAX_ROUNDS * DIGITS;
 
 /// Where a radix select stands, in device memory; the host sets `need`, `shift` and zeroes
 /// the rest before the first round.
@@ -66,10 +70,12 @@ pub struct SelectState {
     pub last_shift: u32,
     /// Rounds picked so far.
     pub rounds: u32,
-    /// Blocks of the current round that have counted (the last one picks).
+    /// Blocks that have counted: in the current round (`hist_round`: the last one picks), or
+    /// in all rounds so far (`hist_rounds`' grid barrier); zero between launches.
     pub arrived: u32,
-    /// Rounds released by a multi-round kernel's grid barrier (see `hist_rounds`).
-    pub generation: u32,
+    /// Blocks of a `hist_rounds` launch that are done (the last one writes the state); zero
+    /// between launches.
+    pub departed: u32,
     /// Elements the select may choose past the wanted, to stop a round earlier (0: exact).
     pub slack: u32,
     /// Padding (zero).
@@ -92,7 +98,7 @@ impl SelectState {
             last_shift: 0,
             rounds: 0,
             arrived: 0,
-            generation: 0,
+            departed: 0,
             slack: 0,
             pad: 0,
         }
@@ -999,18 +1005,75 @@ mod device {
         }
     }
 
-    /// `rounds` radix-select rounds: in each, every block counts (`count` fills its shared
-    /// histogram) into `hist`, and the last block to finish picks the digit, updates `state`
-    /// and clears `hist` for the next round. Between rounds, and after the last one when
-    /// `then_sync`, the blocks wait for the pick at a grid barrier, so one launch does the
-    /// work of `rounds` launches. Any grid of blocks that are resident together (a grid of
-    /// one round needs no residency). Every block passes the state of a select that has
-    /// picked no round yet through `fresh` (the same function in every block), which may
-    /// move its start ([`SelectState::skip_shared`]).
+    /// One radix-select round over any grid (its blocks need not be resident together):
+    /// every block counts (`count` fills its shared histogram) into `hist`, and the last
+    /// block to finish picks the digit, updates `state` and clears `hist`.
     ///
     /// # Safety
-    /// `state` and `hist` are valid, `hist` zero at the first round; `NT == DIGITS`; with
-    /// more than one round or `then_sync`, every block of the grid is resident at once.
+    /// `state` and `hist` are valid, `hist` zero; `NT == DIGITS`.
+    #[inline(always)]
+    pub unsafe fn hist_round<const NT: usize>(
+        state: *mut TopKState,
+        which: u32,
+        hist: *mut u32,
+        stop: u32,
+        sh: HistShared,
+        count: impl Fn(&SelectState, Shared<u32>),
+    ) {
+        const { assert!(NT == DIGITS) };
+        // SAFETY: forwarded.
+        let state = unsafe { TopKState::select(state, which) };
+        let t = thread_idx();
+        // SAFETY: forwarded; the histogram holds DIGITS words.
+        let st = unsafe { read_state_fresh(state, sh.hist) };
+        if st.resolved != 0 {
+            return;
+        }
+        zero_hist::<NT>(sh.hist);
+        count(&st, sh.hist);
+        sync_threads();
+        // SAFETY: t < DIGITS; the counters are complete after the barrier.
+        unsafe {
+            let c = sh.hist.read(t);
+            if c != 0 {
+                u32::atomic_add(hist.add(t), c);
+            }
+        }
+        // Publish this block's counts before it arrives.
+        crate::arch::fence_device();
+        sync_threads();
+        if t == 0 {
+            // SAFETY: `state` is valid.
+            let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
+            // SAFETY: warps holds NT / 32 + 1 slots.
+            unsafe {
+                sh.warps
+                    .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
+            };
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        if unsafe { sh.warps.read(NT / 32) } != 0 {
+            // The last block: every other block's counts are in `hist`.
+            crate::arch::fence_device();
+            // SAFETY: the state and histogram are valid; this block alone touches them now.
+            unsafe { pick::<NT>(state, st, hist, stop, sh) };
+        }
+    }
+
+    /// `rounds` radix-select rounds (at most) in one launch: in round `r` every block counts
+    /// (`count` fills its shared histogram) and adds its counts to the round's own histogram,
+    /// `hist[r * DIGITS..]`; the blocks meet at a grid barrier (one arrival count), and then
+    /// every block reads the round's whole histogram and makes the same pick itself. So a
+    /// round costs one barrier, and no block waits for another's pick or reads the state
+    /// again. The last block to leave writes the final state and clears the histograms. A
+    /// select that has picked no round yet first goes through `fresh` (the same function in
+    /// every block), which may move its start ([`SelectState::skip_shared`]). Returns the
+    /// final state, the same in every block.
+    ///
+    /// # Safety
+    /// `state` is valid; `hist` holds `rounds * DIGITS` words, zero; `NT == DIGITS`; every
+    /// block of the grid is resident at once.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn hist_rounds<const NT: usize>(
@@ -1019,73 +1082,141 @@ mod device {
         hist: *mut u32,
         stop: u32,
         rounds: u32,
-        then_sync: bool,
         sh: HistShared,
         fresh: impl Fn(SelectState) -> SelectState,
         count: impl Fn(&SelectState, Shared<u32>),
-    ) {
+    ) -> SelectState {
         const { assert!(NT == DIGITS) };
         // SAFETY: forwarded.
         let state = unsafe { TopKState::select(state, which) };
         let t = thread_idx();
-        for round in 0..rounds {
-            // SAFETY: forwarded; the histogram holds DIGITS words; after a barrier every block
-            // reads the same state.
-            let mut st = unsafe { read_state_fresh(state, sh.hist) };
-            if st.resolved != 0 {
-                return;
-            }
-            if st.rounds == 0 {
-                st = fresh(st);
-            }
+        let grid = grid_dim() as u32;
+        // SAFETY: forwarded; the histogram holds DIGITS words.
+        let mut st = unsafe { read_state_fresh(state, sh.hist) };
+        if st.resolved != 0 {
+            return st;
+        }
+        if st.rounds == 0 {
+            st = fresh(st);
+        }
+        let mut used = 0u32;
+        while used < rounds {
             zero_hist::<NT>(sh.hist);
             count(&st, sh.hist);
             sync_threads();
+            // SAFETY: round `used` < `rounds` has its DIGITS words in `hist`.
+            let round_hist = unsafe { hist.add(used as usize * DIGITS) };
             // SAFETY: t < DIGITS; the counters are complete after the barrier.
             unsafe {
                 let c = sh.hist.read(t);
                 if c != 0 {
-                    u32::atomic_add(hist.add(t), c);
+                    crate::arch::red_global::add_u32(round_hist.add(t), c);
                 }
             }
-            // Publish this block's counts before it arrives.
-            crate::arch::fence_device();
+            used += 1;
+            // The grid barrier: the block's adds come before its arrival (the barrier, then
+            // thread 0's fence), and every block's before any block reads the histogram.
             sync_threads();
             if t == 0 {
-                // SAFETY: `state` is valid.
-                let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
-                // SAFETY: warps holds NT / 32 + 1 slots.
+                crate::arch::fence_device();
+                // SAFETY: `state` is valid; the count only grows until the last block leaves.
                 unsafe {
-                    sh.warps
-                        .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
-                };
-            }
-            sync_threads();
-            let wait = then_sync || round + 1 < rounds;
-            // SAFETY: written before the barrier.
-            if unsafe { sh.warps.read(NT / 32) } != 0 {
-                // The last block: every other block's counts are in `hist`.
-                crate::arch::fence_device();
-                // SAFETY: the state and histogram are valid; this block alone touches them
-                // now.
-                unsafe { pick::<NT>(state, st, hist, stop, sh.warps) };
-                if wait && t == 0 {
-                    // Release the waiting blocks once the pick is visible.
-                    crate::arch::fence_device();
-                    // SAFETY: `state` is valid.
-                    unsafe { u32::atomic_add(&raw mut (*state).generation, 1) };
+                    let arrived = &raw mut (*state).arrived;
+                    crate::arch::red_global::add_u32(arrived, 1);
+                    while crate::arch::load_relaxed_u32(arrived) < grid * used {}
                 }
-            } else if !wait {
-                return;
-            } else if t == 0 {
-                // SAFETY: `state` is valid; the last block bumps the generation read above.
-                while unsafe { crate::arch::load_relaxed_u32(&raw const (*state).generation) }
-                    == st.generation
-                {}
                 crate::arch::fence_device();
             }
             sync_threads();
+            // SAFETY: the round's histogram is complete; `sh` as the contract says.
+            if !unsafe { pick_local::<NT>(&mut st, round_hist, stop, sh) } || st.resolved != 0 {
+                break;
+            }
         }
+        // The last block to leave (every other block has read every histogram) clears them
+        // and writes the final state.
+        if t == 0 {
+            // SAFETY: `state` is valid; warps holds NT / 32 + 1 slots.
+            unsafe {
+                let before = u32::atomic_add(&raw mut (*state).departed, 1);
+                sh.warps.write(NT / 32, (before == grid - 1) as u32);
+            }
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        if unsafe { sh.warps.read(NT / 32) } != 0 {
+            let mut i = t;
+            while i < used as usize * DIGITS {
+                // SAFETY: within the rounds' histograms.
+                unsafe { hist.add(i).write_volatile(0) };
+                i += NT;
+            }
+            if t == 0 {
+                let done = SelectState {
+                    arrived: 0,
+                    departed: 0,
+                    ..st
+                };
+                // SAFETY: `state` is valid; no other block reads it in this launch.
+                unsafe { state.write_volatile(done) };
+            }
+        }
+        st
+    }
+
+    /// Every block's pick after round's barrier: thread `t` takes digit `DIGITS - 1 - t` of
+    /// the complete histogram `hist`, a block scan gives each the count of better digits, and
+    /// the one whose bucket holds the `need`-th best narrows `st`, which the block then
+    /// shares. False, with `st` unchanged, when no bucket does (fewer elements than wanted).
+    ///
+    /// # Safety
+    /// `hist` holds DIGITS complete counts; called by the whole block; `sh.hist` is free.
+    #[inline(always)]
+    unsafe fn pick_local<const NT: usize>(
+        st: &mut SelectState,
+        hist: *const u32,
+        stop: u32,
+        sh: HistShared,
+    ) -> bool {
+        let t = thread_idx();
+        let d = DIGITS - 1 - t;
+        // SAFETY: d < DIGITS; a relaxed load reads L2, where the blocks' adds are.
+        let c = unsafe { crate::arch::load_relaxed_u32(hist.add(d)) };
+        let incl = warp_inclusive_sum(c);
+        // SAFETY: t / 32 < NT / 32; the flag slot exists.
+        unsafe {
+            if lane_id() == 31 {
+                sh.warps.write(t / 32, incl);
+            }
+            if t == 0 {
+                sh.warps.write(NT / 32, 0);
+            }
+        }
+        sync_threads();
+        let mut before = 0;
+        for w in 0..t / 32 {
+            // SAFETY: w < NT / 32.
+            before += unsafe { sh.warps.read(w) };
+        }
+        let above = before + incl - c;
+        if above < st.need && st.need <= above + c {
+            let mut picked = *st;
+            picked.narrow(d as u32, c, above, stop);
+            // SAFETY: one thread wins; the stage holds the state's 12 words.
+            unsafe {
+                sh.hist.ptr(0).cast::<SelectState>().write_unaligned(picked);
+                sh.warps.write(NT / 32, 1);
+            }
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        let found = unsafe { sh.warps.read(NT / 32) } != 0;
+        if found {
+            // SAFETY: the winner wrote it before the barrier.
+            *st = unsafe { sh.hist.ptr(0).cast::<SelectState>().read_unaligned() };
+        }
+        sync_threads();
+        found
     }
 
     /// [`hist_rounds`] over the `n` elements that `load(i)` returns as composites (a sample,
@@ -1103,88 +1234,50 @@ mod device {
         hist: *mut u32,
         stop: u32,
         rounds: u32,
-        then_sync: bool,
         sh: HistShared,
         fresh: impl Fn(SelectState) -> SelectState,
         n: usize,
         load: impl Fn(usize) -> (u64, u32),
-    ) {
+    ) -> SelectState {
         // SAFETY: forwarded.
         unsafe {
             match cache_elements::<NT, CACHED>(n, &load) {
-                Some(items) => hist_rounds::<NT>(
-                    state,
-                    which,
-                    hist,
-                    stop,
-                    rounds,
-                    then_sync,
-                    sh,
-                    fresh,
-                    |st, l| count_cached::<NT, CACHED>(st, n, &items, l),
-                ),
-                None => hist_rounds::<NT>(
-                    state,
-                    which,
-                    hist,
-                    stop,
-                    rounds,
-                    then_sync,
-                    sh,
-                    fresh,
-                    |st, l| count_elements::<NT>(st, n, &load, l),
-                ),
+                Some(items) => {
+                    hist_rounds::<NT>(state, which, hist, stop, rounds, sh, fresh, |st, l| {
+                        count_cached::<NT, CACHED>(st, n, &items, l)
+                    })
+                }
+                None => hist_rounds::<NT>(state, which, hist, stop, rounds, sh, fresh, |st, l| {
+                    count_elements::<NT>(st, n, &load, l)
+                }),
             }
         }
     }
 
-    /// The last block's pick: thread `t` takes digit `DIGITS - 1 - t`, a block scan gives
-    /// each the count of better digits, and the one whose bucket holds the `need`-th best
-    /// narrows the state. Clears the histogram and the arrival count.
+    /// The last block's pick of a [`hist_round`]: [`pick_local`], then the state written back
+    /// (unchanged where no bucket holds the `need`-th: the host sees the select unresolved)
+    /// with the histogram and the arrival count cleared.
     ///
     /// # Safety
-    /// As for [`hist_rounds`]; called by the whole block.
+    /// As for [`hist_round`], after every other block's counts; called by the whole block.
     #[inline(always)]
     unsafe fn pick<const NT: usize>(
         state: *mut SelectState,
         mut st: SelectState,
         hist: *mut u32,
         stop: u32,
-        warps: Shared<u32>,
+        sh: HistShared,
     ) {
         let t = thread_idx();
-        let d = DIGITS - 1 - t;
-        // SAFETY: d < DIGITS; a relaxed load reads L2, where the other blocks' atomics are.
-        let c = unsafe { crate::arch::load_relaxed_u32(hist.add(d)) };
-        let incl = warp_inclusive_sum(c);
-        if lane_id() == 31 {
-            // SAFETY: t / 32 < NT / 32.
-            unsafe { warps.write(t / 32, incl) };
-        }
-        sync_threads();
-        let mut before = 0;
-        for w in 0..t / 32 {
-            // SAFETY: w < NT / 32.
-            before += unsafe { warps.read(w) };
-        }
-        let above = before + incl - c;
-        if above < st.need && st.need <= above + c {
-            st.narrow(d as u32, c, above, stop);
-            st.arrived = 0;
-            // SAFETY: one thread wins; the state is valid; the flag slot exists.
-            unsafe {
-                state.write_volatile(st);
-                warps.write(NT / 32, 2);
+        // SAFETY: forwarded; the histogram is complete.
+        unsafe { pick_local::<NT>(&mut st, hist, stop, sh) };
+        // SAFETY: t < DIGITS; every thread read its digit before `pick_local`'s last barrier;
+        // this block alone touches the state now.
+        unsafe {
+            hist.add(t).write_volatile(0);
+            if t == 0 {
+                state.write_volatile(SelectState { arrived: 0, ..st });
             }
-        }
-        // SAFETY: d < DIGITS.
-        unsafe { hist.add(d).write_volatile(0) };
-        sync_threads();
-        // SAFETY: the flag slot exists; the state is valid.
-        if t == 0 && unsafe { warps.read(NT / 32) } != 2 {
-            // No bucket holds the `need`-th (fewer elements than wanted): the round is over
-            // all the same, and the host sees the select unresolved.
-            unsafe { (&raw mut (*state).arrived).write_volatile(0) };
         }
     }
 
@@ -1579,36 +1672,28 @@ mod device {
         }
     }
 
-    /// Writes the candidates the composite select chose to `out` (unordered, at most
-    /// `out_cap`), counting them in `counts.emitted`; nothing unless the select resolved.
-    /// Called by the whole block, after the select's grid barrier.
+    /// Writes the candidates of the first `m` that the composite select `st` chose to `out`
+    /// (unordered, at most `out_cap`), counting them in `counts.emitted`; nothing unless the
+    /// select resolved. Called after the select's rounds.
     ///
     /// # Safety
-    /// `cands` holds `cap` candidates; `out` holds `out_cap`; `stage` holds 12 words.
+    /// `cands` holds `m` candidates; `out` holds `out_cap`; `state` is valid.
     #[inline(always)]
     pub unsafe fn emit(
+        st: &SelectState,
         cands: *const Candidate,
-        cap: u32,
+        m: usize,
         state: *mut TopKState,
         out: *mut Candidate,
         out_cap: u32,
-        stage: Shared<u32>,
     ) {
-        // SAFETY: valid by contract.
-        let (st, m) = unsafe {
-            (
-                read_state_fresh(&raw const (*state).chosen, stage),
-                (*state).counts.passed,
-            )
-        };
         if st.resolved != 1 {
             return;
         }
-        let m = m.min(cap) as usize;
         let mut i = crate::arch::global_idx();
         let stride = grid_dim() * crate::arch::block_dim();
         while i < m {
-            // SAFETY: i < m <= cap.
+            // SAFETY: i < m.
             let c = unsafe { cands.add(i).read() };
             if st.chosen(c.rank, !c.row) {
                 // SAFETY: `counts` is a field of the valid state; `at` is checked.
@@ -1742,9 +1827,9 @@ macro_rules! topk_source_kernels {
                 // and a grid resident at once.
                 unsafe {
                     let src = <$src as KeySource>::new(c0, c1, fcol, params);
-                    hist_rounds::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st| st,
+                    hist_rounds::<NT>(state, RANKS, hist, stop, rounds, sh, |st| st,
                         |st, local| count_keys::<$src, NT, IPT>(st, src, n as usize, smallest,
-                            local))
+                            local));
                 }
             }
         }
@@ -1817,8 +1902,8 @@ crate::kernel! {
         // SAFETY: the host passes `n` ranks, a valid state and histogram, and a grid
         // resident at once.
         unsafe {
-            hist_rounds_over::<NT>(state, RANKS, hist, stop, rounds, false, sh, |st| st,
-                n as usize, |i| (ranks.add(i).read(), 0))
+            hist_rounds_over::<NT>(state, RANKS, hist, stop, rounds, sh, |st| st, n as usize,
+                |i| (ranks.add(i).read(), 0));
         }
     }
 }
@@ -1847,11 +1932,11 @@ crate::kernel! {
             let fresh = |st: SelectState| {
                 if bounded != 0 && th.any_above { st.skip_shared(th.lo, hi) } else { st }
             };
-            hist_rounds_over::<NT>(state, CHOSEN, hist, 0, rounds, true, sh, fresh, m, |i| {
+            let st = hist_rounds_over::<NT>(state, CHOSEN, hist, 0, rounds, sh, fresh, m, |i| {
                 let c = cands.add(i).read();
                 (c.rank, !c.row)
             });
-            emit(cands, cap, state, out, out_cap, sh.hist)
+            emit(&st, cands, m, state, out, out_cap)
         }
     }
 }
@@ -1970,7 +2055,12 @@ mod tests {
 
     #[test]
     fn skipping_the_shared_digits_chooses_the_same() {
-        for (base, spread) in [(0x3f7f_0000u64, 1u64 << 9), (7, 1), (1 << 40, 1 << 33), (0, 255)] {
+        for (base, spread) in [
+            (0x3f7f_0000u64, 1u64 << 9),
+            (7, 1),
+            (1 << 40, 1 << 33),
+            (0, 255),
+        ] {
             let items: Vec<(u64, u32)> = lcg(2000, base ^ spread, spread)
                 .iter()
                 .enumerate()
@@ -1984,7 +2074,10 @@ mod tests {
                 assert!(skip.shift <= SelectState::start(need, 64).shift);
                 assert!(items.iter().all(|&(r, l)| skip.in_bucket(r, l)));
                 let skipped = select_from(skip, &items, 0);
-                assert!(skipped.rounds <= plain.rounds, "base {base} spread {spread}");
+                assert!(
+                    skipped.rounds <= plain.rounds,
+                    "base {base} spread {spread}"
+                );
                 assert!(
                     items
                         .iter()

@@ -7,7 +7,7 @@
 //! it as 32-bit words, at most 7 (three 64-bit keys and the row).
 //!
 //! **Generalized select.** A radix select ([`SelectState`], the rounds of
-//! `ops::topk::hist_rounds`) handles 96-bit composites, so the composite is cut into
+//! `ops::topk::hist_round`) handles 96-bit composites, so the composite is cut into
 //! *levels* of 96 bits ([`Composite::chunk`]). Level 0's select runs over every listed row;
 //! where it ends on one exact chunk shared by more rows than wanted (`resolved == 2`), level
 //! 1's select runs over only the rows with that chunk, wanting what is still wanted, and so
@@ -242,7 +242,7 @@ mod device {
         Atomic, ballot, block_dim, block_idx, global_idx, grid_dim, lane_id, lanemask_lt, shfl_idx,
         thread_idx,
     };
-    use crate::ops::topk::{CHOSEN, HistShared, hist_rounds};
+    use crate::ops::topk::{CHOSEN, HistShared, hist_round};
 
     /// Reads the levels' selects.
     ///
@@ -280,34 +280,21 @@ mod device {
         let m = unsafe { src.len(states) };
         // SAFETY: forwarded; level < LEVELS.
         unsafe {
-            hist_rounds::<NT>(
-                states.add(level),
-                CHOSEN,
-                hist,
-                0,
-                1,
-                false,
-                sh,
-                |st| st,
-                |st, local| {
-                    // Block-uniform trips: the round's barriers follow the loop.
-                    let mut base = block_idx() * NT;
-                    while base < m {
-                        let i = base + thread_idx();
-                        if i < m {
-                            let (_, c) = src.composite(i);
-                            let (rank, low) = c.chunk(level);
-                            if lv.in_level(&c, level) && st.in_bucket(rank, low) {
-                                local.atomic_add(
-                                    SelectState::digit(rank, low, st.shift) as usize,
-                                    1,
-                                );
-                            }
+            hist_round::<NT>(states.add(level), CHOSEN, hist, 0, sh, |st, local| {
+                // Block-uniform trips: the round's barriers follow the loop.
+                let mut base = block_idx() * NT;
+                while base < m {
+                    let i = base + thread_idx();
+                    if i < m {
+                        let (_, c) = src.composite(i);
+                        let (rank, low) = c.chunk(level);
+                        if lv.in_level(&c, level) && st.in_bucket(rank, low) {
+                            local.atomic_add(SelectState::digit(rank, low, st.shift) as usize, 1);
                         }
-                        base += grid_dim() * NT;
                     }
-                },
-            )
+                    base += grid_dim() * NT;
+                }
+            })
         }
     }
 

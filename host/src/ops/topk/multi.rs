@@ -116,7 +116,7 @@ impl TopKMulti {
     pub fn new(gpu: &Gpu) -> Result<TopKMulti> {
         Ok(TopKMulti {
             states: PodBuffer::zeroed(gpu, LEVELS)?,
-            hist: gpu.zeros(kt::DIGITS)?,
+            hist: gpu.zeros(kt::HIST_WORDS)?,
             sample: gpu.zeros(1)?,
             cands: PodBuffer::zeroed(gpu, 1)?,
             tie_counts: gpu.zeros(1)?,

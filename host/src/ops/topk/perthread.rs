@@ -3,7 +3,7 @@
 //! [`tessera_kernels::ops::topk_perthread`]); the exact top-k of those `threads * k`
 //! candidates is then a radix select over `(rank, row)` composites, the same candidates'
 //! select that finishes the threshold filter ([`super::SelectTopK`]).
-use tessera_kernels::ops::topk::{Candidate, DIGITS, FilterCounts, SelectState, TopKState};
+use tessera_kernels::ops::topk::{Candidate, FilterCounts, HIST_WORDS, SelectState, TopKState};
 use tessera_kernels::ops::topk_perthread::{self as kp, HEAP_NT, MAX_REG_K, PerThreadArgs};
 use tessera_kernels::spec::KernelSpec;
 
@@ -88,7 +88,7 @@ impl PerThreadTopK {
             variant,
             cands: PodBuffer::zeroed(gpu, 1)?,
             state: PodBuffer::zeroed(gpu, 1)?,
-            hist: gpu.zeros(DIGITS)?,
+            hist: gpu.zeros(HIST_WORDS)?,
             out: PodBuffer::zeroed(gpu, 1)?,
         })
     }

@@ -1,8 +1,8 @@
 //! Top-k by selection on the GPU: the threshold filter and the exact radix select (see
 //! `tessera_kernels::ops::topk` for the kernels and their state).
 use tessera_kernels::ops::topk::{
-    self as kt, Candidate, DIGIT_BITS, DIGITS, FilterCounts, ORDER_MAX, SAMPLE_RUN, SelectState,
-    SourceKernels, SourceParams, TopKState,
+    self as kt, Candidate, DIGIT_BITS, FilterCounts, HIST_WORDS, ORDER_MAX, SAMPLE_RUN,
+    SelectState, SourceKernels, SourceParams, TopKState,
 };
 
 use super::buffers::{barrier_grid, grow, grow_pod, stride_grid};
@@ -209,7 +209,7 @@ impl SelectTopK {
     pub fn new(gpu: &Gpu) -> Result<SelectTopK> {
         Ok(SelectTopK {
             state: PodBuffer::zeroed(gpu, 1)?,
-            hist: gpu.zeros(DIGITS)?,
+            hist: gpu.zeros(HIST_WORDS)?,
             sample: gpu.zeros(1)?,
             cands: PodBuffer::zeroed(gpu, 1)?,
             out: PodBuffer::zeroed(gpu, 1)?,
@@ -343,6 +343,7 @@ impl SelectTopK {
         let (n, smallest) = (f.len() as u32, (order == TopKOrder::Smallest) as u32);
         let spec = &f.kernels.hist;
         let rounds = rank_bits::<K>() / DIGIT_BITS;
+        check_hist(&self.hist, rounds)?;
         let cfg = resident_grid(gpu, spec, f.len())?;
         // SAFETY: a source of `n` rows; the state and the histogram (zero) are valid; the
         // grid is resident at once.
@@ -513,6 +514,7 @@ pub(super) fn select_sample(
     hist: &mut DeviceColumn<u32>,
 ) -> Result<()> {
     let (s, rounds) = (samples as u32, bits / DIGIT_BITS);
+    check_hist(hist, rounds)?;
     let cfg = barrier_grid(gpu, &kt::TOPK_HIST_RANKS, samples, SMALL_PER_SM)?;
     // SAFETY: the sample holds `s` ranks; the state and the histogram (zero) are valid; the
     // grid is resident at once.
@@ -547,6 +549,7 @@ pub(super) fn choose(
     out_cap: usize,
 ) -> Result<()> {
     let (cap32, out32, rounds) = (cands.cap as u32, out_cap as u32, (bits + 32) / DIGIT_BITS);
+    check_hist(hist, rounds)?;
     if cands.buf.len() < cands.cap || out.len() < out_cap {
         return Err(Error::invalid(format!(
             "top_k: the candidates' select takes room for {} candidates and {out_cap} chosen",
@@ -562,7 +565,9 @@ pub(super) fn choose(
         gpu.launch(
             &kt::TOPK_CHOOSE,
             grid,
-            (cands.buf, &cap32, state, hist, &rounds, out, &out32, &bounded),
+            (
+                cands.buf, &cap32, state, hist, &rounds, out, &out32, &bounded,
+            ),
         )
     }
 }
@@ -617,6 +622,18 @@ pub(super) fn rows_of<K: TopKey>(mut best: Vec<Candidate>, order: TopKOrder) -> 
         keys: best.iter().map(|c| K::from_rank(c.rank, order)).collect(),
         rows: best.iter().map(|c| c.row).collect(),
     }
+}
+
+/// Checks that `hist` holds a histogram per round of a `rounds`-round select.
+fn check_hist(hist: &DeviceColumn<u32>, rounds: u32) -> Result<()> {
+    let words = rounds as usize * kt::DIGITS;
+    if hist.len() < words {
+        return Err(Error::invalid(format!(
+            "top_k: {rounds} select rounds take {words} histogram words, not {}",
+            hist.len()
+        )));
+    }
+    Ok(())
 }
 
 /// Rank bits of `K` (32 or 64).
