@@ -6,12 +6,13 @@
 //! row: an element is the 96-bit composite `rank << 32 | !row`, unique per row, so the best
 //! `k` composites are exactly the documented result (smaller rows first among equal keys).
 //!
-//! **Radix select** ([`SelectState`]): rounds of 8-bit digits from the top. A round's
-//! histogram kernel counts the digit of every element whose higher digits equal the prefix
-//! chosen so far; its pick kernel finds the digit holding the `need`-th best and narrows the
-//! prefix. It stops early (`resolved`) once the chosen bucket is wanted whole. Sources: the
-//! input keys (ranks only, exact select), a sample of ranks, and the filter's candidates
-//! (composites, so rows resolve ties).
+//! **Radix select** ([`SelectState`]): rounds of 8-bit digits from the top. A round counts
+//! the digit of every element whose higher digits equal the prefix chosen so far, then picks
+//! the digit holding the `need`-th best and narrows the prefix; all rounds run in one launch
+//! (`hist_rounds`). It stops early (`resolved`) once the chosen bucket is wanted whole, or
+//! holds no more than the select's `slack` past the wanted. Sources: the input keys (ranks
+//! only, exact select), a sample of ranks, and the filter's candidates (composites, so rows
+//! resolve ties; their select starts below the digits they all share).
 //!
 //! **Threshold filter**: a radix select over a strided sample of the ranks gives a threshold
 //! that, for the sample, `j` elements reach; [`FilterCounts`] then reports how many of the
@@ -2001,17 +2002,22 @@ mod tests {
             .collect()
     }
 
+    /// The composites of `ranks` at rows `0..`, and the same best first.
+    fn composites(ranks: &[u64]) -> (Vec<(u64, u32)>, Vec<(u64, u32)>) {
+        let items: Vec<(u64, u32)> = ranks
+            .iter()
+            .enumerate()
+            .map(|(i, &r)| (r, !(i as u32)))
+            .collect();
+        let mut sorted = items.clone();
+        sorted.sort_unstable_by(|a, b| b.cmp(a));
+        (items, sorted)
+    }
+
     #[test]
     fn composite_select_chooses_exactly_the_best() {
         for (modulo, bits) in [(u64::MAX, 64), (1 << 32, 32), (5, 32), (1, 64)] {
-            let ranks = lcg(3000, modulo ^ 7, modulo);
-            let items: Vec<(u64, u32)> = ranks
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| (r, !(i as u32)))
-                .collect();
-            let mut sorted = items.clone();
-            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let (items, sorted) = composites(&lcg(3000, modulo ^ 7, modulo));
             for need in [1u32, 2, 31, 100, 2999, 3000] {
                 let st = select(&items, need, bits, 0);
                 assert_eq!(st.resolved & 1, 1);
@@ -2026,14 +2032,7 @@ mod tests {
     #[test]
     fn a_select_with_slack_chooses_a_best_prefix_of_at_most_need_plus_slack() {
         for (modulo, bits) in [(u64::MAX, 64), (1 << 32, 32), (5, 32), (1 << 12, 32)] {
-            let ranks = lcg(3000, modulo ^ 11, modulo);
-            let items: Vec<(u64, u32)> = ranks
-                .iter()
-                .enumerate()
-                .map(|(i, &r)| (r, !(i as u32)))
-                .collect();
-            let mut sorted = items.clone();
-            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let (items, sorted) = composites(&lcg(3000, modulo ^ 11, modulo));
             for (need, slack) in [(1u32, 63u32), (32, 32), (100, 5), (2999, 1), (3000, 7)] {
                 let mut st = SelectState::start(need, bits).with_slack(slack);
                 let lo = items.iter().map(|c| c.0).min().unwrap();
