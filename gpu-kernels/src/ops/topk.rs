@@ -2002,9 +2002,12 @@ mod tests {
             .collect()
     }
 
+    /// Composites `(rank, !row)`.
+    type Composites = Vec<(u64, u32)>;
+
     /// The composites of `ranks` at rows `0..`, and the same best first.
-    fn composites(ranks: &[u64]) -> (Vec<(u64, u32)>, Vec<(u64, u32)>) {
-        let items: Vec<(u64, u32)> = ranks
+    fn composites(ranks: &[u64]) -> (Composites, Composites) {
+        let items: Composites = ranks
             .iter()
             .enumerate()
             .map(|(i, &r)| (r, !(i as u32)))
