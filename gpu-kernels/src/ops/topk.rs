@@ -523,8 +523,8 @@ pub const CACHED: usize = 16;
 /// Adjacent rows a sample reads together (one 32-byte sector of 32-bit keys).
 pub const SAMPLE_RUN: usize = 8;
 
-/// The most chosen candidates [`TOPK_ORDER`] sorts (one block, one per thread); a larger `k`
-/// is ordered on the host.
+/// The most chosen candidates the order kernels ([`TOPK_ORDERS`]) sort (one block, one per
+/// thread); a larger `k` is ordered on the host.
 pub const ORDER_MAX: usize = 1024;
 
 impl Candidate {
@@ -1942,17 +1942,38 @@ crate::kernel! {
     }
 }
 
-crate::kernel! {
-    /// The best `k` of the chosen candidates (at most `cap`, at most [`ORDER_MAX`]) best
-    /// first: one block.
-    TOPK_ORDER = topk_order[NT = 1024, IPT = 1](state: *const TopKState, chosen: *const Candidate, cap: u32, k: u32, out: *mut Candidate) {
-        const { assert!(NT == ORDER_MAX) };
-        let buf = crate::shared_array!(topk_order: [Candidate; 2 * NT]);
-        // SAFETY: the host passes the state of the choose that wrote `chosen`, room for `cap`
-        // (at most NT) there and for `k` in `out`, in a grid of one block.
-        unsafe { order::<NT>(state, chosen, cap.min(NT as u32), k, out, buf) }
-    }
+/// Parameters of the order kernels: `(state, chosen, cap, k, out)`.
+pub type OrderArgs = (*const TopKState, *const Candidate, u32, u32, *mut Candidate);
+
+/// The order kernel for each block size, and [`TOPK_ORDERS`].
+macro_rules! order_kernels {
+    ($($spec:ident = $name:ident, $nt:literal;)*) => {
+        $(crate::kernel! {
+            /// The best `k` of the chosen candidates (at most `cap`, at most `NT`) best first:
+            /// one block, one candidate per thread.
+            $spec = $name[NT = $nt, IPT = 1](state: *const TopKState, chosen: *const Candidate, cap: u32, k: u32, out: *mut Candidate) {
+                let buf = crate::shared_array!(topk_order: [Candidate; 2 * NT]);
+                // SAFETY: the host passes the state of the choose that wrote `chosen`, room
+                // for `cap` there and for `k` in `out`, in a grid of one block.
+                unsafe { order::<NT>(state, chosen, cap.min(NT as u32), k, out, buf) }
+            }
+        })*
+        /// The order kernels, smallest block first: the host launches the first whose block
+        /// holds the chosen (threads past them would sort copies for nothing), up to
+        /// [`ORDER_MAX`].
+        pub const TOPK_ORDERS: [KernelSpec<OrderArgs>; [$($nt),*].len()] = [$($spec),*];
+    };
 }
+
+order_kernels! {
+    TOPK_ORDER_64 = topk_order_64, 64;
+    TOPK_ORDER_128 = topk_order_128, 128;
+    TOPK_ORDER_256 = topk_order_256, 256;
+    TOPK_ORDER_512 = topk_order_512, 512;
+    TOPK_ORDER_1024 = topk_order_1024, 1024;
+}
+
+const _: () = assert!(TOPK_ORDERS[TOPK_ORDERS.len() - 1].threads() as usize == ORDER_MAX);
 
 crate::kernel! {
     /// `out[i] = i` for the sort-and-choose path's row ids.

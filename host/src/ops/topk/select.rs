@@ -588,11 +588,16 @@ fn order_chosen(
              {ORDER_MAX} and room for both"
         )));
     }
-    let cfg = tile_grid(&kt::TOPK_ORDER, 1, 0)?;
+    // The smallest block that holds them (the last holds ORDER_MAX).
+    let spec = kt::TOPK_ORDERS
+        .iter()
+        .find(|s| s.threads() as usize >= cap)
+        .unwrap_or(&kt::TOPK_ORDERS[kt::TOPK_ORDERS.len() - 1]);
+    let cfg = tile_grid(spec, 1, 0)?;
     let (cap32, k32) = (cap as u32, k as u32);
     // SAFETY: the state of the choose that wrote `chosen` (at most `cap` counted in `emitted`
     // are read), room for `k` in `sorted`, one block.
-    unsafe { gpu.launch(&kt::TOPK_ORDER, cfg, (state, chosen, &cap32, &k32, sorted)) }
+    unsafe { gpu.launch(spec, cfg, (state, chosen, &cap32, &k32, sorted)) }
 }
 
 /// Candidates a select may choose past `k` (see `SelectState::slack`): where one block orders
