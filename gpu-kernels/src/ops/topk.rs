@@ -1024,37 +1024,18 @@ mod device {
         const { assert!(NT == DIGITS) };
         // SAFETY: forwarded.
         let state = unsafe { TopKState::select(state, which) };
-        let t = thread_idx();
         // SAFETY: forwarded; the histogram holds DIGITS words.
         let st = unsafe { read_state_fresh(state, sh.hist) };
         if st.resolved != 0 {
             return;
         }
-        zero_hist::<NT>(sh.hist);
-        count(&st, sh.hist);
-        sync_threads();
-        // SAFETY: t < DIGITS; the counters are complete after the barrier.
-        unsafe {
-            let c = sh.hist.read(t);
-            if c != 0 {
-                u32::atomic_add(hist.add(t), c);
-            }
-        }
+        // SAFETY: the histogram holds DIGITS words.
+        unsafe { add_block_counts::<NT>(&st, sh, hist, count) };
         // Publish this block's counts before it arrives.
         crate::arch::fence_device();
         sync_threads();
-        if t == 0 {
-            // SAFETY: `state` is valid.
-            let before = unsafe { u32::atomic_add(&raw mut (*state).arrived, 1) };
-            // SAFETY: warps holds NT / 32 + 1 slots.
-            unsafe {
-                sh.warps
-                    .write(NT / 32, (before as usize == grid_dim() - 1) as u32)
-            };
-        }
-        sync_threads();
-        // SAFETY: written before the barrier.
-        if unsafe { sh.warps.read(NT / 32) } != 0 {
+        // SAFETY: `state` is valid.
+        if unsafe { last_to_arrive::<NT>(&raw mut (*state).arrived, sh.warps) } {
             // The last block: every other block's counts are in `hist`.
             crate::arch::fence_device();
             // SAFETY: the state and histogram are valid; this block alone touches them now.
@@ -1102,18 +1083,10 @@ mod device {
         }
         let mut used = 0u32;
         while used < rounds {
-            zero_hist::<NT>(sh.hist);
-            count(&st, sh.hist);
-            sync_threads();
             // SAFETY: round `used` < `rounds` has its DIGITS words in `hist`.
             let round_hist = unsafe { hist.add(used as usize * DIGITS) };
-            // SAFETY: t < DIGITS; the counters are complete after the barrier.
-            unsafe {
-                let c = sh.hist.read(t);
-                if c != 0 {
-                    crate::arch::red_global::add_u32(round_hist.add(t), c);
-                }
-            }
+            // SAFETY: as just said.
+            unsafe { add_block_counts::<NT>(&st, sh, round_hist, &count) };
             used += 1;
             // The grid barrier: the block's adds come before its arrival (the barrier, then
             // thread 0's fence), and every block's before any block reads the histogram.
@@ -1136,16 +1109,8 @@ mod device {
         }
         // The last block to leave (every other block has read every histogram) clears them
         // and writes the final state.
-        if t == 0 {
-            // SAFETY: `state` is valid; warps holds NT / 32 + 1 slots.
-            unsafe {
-                let before = u32::atomic_add(&raw mut (*state).departed, 1);
-                sh.warps.write(NT / 32, (before == grid - 1) as u32);
-            }
-        }
-        sync_threads();
-        // SAFETY: written before the barrier.
-        if unsafe { sh.warps.read(NT / 32) } != 0 {
+        // SAFETY: `state` is valid.
+        if unsafe { last_to_arrive::<NT>(&raw mut (*state).departed, sh.warps) } {
             let mut i = t;
             while i < used as usize * DIGITS {
                 // SAFETY: within the rounds' histograms.
@@ -1163,6 +1128,51 @@ mod device {
             }
         }
         st
+    }
+
+    /// A block's counts of one round: `count` fills the shared histogram, then each nonzero
+    /// counter is added to `hist`. Called by the whole block.
+    ///
+    /// # Safety
+    /// `hist` holds DIGITS words; `NT == DIGITS`.
+    #[inline(always)]
+    unsafe fn add_block_counts<const NT: usize>(
+        st: &SelectState,
+        sh: HistShared,
+        hist: *mut u32,
+        count: impl Fn(&SelectState, Shared<u32>),
+    ) {
+        zero_hist::<NT>(sh.hist);
+        count(st, sh.hist);
+        sync_threads();
+        let t = thread_idx();
+        // SAFETY: t < DIGITS; the counters are complete after the barrier.
+        unsafe {
+            let c = sh.hist.read(t);
+            if c != 0 {
+                crate::arch::red_global::add_u32(hist.add(t), c);
+            }
+        }
+    }
+
+    /// Whether this block is the last of the grid to add one to `counter`: thread 0 adds, and
+    /// the block learns the answer through the flag slot of `warps` after one barrier. Called
+    /// by the whole block.
+    ///
+    /// # Safety
+    /// `counter` is valid; `warps` holds NT / 32 + 1 slots.
+    #[inline(always)]
+    unsafe fn last_to_arrive<const NT: usize>(counter: *mut u32, warps: Shared<u32>) -> bool {
+        if thread_idx() == 0 {
+            // SAFETY: by contract.
+            unsafe {
+                let before = u32::atomic_add(counter, 1);
+                warps.write(NT / 32, (before as usize == grid_dim() - 1) as u32);
+            }
+        }
+        sync_threads();
+        // SAFETY: written before the barrier.
+        unsafe { warps.read(NT / 32) != 0 }
     }
 
     /// Every block's pick after round's barrier: thread `t` takes digit `DIGITS - 1 - t` of

@@ -212,10 +212,7 @@ impl Gpu {
         let b = self
             .function(spec)?
             .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
-            .map_err(|source| Error::Launch {
-                kernel: spec.name(),
-                source,
-            })?
+            .map_err(Error::launch(spec.name()))?
             .max(1);
         self.resident_per_sm
             .lock()
