@@ -6,7 +6,6 @@
 //! collectives). `NT` must be a multiple of 32.
 
 mod aggregate;
-mod bitonic;
 mod block_sort;
 mod compact;
 mod digit_prefix;
@@ -21,7 +20,6 @@ mod store;
 mod tile_prefix;
 
 pub use aggregate::*;
-pub use bitonic::*;
 pub use block_sort::*;
 pub use compact::*;
 pub use digit_prefix::*;

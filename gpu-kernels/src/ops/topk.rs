@@ -523,9 +523,11 @@ pub const CACHED: usize = 16;
 /// Adjacent rows a sample reads together (one 32-byte sector of 32-bit keys).
 pub const SAMPLE_RUN: usize = 8;
 
-/// The most chosen candidates the order kernels ([`TOPK_ORDERS`]) sort (one block, one per
-/// thread); a larger `k` is ordered on the host.
+/// The most chosen candidates the order kernel ([`TOPK_ORDER`]) places (each of its blocks
+/// stages them all in shared memory); a larger `k` is ordered on the host.
 pub const ORDER_MAX: usize = 1024;
+/// Threads of the order kernel that place one candidate together.
+pub const ORDER_SPLIT: usize = 16;
 
 impl Candidate {
     /// The candidate's place in a result as one value, larger first: the rank, then the
@@ -560,13 +562,12 @@ pub use device::*;
 mod device {
     use super::*;
     use crate::arch::{
-        Atomic, Shared, Shuffle, any, block_idx, copy_async_commit, copy_async_wait_groups,
-        grid_dim, lane_id, shfl_idx, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
+        Atomic, Shared, any, block_idx, copy_async_commit, copy_async_wait_groups, grid_dim,
+        lane_id, shfl_idx, shfl_xor, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
         warp_reduce,
     };
     use crate::block::{
-        Tile, block_bitonic_sort, block_compact_ranks, block_load_as, block_load_staged,
-        block_stage, stage_bytes,
+        Tile, block_compact_ranks, block_load_as, block_load_staged, block_stage, stage_bytes,
     };
 
     /// Where the per-key kernels read their keys: a tile at a time (the exact round, the
@@ -1719,14 +1720,18 @@ mod device {
         }
     }
 
-    /// Sorts the first `min(counts.emitted, cap)` candidates of `chosen` (`cap <= NT`) and
-    /// writes the best `k` of them, best first, to `out`: the whole result of a top-k ordered
-    /// by one block, one candidate per thread, so that the host reads it ready (a select
-    /// with slack chose a few more than `k`). Called by the whole block of a one-block grid.
+    /// Writes the best `k` of the first `m = min(counts.emitted, cap)` chosen candidates of
+    /// `chosen`, best first, to `out`: a candidate's place is the count of those before it
+    /// ([`ranks_before`]; composites are unique, so the places are a permutation of `0..m`).
+    /// [`ORDER_SPLIT`] adjacent threads place one candidate, each comparing it with every
+    /// `ORDER_SPLIT`-th other, so that the grid spreads the `m * m` comparisons over many SMs
+    /// (one block sorting them was latency-bound). Block `b` places candidates from
+    /// `b * NT / ORDER_SPLIT` on, after staging all `m` in shared memory (the emit just wrote
+    /// them: they come from L2).
     ///
     /// # Safety
     /// `state` is valid; `chosen` holds `min(counts.emitted, cap)` candidates and `out`
-    /// `min(counts.emitted, k)`; `cap <= NT`; `buf` holds `2 * NT`.
+    /// `min(counts.emitted, k)`; `ranks` and `rows` hold at least `cap` (more are not read).
     #[inline(always)]
     pub unsafe fn order<const NT: usize>(
         state: *const TopKState,
@@ -1734,42 +1739,60 @@ mod device {
         cap: u32,
         k: u32,
         out: *mut Candidate,
-        buf: Shared<Candidate>,
+        ranks: Shared<u64>,
+        rows: Shared<u32>,
     ) {
-        let t = thread_idx();
+        const { assert!(NT % ORDER_SPLIT == 0 && ORDER_SPLIT.is_power_of_two()) };
+        const {
+            assert!(
+                ORDER_SPLIT <= 32,
+                "a candidate's threads are lanes of one warp"
+            )
+        };
         // SAFETY: `state` is valid.
-        let m = (unsafe { (*state).counts.emitted }.min(cap) as usize).min(NT);
-        if m == 0 {
+        let m = (unsafe { (*state).counts.emitted }.min(cap) as usize).min(ranks.len());
+        let first = block_idx() * (NT / ORDER_SPLIT);
+        // Uniform across the block.
+        if first >= m {
             return;
         }
-        // Threads past `m` hold a pad worse than every candidate: rank 0 at row `u32::MAX`
-        // (rows are below it, `MAX_COLUMN_LEN`). Every thread loads (a clamped index) and
-        // masks, with the mask hidden from the optimizer, so that the sort is not specialised
-        // into a copy per case with its barriers under a thread-dependent branch.
-        // SAFETY: t.min(m - 1) < m, within `chosen`.
-        let loaded = unsafe { chosen.add(t.min(m - 1)).read() };
-        let keep = 0u64.wrapping_sub(crate::arch::opaque_u64((t < m) as u64));
-        let item = Candidate {
-            rank: loaded.rank & keep,
-            row: loaded.row | !keep as u32,
-            pad: 0,
-        };
-        let item =
-            block_bitonic_sort::<Candidate, NT>(item, m.next_power_of_two(), ranks_before, buf);
-        if t < m.min(k as usize) {
-            // SAFETY: t < min(emitted, k), within `out`.
-            unsafe { out.add(t).write(item) };
-        }
-    }
-
-    impl Shuffle for Candidate {
-        #[inline(always)]
-        fn shuffle_words(self, f: impl Fn(u32) -> u32) -> Self {
-            Candidate {
-                rank: self.rank.shuffle_words(&f),
-                row: f(self.row),
-                pad: 0,
+        let t = thread_idx();
+        let mut i = t;
+        while i < m {
+            // SAFETY: i < m, within `chosen`, `ranks` and `rows`.
+            unsafe {
+                let c = chosen.add(i).read();
+                ranks.write(i, c.rank);
+                rows.write(i, c.row);
             }
+            i += NT;
+        }
+        sync_threads();
+        let (me, part) = (first + t / ORDER_SPLIT, t % ORDER_SPLIT);
+        // Threads past `m` place a copy of the last, and write nothing.
+        let at = me.min(m - 1);
+        // SAFETY: at < m, staged above.
+        let (rank, row) = unsafe { (ranks.read(at), rows.read(at)) };
+        let mut before = 0u32;
+        let mut j = part;
+        while j < m {
+            // SAFETY: j < m, staged above.
+            let (r, w) = unsafe { (ranks.read(j), rows.read(j)) };
+            before += (r > rank || (r == rank && w < row)) as u32;
+            j += ORDER_SPLIT;
+        }
+        // The split's lanes are an aligned group: a butterfly sums them.
+        let mut lanes = ORDER_SPLIT / 2;
+        while lanes > 0 {
+            before += shfl_xor(before, lanes as u32);
+            lanes /= 2;
+        }
+        if part == 0 && me < m && before < k {
+            // SAFETY: before < min(m, k), within `out`.
+            unsafe {
+                out.add(before as usize)
+                    .write(Candidate { rank, row, pad: 0 })
+            };
         }
     }
 }
@@ -1952,38 +1975,18 @@ crate::kernel! {
     }
 }
 
-/// Parameters of the order kernels: `(state, chosen, cap, k, out)`.
-pub type OrderArgs = (*const TopKState, *const Candidate, u32, u32, *mut Candidate);
-
-/// The order kernel for each block size, and [`TOPK_ORDERS`].
-macro_rules! order_kernels {
-    ($($spec:ident = $name:ident, $nt:literal;)*) => {
-        $(crate::kernel! {
-            /// The best `k` of the chosen candidates (at most `cap`, at most `NT`) best first:
-            /// one block, one candidate per thread.
-            $spec = $name[NT = $nt, IPT = 1](state: *const TopKState, chosen: *const Candidate, cap: u32, k: u32, out: *mut Candidate) {
-                let buf = crate::shared_array!(topk_order: [Candidate; 2 * NT]);
-                // SAFETY: the host passes the state of the choose that wrote `chosen`, room
-                // for `cap` there and for `k` in `out`, in a grid of one block.
-                unsafe { order::<NT>(state, chosen, cap.min(NT as u32), k, out, buf) }
-            }
-        })*
-        /// The order kernels, smallest block first: the host launches the first whose block
-        /// holds the chosen (threads past them would sort copies for nothing), up to
-        /// [`ORDER_MAX`].
-        pub const TOPK_ORDERS: [KernelSpec<OrderArgs>; [$($nt),*].len()] = [$($spec),*];
-    };
+crate::kernel! {
+    /// The best `k` of the chosen candidates (at most `cap <= ORDER_MAX`) best first: a grid of
+    /// one thread per candidate and share of the others ([`ORDER_SPLIT`] per candidate, so
+    /// `cap * ORDER_SPLIT` items).
+    TOPK_ORDER = topk_order[NT = 256, IPT = 1](state: *const TopKState, chosen: *const Candidate, cap: u32, k: u32, out: *mut Candidate) {
+        let ranks = crate::shared_array!(topk_order_ranks: [u64; ORDER_MAX]);
+        let rows = crate::shared_array!(topk_order_rows: [u32; ORDER_MAX]);
+        // SAFETY: the host passes the state of the choose that wrote `chosen`, room for `cap`
+        // there and for `k` in `out`; the staging arrays hold ORDER_MAX.
+        unsafe { order::<NT>(state, chosen, cap, k, out, ranks, rows) }
+    }
 }
-
-order_kernels! {
-    TOPK_ORDER_64 = topk_order_64, 64;
-    TOPK_ORDER_128 = topk_order_128, 128;
-    TOPK_ORDER_256 = topk_order_256, 256;
-    TOPK_ORDER_512 = topk_order_512, 512;
-    TOPK_ORDER_1024 = topk_order_1024, 1024;
-}
-
-const _: () = assert!(TOPK_ORDERS[TOPK_ORDERS.len() - 1].threads() as usize == ORDER_MAX);
 
 crate::kernel! {
     /// `out[i] = i` for the sort-and-choose path's row ids.

@@ -572,8 +572,8 @@ pub(super) fn choose(
     }
 }
 
-/// Sorts the first `min(emitted, cap)` chosen candidates of `chosen` and writes the best `k`
-/// of them best first into `sorted` (`k <= cap <= ORDER_MAX`), in one block.
+/// Writes the best `k` of the first `min(emitted, cap)` chosen candidates of `chosen` best
+/// first into `sorted` (`k <= cap <= ORDER_MAX`).
 fn order_chosen(
     gpu: &Gpu,
     state: &PodBuffer<TopKState>,
@@ -588,21 +588,17 @@ fn order_chosen(
              {ORDER_MAX} and room for both"
         )));
     }
-    // The smallest block that holds them (the last holds ORDER_MAX).
-    let spec = kt::TOPK_ORDERS
-        .iter()
-        .find(|s| s.threads() as usize >= cap)
-        .unwrap_or(&kt::TOPK_ORDERS[kt::TOPK_ORDERS.len() - 1]);
-    let cfg = tile_grid(spec, 1, 0)?;
+    // One thread per candidate and share of the others.
+    let cfg = tile_grid(&kt::TOPK_ORDER, cap * kt::ORDER_SPLIT, 0)?;
     let (cap32, k32) = (cap as u32, k as u32);
     // SAFETY: the state of the choose that wrote `chosen` (at most `cap` counted in `emitted`
-    // are read), room for `k` in `sorted`, one block.
-    unsafe { gpu.launch(spec, cfg, (state, chosen, &cap32, &k32, sorted)) }
+    // are read), room for `k` in `sorted`; `cap <= ORDER_MAX`, which the kernel stages.
+    unsafe { gpu.launch(&kt::TOPK_ORDER, cfg, (state, chosen, &cap32, &k32, sorted)) }
 }
 
-/// Candidates a select may choose past `k` (see `SelectState::slack`): where one block orders
-/// the result, as many as keep its sort within twice the next power of two of `k` (at least 64,
-/// at most [`ORDER_MAX`]), so that a tied rank or a last bucket of a few keys
+/// Candidates a select may choose past `k` (see `SelectState::slack`): where the order kernel
+/// ranks the result, as many as keep its candidates within twice the next power of two of `k`
+/// (at least 64, at most [`ORDER_MAX`]), so that a tied rank or a last bucket of a few keys
 /// ends the rounds instead of more rounds over the rows; none where the host orders them.
 pub(super) fn order_slack(k: usize) -> usize {
     if k > ORDER_MAX {
