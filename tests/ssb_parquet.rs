@@ -16,12 +16,28 @@ use parquet::arrow::ArrowWriter;
 use tessera::ssb::parquet::{load_parquet_dir, parquet_path, write_parquet_dir};
 use tessera::ssb::{GenConfig, SsbData, calendar, generate};
 
-/// A fresh temporary directory for one test.
-fn temp(name: &str) -> PathBuf {
+/// A fresh temporary directory for one test, removed when the test ends (pass or fail).
+fn temp(name: &str) -> TempDir {
     let d = std::env::temp_dir().join(format!("tessera-pq-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
-    d
+    TempDir(d)
+}
+
+/// See [`temp`].
+struct TempDir(PathBuf);
+
+impl std::ops::Deref for TempDir {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 fn data() -> SsbData {
@@ -140,7 +156,7 @@ fn with_table(
     name: &str,
     table: &str,
     f: impl Fn(&str, &[i32]) -> Option<(Field, ArrayRef)>,
-) -> PathBuf {
+) -> TempDir {
     let d = data();
     let dir = temp(name);
     write_parquet_dir(&d, &dir, false).unwrap();
