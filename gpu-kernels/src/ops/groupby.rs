@@ -852,7 +852,29 @@ hash_kernels! {
     GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
     GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
     GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_WIDE_1 = groupby_hash_wide_1: 1, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_2 = groupby_hash_wide_2: 2, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_3 = groupby_hash_wide_3: 3, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_4 = groupby_hash_wide_4: 4, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
 }
+
+/// Hash kernels of 1,024 threads by accumulator count, for shared tables so large that one
+/// block fills an SM's shared memory: a 512-thread block alone on an SM keeps too few rows in
+/// flight. Their tables need [`WIDE_MIN_SLOTS`] slots or more.
+pub const GROUPBY_HASH_WIDE: [crate::spec::KernelSpec<HashArgs>; GROUPBY_MAX_AGGS + 1] = [
+    GROUPBY_HASH_0,
+    GROUPBY_HASH_WIDE_1,
+    GROUPBY_HASH_WIDE_2,
+    GROUPBY_HASH_WIDE_3,
+    GROUPBY_HASH_WIDE_4,
+];
+
+/// Fewest slots of a shared table in a [`GROUPBY_HASH_WIDE`] kernel: its limit
+/// ([`shared_limit`]) leaves a slot free for each of the block's 1,024 threads.
+pub const WIDE_MIN_SLOTS: u32 = 4 * 1024;
+
+const _: () = assert!(WIDE_MIN_SLOTS - shared_limit(WIDE_MIN_SLOTS) >= 1024);
+const _: () = assert!(GROUPBY_HASH_0.threads() == 1024);
 
 crate::kernel! {
     /// Empties a global table of `len` slots (its `slots + 1`) with `aggs` accumulators.

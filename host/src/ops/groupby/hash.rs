@@ -131,10 +131,19 @@ impl HashPlan {
             groups: est,
             skewed,
         } = estimate_groups(gpu, &params)?;
-        let spec = hash_spec(&accs.list);
+        let mut spec = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
         (params.shared_slots, params.shared_copies) =
             shared_slots(est, skewed, accs.list.len(), max_smem);
+        // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
+        // keep twice the rows in flight.
+        let smem = shared_table_bytes(params.shared_slots, params.shared_copies, accs.list.len());
+        if params.shared_slots >= k::WIDE_MIN_SLOTS && 2 * smem > max_smem {
+            spec = k::GROUPBY_HASH_WIDE[accs.list.len()];
+            if gpu.allow_max_dynamic_smem(&spec)? < smem {
+                spec = hash_spec(&accs.list);
+            }
+        }
         Ok(HashPlan {
             params,
             spec,
