@@ -12,8 +12,9 @@ use rand::{Rng, SeedableRng, rngs::StdRng};
 use tessera::bench::groupby_keys::DeviceKeys;
 use tessera::cpu::group_by;
 use tessera::ops::{
-    Agg, DeviceKeyColumn, DeviceValueColumn, GroupByVariant, Grouped, KeyColumn, ResultColumn,
-    ValueColumn, group_by_device, group_by_hash, group_by_partitioned, group_by_sort,
+    Agg, DeviceKeyColumn, DeviceValueColumn, GROUPBY_SAMPLES, GroupByVariant, Grouped, KeyColumn,
+    ResultColumn, ValueColumn, group_by_device, group_by_hash, group_by_partitioned, group_by_sort,
+    groups_from_sample_keys,
 };
 use tessera::{Error, Gpu};
 
@@ -804,10 +805,21 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
         .map(|i| i.wrapping_mul(2_654_435_761))
         .collect();
     let narrow: Vec<u32> = (0..n).map(|_| rng.random_range(0..1 << 22)).collect();
+    // Skewed, with the key that marks an empty slot as the heavy hitter: Chao's bound.
+    let skewed: Vec<u32> = (0..n)
+        .map(|_| {
+            if rng.random_bool(0.5) {
+                u32::MAX
+            } else {
+                rng.random_range(0..10_000)
+            }
+        })
+        .collect();
     let cases = [
-        (few, GroupByVariant::Hash),
-        (narrow, GroupByVariant::Partitioned),
-        (many, GroupByVariant::Sort),
+        (few, Some(GroupByVariant::Hash)),
+        (narrow, Some(GroupByVariant::Partitioned)),
+        (many, Some(GroupByVariant::Sort)),
+        (skewed, None),
     ];
     for (k, want) in cases {
         let dk = gpu.upload(&k).unwrap();
@@ -815,8 +827,15 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
         let values = [DeviceValueColumn::U32(&dv)];
         let aggs = [Agg::Count, Agg::Sum(0)];
         let (r, choice) = group_by_device(gpu, &keys, &values, &aggs).unwrap();
+        // The GPU counts the sample's keys as the host does: the same estimate.
+        let s = n.min(GROUPBY_SAMPLES);
+        let mut sample: Vec<u32> = (0..s).map(|j| k[j * n / s]).collect();
+        let est = groups_from_sample_keys(&mut sample, n);
+        assert_eq!(choice.estimated_groups, est.groups, "{want:?}: {est:?}");
         // Under a size cap (the sanitizer runs) every key fits a shared table.
-        if n > 100_000 {
+        if let Some(want) = want
+            && n > 100_000
+        {
             assert_eq!(choice.variant, want, "estimate {}", choice.estimated_groups);
         }
         let host = r.to_host(gpu).unwrap();

@@ -1094,27 +1094,39 @@ crate::kernel! {
     }
 }
 
+/// Slots of the sample kernel's shared set: about 1.5 per sampled key, and with a count each
+/// within the 48 KB of static shared memory.
+pub const GROUPBY_SAMPLE_SLOTS: usize = 6016;
+
 crate::kernel! {
-    /// Distinct keys among `samples` rows spread evenly over the `n`, counted in a shared set
-    /// of `2 * samples` slots, into `out[0]`, and the sampled keys into `out[1 ..]`: the host's
-    /// estimate of the group count. One block.
+    /// What [`GROUPBY_SAMPLES`] rows spread evenly over the `n` (all of them where fewer) say
+    /// about the group count, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a count
+    /// each: `out[0]` the distinct keys among them, `out[1]` and `out[2]` those seen once and
+    /// twice (the host's estimate; see `groups_from_sample_counts` there). One block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         params: *const GroupByParams, out: *mut u32
     ) {
         use crate::arch::{sync_threads, thread_idx};
-        const SLOTS: u32 = 2 * GROUPBY_SAMPLES as u32;
-        let set = crate::shared_array!(groupby_sample_set: [u32; 2 * GROUPBY_SAMPLES]);
-        let distinct = crate::shared_array!(groupby_sample_distinct: [u32; 2]);
+        use crate::arch::shared_atomic::{cas_u32, red_add_u32};
+        const SLOTS: u32 = GROUPBY_SAMPLE_SLOTS as u32;
+        const { assert!(GROUPBY_SAMPLES < GROUPBY_SAMPLE_SLOTS, "an empty slot ends every walk") };
+        let set = crate::shared_array!(groupby_sample_set: [u32; GROUPBY_SAMPLE_SLOTS]);
+        let counts = crate::shared_array!(groupby_sample_counts: [u32; GROUPBY_SAMPLE_SLOTS]);
+        // The empty-slot key's rows, then the distinct keys, those seen once and twice.
+        let stats = crate::shared_array!(groupby_sample_stats: [u32; 4]);
         let t = thread_idx();
         let mut s = t;
-        while s < SLOTS as usize {
-            // SAFETY: s < SLOTS.
-            unsafe { set.write(s, EMPTY_KEY) };
+        while s < GROUPBY_SAMPLE_SLOTS {
+            // SAFETY: s < GROUPBY_SAMPLE_SLOTS.
+            unsafe {
+                set.write(s, EMPTY_KEY);
+                counts.write(s, 0);
+            }
             s += NT;
         }
-        if t < 2 {
-            // SAFETY: two words.
-            unsafe { distinct.write(t, 0) };
+        if t < 4 {
+            // SAFETY: four words.
+            unsafe { stats.write(t, 0) };
         }
         sync_threads();
         // SAFETY: one parameter struct.
@@ -1123,24 +1135,19 @@ crate::kernel! {
         let samples = n.min(GROUPBY_SAMPLES);
         let mut j = t;
         while j < samples {
-            // SAFETY: j * n / samples < n; `out` holds 1 + samples words.
+            // SAFETY: j * n / samples < n.
             let key = unsafe { keys.add(j * n / samples).read() };
-            // SAFETY: as above.
-            unsafe { out.add(1 + j).write(key) };
             if key == EMPTY_KEY {
-                // SAFETY: word 1 flags the empty-slot key.
-                unsafe { crate::arch::shared_atomic::red_add_u32(distinct.addr(1), 1) };
+                // SAFETY: one word.
+                unsafe { red_add_u32(stats.addr(0), 1) };
             } else {
                 let mut h = crate::hash::home_slot(key, SLOTS);
                 loop {
-                    // SAFETY: h < SLOTS; at most SAMPLES of the SLOTS are taken.
-                    let old = unsafe { crate::arch::shared_atomic::cas_u32(set.addr(h as usize), EMPTY_KEY, key) };
-                    if old == EMPTY_KEY {
-                        // SAFETY: one word.
-                        unsafe { crate::arch::shared_atomic::red_add_u32(distinct.addr(0), 1) };
-                        break;
-                    }
-                    if old == key {
+                    // SAFETY: h < SLOTS; fewer keys than slots, so the walk ends.
+                    let old = unsafe { cas_u32(set.addr(h as usize), EMPTY_KEY, key) };
+                    if old == EMPTY_KEY || old == key {
+                        // SAFETY: h < SLOTS.
+                        unsafe { red_add_u32(counts.addr(h as usize), 1) };
                         break;
                     }
                     h = crate::hash::next_slot(h, SLOTS);
@@ -1149,12 +1156,35 @@ crate::kernel! {
             j += NT;
         }
         sync_threads();
-        if t == 0 {
-            // SAFETY: two words; one output word.
-            unsafe {
-                let d = distinct.read(0) + (distinct.read(1) != 0) as u32;
-                out.write(d);
+        // The set's keys, and the empty-slot key as one more where the sample holds it.
+        let mut mine = [0u32; 3];
+        let mut tally = |c: u32| {
+            if c != 0 {
+                mine[0] += 1;
+                mine[1] += (c == 1) as u32;
+                mine[2] += (c == 2) as u32;
             }
+        };
+        let mut s = t;
+        while s < GROUPBY_SAMPLE_SLOTS {
+            // SAFETY: s < GROUPBY_SAMPLE_SLOTS; complete after the barrier.
+            tally(unsafe { counts.read(s) });
+            s += NT;
+        }
+        if t == 0 {
+            // SAFETY: one word, complete after the barrier.
+            tally(unsafe { stats.read(0) });
+        }
+        for (i, &m) in mine.iter().enumerate() {
+            if m != 0 {
+                // SAFETY: words 1 to 3.
+                unsafe { red_add_u32(stats.addr(1 + i), m) };
+            }
+        }
+        sync_threads();
+        if t < 3 {
+            // SAFETY: three output words; the stats are complete after the barrier.
+            unsafe { out.add(t).write(stats.read(1 + t)) };
         }
     }
 }

@@ -831,13 +831,7 @@ fn shared_launch<K: JoinKey>(
     if bytes > gpu.allow_max_dynamic_smem(&spec)? {
         return Ok(None);
     }
-    let f = gpu.function(&spec)?;
-    let per_sm = f
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), bytes, None)
-        .map_err(Error::driver(
-            "querying the shared-memory probe's occupancy",
-            0,
-        ))?;
+    let per_sm = gpu.blocks_per_sm(&spec, bytes)?;
     if per_sm == 0 {
         return Ok(None);
     }

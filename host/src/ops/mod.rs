@@ -39,10 +39,11 @@ pub use decompress_base::{
 pub(crate) use groupby::key_layout;
 pub use groupby::{
     Agg, AtomicTarget, DeviceGrouped, DeviceKeyColumn, DeviceOrderedAggregates, DeviceValueColumn,
-    GroupByChoice, GroupByVariant, Grouped, KeyColumn, OrderedAggregates, OrderedLoads,
-    OrderedPipeline, OrderedPlan, OrderedVariant, ResultColumn, ValueColumn, aggregate_sorted,
-    check_group_by, group_by, group_by_device, group_by_hash, group_by_hash_device,
-    group_by_partitioned, group_by_partitioned_device, group_by_sort, group_by_sort_device,
+    GROUPBY_SAMPLES, GroupByChoice, GroupByVariant, Grouped, KeyColumn, OrderedAggregates,
+    OrderedLoads, OrderedPipeline, OrderedPlan, OrderedVariant, ResultColumn, SampleEstimate,
+    ValueColumn, aggregate_sorted, check_group_by, group_by, group_by_device, group_by_hash,
+    group_by_hash_device, group_by_partitioned, group_by_partitioned_device, group_by_sort,
+    group_by_sort_device, groups_from_sample, groups_from_sample_counts, groups_from_sample_keys,
 };
 pub(crate) use join::join_perfect_layout;
 pub use join::l2_read_bandwidth;

@@ -34,8 +34,11 @@ pub struct Gpu {
     stream: Arc<CudaStream>,
     module: Arc<CudaModule>,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
-    /// Blocks of each kernel resident on one SM without dynamic shared memory, asked once.
-    resident_per_sm: Mutex<HashMap<&'static str, u32>>,
+    /// Blocks of each kernel resident on one SM with so many bytes of dynamic shared memory,
+    /// asked once.
+    resident_per_sm: Mutex<HashMap<(&'static str, usize), u32>>,
+    /// The dynamic shared memory each kernel was allowed, once.
+    smem_allowed: Mutex<HashMap<&'static str, usize>>,
     name: String,
     arch: &'static str,
     sm_count: u32,
@@ -120,6 +123,7 @@ impl Gpu {
             module,
             functions: Mutex::new(HashMap::new()),
             resident_per_sm: Mutex::new(HashMap::new()),
+            smem_allowed: Mutex::new(HashMap::new()),
             resident_cap: std::sync::atomic::AtomicU32::new(0),
             staging: Mutex::new(None),
             name,
@@ -197,27 +201,33 @@ impl Gpu {
     }
 
     /// Blocks of `spec` resident on one SM at once without dynamic shared memory (at least
-    /// one): the driver's occupancy figure, asked once per kernel (the query costs
-    /// microseconds, which a persistent grid's launch would otherwise pay every time).
+    /// one); see [`Gpu::blocks_per_sm`].
     pub(crate) fn resident_blocks_per_sm(&self, spec: &KernelShape) -> Result<u32> {
+        Ok(self.blocks_per_sm(spec, 0)?.max(1))
+    }
+
+    /// Blocks of `spec` resident on one SM at once with `smem` bytes of dynamic shared memory
+    /// (0 where one does not fit): the driver's occupancy figure, asked once per kernel and
+    /// size (the query costs microseconds, which a launch would otherwise pay every time).
+    pub(crate) fn blocks_per_sm(&self, spec: &KernelShape, smem: usize) -> Result<u32> {
+        let key = (spec.name(), smem);
         let cached = self
             .resident_per_sm
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .get(spec.name())
+            .get(&key)
             .copied();
         if let Some(b) = cached {
             return Ok(b);
         }
         let b = self
             .function(spec)?
-            .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), 0, None)
-            .map_err(Error::launch(spec.name()))?
-            .max(1);
+            .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), smem, None)
+            .map_err(Error::launch(spec.name()))?;
         self.resident_per_sm
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(spec.name(), b);
+            .insert(key, b);
         Ok(b)
     }
 
@@ -227,6 +237,12 @@ impl Gpu {
     /// than to one launch's size so that launches of other sizes from other threads never
     /// lower it under each other.
     pub(crate) fn allow_max_dynamic_smem(&self, spec: &KernelShape) -> Result<usize> {
+        // Held across the driver calls, so that the allowance is set once (three calls that
+        // cost microseconds each, which every group-by and join paid before).
+        let mut allowed = self.smem_allowed.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&limit) = allowed.get(spec.name()) {
+            return Ok(limit);
+        }
         let limit = self.max_dynamic_smem(spec)?;
         self.function(spec)?
             .set_attribute(
@@ -234,6 +250,7 @@ impl Gpu {
                 limit as i32,
             )
             .map_err(Error::driver("allowing a kernel's shared memory", limit))?;
+        allowed.insert(spec.name(), limit);
         Ok(limit)
     }
 

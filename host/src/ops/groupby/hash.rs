@@ -4,7 +4,7 @@
 //! `tessera_kernels::ops::groupby` for the kernels and the accumulators' forms.
 //!
 //! The call estimates the group count from a sample of 4096 rows
-//! ([`groups_from_sample_keys`]), sizes a global table of twice that, four times for a skewed
+//! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice that, four times for a skewed
 //! sample (and, while the groups fit, a table per block in shared memory), aggregates in
 //! one pass over the rows, and runs again with a table four times larger if the estimate was
 //! short. The groups then leave the table in key order: their keys and slots compacted, then
@@ -220,12 +220,8 @@ pub struct SampleEstimate {
     pub skewed: bool,
 }
 
-/// The group count that a sample of `n` rows' keys suggests. Uniform keys: the uniform
-/// estimate ([`groups_from_sample`]). A skewed sample, where Chao's lower bound
-/// `d + f1^2 / (2 f2)` (`f1`, `f2`: keys seen once and twice; bias-corrected
-/// `d + f1 (f1 - 1) / 2` without doubletons) is more than 1.25 times the uniform estimate:
-/// that bound. With a heavy hitter on half the rows, the other half's keys are mostly seen
-/// once and the uniform estimate takes them for all there is (a fifth of 10^4 groups).
+/// The group count that a sample of `n` rows' keys suggests: as
+/// [`groups_from_sample_counts`] says from its distinct keys and those seen once and twice.
 pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> SampleEstimate {
     sample.sort_unstable();
     let (mut d, mut f1, mut f2) = (0usize, 0usize, 0usize);
@@ -237,7 +233,23 @@ pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> SampleEstimate {
             _ => {}
         }
     }
-    let uniform = groups_from_sample(d, sample.len(), n);
+    groups_from_sample_counts(d, f1, f2, sample.len(), n)
+}
+
+/// The group count that `d` distinct keys among `s` sampled rows of `n` suggest, `f1` of them
+/// seen once and `f2` twice. Uniform keys: the uniform estimate ([`groups_from_sample`]). A
+/// skewed sample, where Chao's lower bound `d + f1^2 / (2 f2)` (bias-corrected
+/// `d + f1 (f1 - 1) / 2` without doubletons) is more than 1.25 times the uniform estimate:
+/// that bound. With a heavy hitter on half the rows, the other half's keys are mostly seen
+/// once and the uniform estimate takes them for all there is (a fifth of 10^4 groups).
+pub fn groups_from_sample_counts(
+    d: usize,
+    f1: usize,
+    f2: usize,
+    s: usize,
+    n: usize,
+) -> SampleEstimate {
+    let uniform = groups_from_sample(d, s, n);
     let chao = if f2 > 0 {
         d as f64 + (f1 * f1) as f64 / (2 * f2) as f64
     } else {
@@ -251,18 +263,25 @@ pub fn groups_from_sample_keys(sample: &mut [u32], n: usize) -> SampleEstimate {
     }
 }
 
-/// The group count estimated from a sample of the keys (one block, the sample read back).
+/// The group count estimated from a sample of the keys: one block counts the sample's keys
+/// (distinct, seen once, seen twice) and the host reads the three counts.
 fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
     let n = params.n as usize;
     let buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
-    let samples = n.min(k::GROUPBY_SAMPLES);
-    let mut out = gpu.zeros::<u32>(1 + samples)?;
+    let mut out = gpu.zeros::<u32>(3)?;
     let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
-    // SAFETY: one block samples rows below `n` of the parameters' key column; output words
-    // for the count and each sampled key.
+    // SAFETY: one block samples rows below `n` of the parameters' key column; three output
+    // words.
     unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&buf, &mut out)) }?;
-    let mut out = out.to_vec(gpu)?;
-    Ok(groups_from_sample_keys(&mut out[1..], n))
+    let c = out.to_vec(gpu)?;
+    let [d, f1, f2] = [c[0], c[1], c[2]].map(|x| x as usize);
+    Ok(groups_from_sample_counts(
+        d,
+        f1,
+        f2,
+        n.min(k::GROUPBY_SAMPLES),
+        n,
+    ))
 }
 
 /// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
@@ -361,11 +380,7 @@ impl GlobalTable {
         } else {
             shared_table_bytes(p.shared_slots, p.shared_copies, self.accs as usize)
         };
-        let f = gpu.function(spec)?;
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), smem, None)
-            .map_err(Error::driver("querying the hash group-by's occupancy", 0))?
-            .max(1);
+        let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
         let mut cfg = grid_per_sm(gpu, spec, p.n as usize, per_sm.into())?;
         cfg.shared_mem_bytes = smem as u32;
         let t = self;

@@ -35,7 +35,10 @@ mod records;
 mod sort;
 
 pub use choose::{GroupByChoice, GroupByVariant, group_by, group_by_device};
-pub use hash::{group_by_hash, group_by_hash_device};
+pub use hash::{
+    SampleEstimate, group_by_hash, group_by_hash_device, groups_from_sample,
+    groups_from_sample_counts, groups_from_sample_keys,
+};
 pub use ordered::{
     AtomicTarget, DeviceOrderedAggregates, OrderedAggregates, OrderedLoads, OrderedPipeline,
     OrderedPlan, OrderedVariant, aggregate_sorted,
@@ -43,6 +46,9 @@ pub use ordered::{
 pub use partition::{group_by_partitioned, group_by_partitioned_device};
 pub use records::DeviceGrouped;
 pub use sort::{group_by_sort, group_by_sort_device};
+/// Rows the group-by's estimate samples, spread evenly (row `j * n / s` for `j < s`, where
+/// `s` is the smaller of this and `n`).
+pub use tessera_kernels::ops::groupby::GROUPBY_SAMPLES;
 
 /// A key column of a grouping.
 #[derive(Clone, Copy, Debug)]

@@ -228,11 +228,7 @@ impl PerThreadTopK {
 
 /// Resident blocks of `spec` per SM with `smem` bytes of dynamic shared memory.
 fn occupancy(gpu: &Gpu, spec: &KernelSpec<impl Sized>, smem: usize) -> Result<u64> {
-    let blocks = gpu
-        .function(spec)?
-        .occupancy_max_active_blocks_per_multiprocessor(spec.threads(), smem, None)
-        .map_err(Error::launch(spec.name()))?;
-    Ok(u64::from(blocks.max(1)))
+    Ok(u64::from(gpu.blocks_per_sm(spec, smem)?.max(1)))
 }
 
 #[cfg(test)]
