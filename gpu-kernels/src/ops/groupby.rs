@@ -1100,9 +1100,9 @@ pub const GROUPBY_SAMPLE_SLOTS: usize = 6016;
 
 crate::kernel! {
     /// What [`GROUPBY_SAMPLES`] rows spread evenly over the `n` (all of them where fewer) say
-    /// about the group count, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a count
-    /// each: `out[0]` the distinct keys among them, `out[1]` and `out[2]` those seen once and
-    /// twice (the host's estimate; see `groups_from_sample_counts` there). One block.
+    /// about the group count, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
+    /// count each: `out[0]` the distinct keys among them, `out[1]` and `out[2]` those seen
+    /// once and twice (the host's estimate; see `groups_from_sample_counts` there). One block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         params: *const GroupByParams, out: *mut u32
     ) {

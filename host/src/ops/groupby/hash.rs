@@ -4,10 +4,10 @@
 //! `tessera_kernels::ops::groupby` for the kernels and the accumulators' forms.
 //!
 //! The call estimates the group count from a sample of 4096 rows
-//! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice that, four times for a skewed
-//! sample (and, while the groups fit, a table per block in shared memory), aggregates in
-//! one pass over the rows, and runs again with a table four times larger if the estimate was
-//! short. The groups then leave the table in key order: their keys and slots compacted, then
+//! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
+//! that, four times for a skewed sample (and, while the groups fit, a table per block in
+//! shared memory), aggregates in one pass over the rows, and runs again with a table four
+//! times larger if the estimate was short. The groups then leave the table in key order: their keys and slots compacted, then
 //! ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and written
 //! as records on the device ([`DeviceGrouped`]), the first of them read back with the group
 //! count in one copy. Estimates of a few groups get a tiny shared table with a copy of each
@@ -131,19 +131,22 @@ impl HashPlan {
             groups: est,
             skewed,
         } = estimate_groups(gpu, &params)?;
-        let mut spec = hash_spec(&accs.list);
-        let max_smem = gpu.allow_max_dynamic_smem(&spec)?;
+        let base = hash_spec(&accs.list);
+        let max_smem = gpu.allow_max_dynamic_smem(&base)?;
         (params.shared_slots, params.shared_copies) =
             shared_slots(est, skewed, accs.list.len(), max_smem);
         // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
         // keep twice the rows in flight.
         let smem = shared_table_bytes(params.shared_slots, params.shared_copies, accs.list.len());
-        if params.shared_slots >= k::WIDE_MIN_SLOTS && 2 * smem > max_smem {
-            spec = k::GROUPBY_HASH_WIDE[accs.list.len()];
-            if gpu.allow_max_dynamic_smem(&spec)? < smem {
-                spec = hash_spec(&accs.list);
-            }
-        }
+        let wide = k::GROUPBY_HASH_WIDE[accs.list.len()];
+        let spec = if params.shared_slots >= k::WIDE_MIN_SLOTS
+            && gpu.blocks_per_sm(&base, smem)? == 1
+            && gpu.allow_max_dynamic_smem(&wide)? >= smem
+        {
+            wide
+        } else {
+            base
+        };
         Ok(HashPlan {
             params,
             spec,
