@@ -1102,9 +1102,10 @@ crate::kernel! {
     /// What [`GROUPBY_SAMPLES`] rows spread evenly over the `n` (all of them where fewer) say
     /// about the group count, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
     /// count each: `out[0]` the distinct keys among them, `out[1]` and `out[2]` those seen
-    /// once and twice (the host's estimate; see `groups_from_sample_counts` there). One block.
+    /// once and twice (the host's estimate; see `groups_from_sample_counts` there). `keys`:
+    /// the device address of the `n` key words. One block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
-        params: *const GroupByParams, out: *mut u32
+        keys: u64, n: u32, out: *mut u32
     ) {
         use crate::arch::{sync_threads, thread_idx};
         use crate::arch::shared_atomic::{cas_u32, red_add_u32};
@@ -1129,9 +1130,7 @@ crate::kernel! {
             unsafe { stats.write(t, 0) };
         }
         sync_threads();
-        // SAFETY: one parameter struct.
-        let p = unsafe { params.read() };
-        let (keys, n) = (p.keys as *const u32, p.n as usize);
+        let (keys, n) = (keys as *const u32, n as usize);
         let samples = n.min(GROUPBY_SAMPLES);
         let mut j = t;
         while j < samples {

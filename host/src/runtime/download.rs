@@ -156,14 +156,19 @@ fn download_chunks<T: DeviceItem>(
             let j = i - 1;
             let (a, len) = (j * STAGING_HALF, STAGING_HALF.min(total - j * STAGING_HALF));
             let from = &halves[j % 2][..len];
-            dst[a..a + len]
-                .par_chunks_mut(HOST_CHUNK_BYTES)
-                .zip(from.par_chunks(HOST_CHUNK_BYTES))
-                // SAFETY: `d` and `s` have the same length (equal chunks of equal slices) and
-                // do not overlap (the Vec's buffer and the staging buffer).
-                .for_each(|(d, s)| unsafe {
-                    std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
-                });
+            // SAFETY: `d` and `s` have the same length (equal chunks of equal slices) and do
+            // not overlap (the Vec's buffer and the staging buffer).
+            let copy = |(d, s): (&mut [std::mem::MaybeUninit<u8>], &[u8])| unsafe {
+                std::ptr::copy_nonoverlapping(s.as_ptr(), d.as_mut_ptr().cast(), s.len())
+            };
+            if len <= HOST_CHUNK_BYTES {
+                copy((&mut dst[a..a + len], from));
+            } else {
+                dst[a..a + len]
+                    .par_chunks_mut(HOST_CHUNK_BYTES)
+                    .zip(from.par_chunks(HOST_CHUNK_BYTES))
+                    .for_each(copy);
+            }
         }
         stream
             .synchronize()
@@ -193,9 +198,13 @@ pub(crate) fn upload_staged<T: DeviceItem>(
             let half = &mut halves[i % 2][..chunk.len()];
             // The copy that last read this half (chunk i - 2) completed at the previous
             // iteration's synchronization.
-            half.par_chunks_mut(HOST_CHUNK_BYTES)
-                .zip(chunk.par_chunks(HOST_CHUNK_BYTES))
-                .for_each(|(d, s)| d.copy_from_slice(s));
+            if chunk.len() <= HOST_CHUNK_BYTES {
+                half.copy_from_slice(chunk);
+            } else {
+                half.par_chunks_mut(HOST_CHUNK_BYTES)
+                    .zip(chunk.par_chunks(HOST_CHUNK_BYTES))
+                    .for_each(|(d, s)| d.copy_from_slice(s));
+            }
             stream.synchronize().map_err(err())?;
             let at = base + (i * STAGING_HALF) as u64;
             // SAFETY: `at .. at + half.len()` lies inside `dst` (the chunks tile `data`, as long
@@ -222,24 +231,26 @@ fn huge_pages(ptr: *mut u8, len: usize) {
     }
 }
 
-/// Collecting a parallel iterator into fresh memory advised to huge pages: the result
-/// columns of a download are as large as the download, and their 4 KiB page faults cost more
-/// than the copy into them.
-pub(crate) trait CollectHuge: IndexedParallelIterator {
-    /// `collect()` into a `Vec` whose pages are advised to be huge before any is touched.
-    fn collect_huge(self) -> Vec<Self::Item> {
-        let mut v = Vec::with_capacity(self.len());
-        huge_pages(
-            v.spare_capacity_mut().as_mut_ptr().cast(),
-            v.capacity() * std::mem::size_of::<Self::Item>(),
-        );
-        // Keeps the allocation: its capacity suffices.
-        self.collect_into_vec(&mut v);
-        v
-    }
-}
+/// Fewest items that [`collect_indexed`] builds on all cores: below it, waking the pool's
+/// threads (tens of microseconds) costs more than one core's work.
+const PARALLEL_MIN_ITEMS: usize = 1 << 15;
 
-impl<I: IndexedParallelIterator> CollectHuge for I {}
+/// `f(i)` for each `i < n`, in order: on the calling thread for few items, else on all cores
+/// into fresh memory advised to huge pages (a result column as large as a download faults
+/// in 4 KiB pages for longer than the copy into them takes).
+pub(crate) fn collect_indexed<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync + Send) -> Vec<T> {
+    if n < PARALLEL_MIN_ITEMS {
+        return (0..n).map(f).collect();
+    }
+    let mut v = Vec::with_capacity(n);
+    huge_pages(
+        v.spare_capacity_mut().as_mut_ptr().cast(),
+        v.capacity() * std::mem::size_of::<T>(),
+    );
+    // Keeps the allocation: its capacity suffices.
+    (0..n).into_par_iter().map(f).collect_into_vec(&mut v);
+    v
+}
 
 impl Gpu {
     /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated

@@ -14,7 +14,7 @@ pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;
 #[doc(hidden)]
 pub use download::DownloadPath;
-pub(crate) use download::{CollectHuge, append_staged};
+pub(crate) use download::{append_staged, collect_indexed};
 #[cfg(feature = "arrow")]
 pub(crate) use download::{lock, unlock};
 pub use gpu::Gpu;

@@ -270,12 +270,11 @@ pub fn groups_from_sample_counts(
 /// (distinct, seen once, seen twice) and the host reads the three counts.
 fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
     let n = params.n as usize;
-    let buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
-    let mut out = gpu.zeros::<u32>(3)?;
+    let mut out = gpu.scratch::<u32>(3)?;
     let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
-    // SAFETY: one block samples rows below `n` of the parameters' key column; three output
-    // words.
-    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&buf, &mut out)) }?;
+    // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it writes
+    // the three output words.
+    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, &mut out)) }?;
     let c = out.to_vec(gpu)?;
     let [d, f1, f2] = [c[0], c[1], c[2]].map(|x| x as usize);
     Ok(groups_from_sample_counts(

@@ -5,7 +5,6 @@
 //! its unsigned order is the columns' lexicographic order and one group per packed key is one
 //! group per composite key. Keys of up to 32 bits take every variant; wider ones, up to 64,
 //! the sort-based one.
-use rayon::prelude::*;
 use tessera_kernels::ops::groupby_keys::{
     GROUPBY_KEY_PACK32, GROUPBY_KEY_PACK64, GROUPBY_KEY_RANGE, GROUPBY_MAX_KEYS, KeyPackParams,
     key_type, unordered_key,
@@ -14,7 +13,7 @@ use tessera_kernels::ops::groupby_keys::{
 use super::records::{GpuKey, ptr};
 use super::{DeviceKeyColumn, ResultColumn};
 use crate::error::{Error, Result};
-use crate::runtime::{CollectHuge, DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, collect_indexed, grid_per_sm};
 
 /// One key column's place in a packed key: its type, least ordered value, shift and width.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -93,17 +92,17 @@ impl KeyDecode {
         }
     }
 
-    /// The key columns of `g` groups whose key bits `bits(i)` gives.
-    pub(super) fn columns<F, I>(&self, bits: F) -> Vec<ResultColumn>
-    where
-        F: Fn() -> I,
-        I: IndexedParallelIterator<Item = u64>,
-    {
+    /// The key columns of `g` groups, group `i`'s key bits `bits(i)`.
+    pub(super) fn columns(
+        &self,
+        g: usize,
+        bits: impl Fn(usize) -> u64 + Sync + Send,
+    ) -> Vec<ResultColumn> {
         match self {
-            KeyDecode::U32 => vec![ResultColumn::U32(bits().map(|b| b as u32).collect_huge())],
-            KeyDecode::I32 => vec![ResultColumn::I32(
-                bits().map(|b| b as u32 as i32).collect_huge(),
-            )],
+            KeyDecode::U32 => vec![ResultColumn::U32(collect_indexed(g, |i| bits(i) as u32))],
+            KeyDecode::I32 => vec![ResultColumn::I32(collect_indexed(g, |i| {
+                bits(i) as u32 as i32
+            }))],
             KeyDecode::Packed(fields) => fields
                 .iter()
                 .map(|&f| {
@@ -112,15 +111,18 @@ impl KeyDecode {
                     } else {
                         (1u64 << f.width) - 1
                     };
-                    let word = bits().map(move |b| {
-                        unordered_key(f.ty, (b.checked_shr(f.shift).unwrap_or(0) & mask) + f.min)
-                    });
+                    let word = |i: usize| {
+                        unordered_key(
+                            f.ty,
+                            (bits(i).checked_shr(f.shift).unwrap_or(0) & mask) + f.min,
+                        )
+                    };
                     match f.ty {
-                        key_type::U32 => ResultColumn::U32(word.map(|w| w as u32).collect_huge()),
+                        key_type::U32 => ResultColumn::U32(collect_indexed(g, |i| word(i) as u32)),
                         key_type::I32 => {
-                            ResultColumn::I32(word.map(|w| w as u32 as i32).collect_huge())
+                            ResultColumn::I32(collect_indexed(g, |i| word(i) as u32 as i32))
                         }
-                        _ => ResultColumn::I64(word.map(|w| w as i64).collect_huge()),
+                        _ => ResultColumn::I64(collect_indexed(g, |i| word(i) as i64)),
                     }
                 })
                 .collect(),

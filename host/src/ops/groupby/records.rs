@@ -2,14 +2,13 @@
 //! ([`k::record_words`] `u64` words each after a [`k::RECORDS_HEADER`]: key bits, count,
 //! accumulator words), and the host result they make.
 use cudarc::driver::DevicePtr;
-use rayon::prelude::*;
 use tessera_kernels::ops::groupby::{self as k, GROUPBY_MAX_AGGS, acc_result, code};
 use tessera_kernels::spec::KernelSpec;
 
 use super::keys::{KeyDecode, PreparedKey, check_key_count, prepare};
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped, ResultColumn, check_shape};
 use crate::error::{Error, Result};
-use crate::runtime::{CollectHuge, DeviceColumn, DeviceItem, Gpu, append_staged, grid_per_sm};
+use crate::runtime::{DeviceColumn, DeviceItem, Gpu, append_staged, collect_indexed, grid_per_sm};
 
 /// Groups whose records a variant reads back with its header, in its one copy.
 pub(super) const EAGER_GROUPS: usize = 256;
@@ -174,25 +173,23 @@ impl Accumulators {
     }
 
     /// The grouping's result from the groups' records in key order, as records or (`by_field`)
-    /// field by field (each column gathered in parallel: a result can hold as many groups as
+    /// field by field (a large result gathered on all cores: it can hold as many groups as
     /// rows).
     fn result(&self, data: &[u64], by_field: bool) -> Grouped {
         let w = self.words();
         let g = data.len() / w;
-        let field = |f: usize| {
-            (0..g).into_par_iter().map(move |i| {
-                if by_field {
-                    data[f * g + i]
-                } else {
-                    data[i * w + f]
-                }
-            })
+        let word = |f: usize, i: usize| {
+            if by_field {
+                data[f * g + i]
+            } else {
+                data[i * w + f]
+            }
         };
-        let keys = self.key.columns(|| field(0));
+        let keys = self.key.columns(g, |i| word(0, i));
         // The counts a mean divides by, gathered once where a mean asks for them.
         let any_mean = self.aggs.iter().any(|(a, _)| matches!(a, Agg::Mean(_)));
         let counts: Vec<u64> = if any_mean {
-            field(1).collect_huge()
+            collect_indexed(g, |i| word(1, i))
         } else {
             Vec::new()
         };
@@ -201,36 +198,34 @@ impl Accumulators {
             .iter()
             .map(|&(a, acc)| {
                 let Some((at, c)) = acc else {
-                    // Gathered again on all cores: faster than one core's clone of `counts`.
-                    return ResultColumn::U64(field(1).collect_huge());
+                    return ResultColumn::U64(collect_indexed(g, |i| word(1, i)));
                 };
-                let w = field(2 + at).map(|w| acc_result(c, w));
+                let w = |i: usize| acc_result(c, word(2 + at, i));
                 let float = matches!(c & code::TYPE, code::F32 | code::F64);
                 match a {
-                    Agg::Mean(_) => ResultColumn::F64(
-                        w.zip(counts.par_iter())
-                            .map(|(s, &n)| {
-                                let s = match c & code::TYPE {
-                                    code::U32 => s as f64,
-                                    code::I32 => s as i64 as f64,
-                                    _ => f64::from_bits(s),
-                                };
-                                s / n as f64
-                            })
-                            .collect_huge(),
-                    ),
-                    Agg::Sum(_) if float => ResultColumn::F64(w.map(f64::from_bits).collect_huge()),
-                    Agg::Sum(_) if c & code::TYPE == code::I32 => {
-                        ResultColumn::I64(w.map(|s| s as i64).collect_huge())
+                    Agg::Mean(_) => ResultColumn::F64(collect_indexed(g, |i| {
+                        let s = w(i);
+                        let s = match c & code::TYPE {
+                            code::U32 => s as f64,
+                            code::I32 => s as i64 as f64,
+                            _ => f64::from_bits(s),
+                        };
+                        s / counts[i] as f64
+                    })),
+                    Agg::Sum(_) if float => {
+                        ResultColumn::F64(collect_indexed(g, |i| f64::from_bits(w(i))))
                     }
-                    Agg::Sum(_) => ResultColumn::U64(w.collect_huge()),
+                    Agg::Sum(_) if c & code::TYPE == code::I32 => {
+                        ResultColumn::I64(collect_indexed(g, |i| w(i) as i64))
+                    }
+                    Agg::Sum(_) => ResultColumn::U64(collect_indexed(g, w)),
                     _ => match c & code::TYPE {
-                        code::U32 => ResultColumn::U32(w.map(|v| v as u32).collect_huge()),
-                        code::I32 => ResultColumn::I32(w.map(|v| v as u32 as i32).collect_huge()),
+                        code::U32 => ResultColumn::U32(collect_indexed(g, |i| w(i) as u32)),
+                        code::I32 => ResultColumn::I32(collect_indexed(g, |i| w(i) as u32 as i32)),
                         code::F32 => {
-                            ResultColumn::F32(w.map(|v| f32::from_bits(v as u32)).collect_huge())
+                            ResultColumn::F32(collect_indexed(g, |i| f32::from_bits(w(i) as u32)))
                         }
-                        _ => ResultColumn::F64(w.map(f64::from_bits).collect_huge()),
+                        _ => ResultColumn::F64(collect_indexed(g, |i| f64::from_bits(w(i)))),
                     },
                 }
             })
@@ -324,13 +319,8 @@ pub(super) fn read_range(
     c: &DeviceColumn<u64>,
     range: std::ops::Range<usize>,
 ) -> Result<Vec<u64>> {
-    let mut v = vec![0u64; range.len()];
-    if !v.is_empty() {
-        gpu.stream()
-            .memcpy_dtoh(&c.view().slice(range), &mut v[..])
-            .map_err(Error::driver("downloading a group-by's records", 0))?;
-    }
-    gpu.synchronize()?;
+    let mut v = Vec::with_capacity(range.len());
+    append_staged(gpu, &c.view().slice(range), &mut v)?;
     Ok(v)
 }
 
