@@ -7,11 +7,12 @@
 //! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
 //! that, four times for a skewed sample (and, while the groups fit, a table per block in
 //! shared memory), aggregates in one pass over the rows, and runs again with a table four
-//! times larger if the estimate was short. The groups then leave the table in key order: their keys and slots compacted, then
-//! ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and written
-//! as records on the device ([`DeviceGrouped`]), the first of them read back with the group
-//! count in one copy. Estimates of a few groups get a tiny shared table with a copy of each
-//! slot per lane, so that a warp's lanes do not serialize on the same words.
+//! times larger if the estimate was short. The groups then leave the table in key order:
+//! their keys and slots compacted, then ranked by counting (up to [`RANK_MAX`] groups) or
+//! sorted with the radix sort, and written as records on the device ([`DeviceGrouped`]), the
+//! first of them read back with the group count in one copy. Estimates of a few groups get a
+//! tiny shared table with a copy of each slot per lane, so that a warp's lanes do not
+//! serialize on the same words.
 use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shared_table_bytes};
 use tessera_kernels::spec::KernelSpec;
 
