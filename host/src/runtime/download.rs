@@ -232,7 +232,7 @@ fn huge_pages(ptr: *mut u8, len: usize) {
 }
 
 /// Fewest items that [`collect_indexed`] builds on all cores: below it, waking the pool's
-/// threads (tens of microseconds) costs more than one core's work.
+/// threads costs more than one core's work (figures in docs/perf-log.md).
 const PARALLEL_MIN_ITEMS: usize = 1 << 15;
 
 /// `f(i)` for each `i < n`, in order: on the calling thread for few items, else on all cores
