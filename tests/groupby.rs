@@ -816,12 +816,12 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
         })
         .collect();
     let cases = [
-        (few, Some(GroupByVariant::Hash)),
-        (narrow, Some(GroupByVariant::Partitioned)),
-        (many, Some(GroupByVariant::Sort)),
-        (skewed, None),
+        (few, Some(GroupByVariant::Hash), true),
+        (narrow, Some(GroupByVariant::Partitioned), false),
+        (many, Some(GroupByVariant::Sort), false),
+        (skewed, None, false),
     ];
-    for (k, want) in cases {
+    for (k, want, quick) in cases {
         let dk = gpu.upload(&k).unwrap();
         let keys = [DeviceKeyColumn::U32(&dk)];
         let values = [DeviceValueColumn::U32(&dv)];
@@ -832,6 +832,12 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
         let mut sample: Vec<u32> = (0..s).map(|j| k[j * n / s]).collect();
         let est = groups_from_sample_keys(&mut sample, n);
         assert_eq!(choice.estimated_groups, est.groups, "{want:?}: {est:?}");
+        // A hundred keys, every one in a full sample many times: no wait for the sample.
+        assert_eq!(
+            choice.quick,
+            quick && n >= GROUPBY_SAMPLES,
+            "{want:?}: {est:?}"
+        );
         // Under a size cap (the sanitizer runs) every key fits a shared table.
         if let Some(want) = want
             && n > 100_000

@@ -73,21 +73,64 @@ pub struct GroupByParams {
     /// Copies of each shared slot's count and accumulators: 1, or [`LANE_COPIES`] (one per
     /// lane, so that lanes adding to the same few groups do not serialize).
     pub shared_copies: u32,
-    /// Zero (keeps the struct free of padding).
-    pub pad: u32,
+    /// Nonzero: the launch follows [`GROUPBY_SAMPLE`] without the host's look at its counts.
+    /// The kernel reads them in the state words ([`STATE_SAMPLE`]) and takes its shared
+    /// table from [`quick_plan`] instead of `shared_slots` and `shared_copies`; where that
+    /// gives none, every block returns at once (the table stays empty).
+    pub quick: u32,
     /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY)).
     pub global_slots: u32,
     /// Most keys the global table takes before it reports an overflow.
     pub global_limit: u32,
 }
 
-/// State words of a launch: distinct keys inserted into the global table, and whether a key
-/// found it full (the host then runs again with a larger table).
+/// State words of a launch: distinct keys inserted into the global table, whether a key
+/// found it full (the host then runs again with a larger table), and the three counts of
+/// [`GROUPBY_SAMPLE`] where it wrote them there.
 pub const STATE_DISTINCT: usize = 0;
 /// See [`STATE_DISTINCT`].
 pub const STATE_OVERFLOW: usize = 1;
+/// See [`STATE_DISTINCT`]: three words.
+pub const STATE_SAMPLE: usize = 2;
 /// Words of a launch's state.
-pub const STATE_WORDS: usize = 2;
+pub const STATE_WORDS: usize = 5;
+
+/// Most estimated groups given a tiny shared table of [`TINY_SLOTS`] slots with a copy of
+/// its counts and accumulators per lane: lanes adding to the same few groups then touch
+/// different words instead of serializing on one.
+pub const TINY_GROUPS: u32 = 24;
+
+/// Slots of a tiny shared table (its limit twice [`TINY_GROUPS`]).
+pub const TINY_SLOTS: u32 = 64;
+
+/// Fewest slots of a shared table: its limit leaves at least one slot per thread of a
+/// block empty, so that no walk runs the table round.
+pub const MIN_SHARED_SLOTS: u32 = 2048;
+
+/// Most distinct keys, and most of them seen once, in a full sample ([`GROUPBY_SAMPLES`]
+/// rows) for which [`quick_plan`] gives the [`MIN_SHARED_SLOTS`] table: even Chao's bound
+/// for a skewed sample then stays below 650 groups, half that table's limit.
+pub const QUICK_MAX_DISTINCT: u32 = 512;
+/// See [`QUICK_MAX_DISTINCT`].
+pub const QUICK_MAX_ONCE: u32 = 16;
+
+/// The shared table (slots, copies) that a full sample's counts alone call for: `d`
+/// distinct keys, `f1` of them seen once. Fewer than [`TINY_GROUPS`] keys, at most one seen
+/// once: the tiny table with a copy per lane; up to [`QUICK_MAX_DISTINCT`] keys, at most
+/// [`QUICK_MAX_ONCE`] of them seen once (the sample then saw nearly every group): the
+/// [`MIN_SHARED_SLOTS`] table; else `None`, and the host sizes the tables from its
+/// estimate. Each table holds twice the host's estimate for such samples.
+pub const fn quick_plan(d: u32, f1: u32) -> Option<(u32, u32)> {
+    if d == 0 {
+        None
+    } else if d < TINY_GROUPS && f1 <= 1 {
+        Some((TINY_SLOTS, LANE_COPIES))
+    } else if d <= QUICK_MAX_DISTINCT && f1 <= QUICK_MAX_ONCE {
+        Some((MIN_SHARED_SLOTS, 1))
+    } else {
+        None
+    }
+}
 
 /// Copies of a tiny shared table's counts and accumulators: one per lane.
 pub const LANE_COPIES: u32 = 32;
@@ -623,7 +666,15 @@ mod device {
         g: GlobalTable,
         filled: Shared<u32>,
     ) {
-        let shared_slots = p.shared_slots;
+        let (mut shared_slots, mut shared_copies) = (p.shared_slots, p.shared_copies);
+        if p.quick != 0 {
+            // SAFETY: the state words are in bounds; the sample kernel wrote them before.
+            let c = |i: usize| unsafe { g.state.add(super::STATE_SAMPLE + i).read() };
+            match super::quick_plan(c(0), c(1)) {
+                Some(plan) => (shared_slots, shared_copies) = plan,
+                None => return,
+            }
+        }
         // A kernel for one accumulator code has it as a constant: every dispatch on it folds.
         let codes: [u32; A] = core::array::from_fn(|a| {
             if CODE == super::ANY_CODE {
@@ -636,7 +687,7 @@ mod device {
         let keys = p.keys as *const u32;
         let n = p.n as usize;
         let shared = shared_slots != 0;
-        let copies = if p.shared_copies == super::LANE_COPIES {
+        let copies = if shared_copies == super::LANE_COPIES {
             super::LANE_COPIES
         } else {
             1
@@ -947,7 +998,9 @@ pub const fn record_words(aggs: usize) -> usize {
     2 + aggs
 }
 
-/// Words before the records: the group count and the overflow flag.
+/// Words before the records: the group count, then the overflow flag (bits 0-15). The hash
+/// group-by's ranking also gives the sample's counts of the state words ([`STATE_SAMPLE`],
+/// zero where the host read them itself) in that word's bits 16-31, 32-47 and 48-63.
 pub const RECORDS_HEADER: usize = 2;
 
 /// Lanes that rank one key together in [`GROUPBY_RANK`].
@@ -991,7 +1044,8 @@ crate::kernel! {
     /// compacted keys (distinct) in dynamic shared memory (`4 * rank_staged(most)` bytes),
     /// and [`RANK_LANES`] lanes rank one key by the number below it, each over every
     /// `RANK_LANES`-th group of four, and write its record there. Block 0 writes the header:
-    /// G and the global table's overflow flag. For small G (work G^2 / 4 vector loads).
+    /// G and the global table's overflow flag with the sample's counts ([`RECORDS_HEADER`]).
+    /// For small G (work G^2 / 4 vector loads).
     GROUPBY_RANK = groupby_rank[NT = 256, IPT = 1](
         key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
         keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
@@ -1004,7 +1058,11 @@ crate::kernel! {
             // SAFETY: the header's words; the state's.
             unsafe {
                 records.write(g as u64);
-                records.add(1).write(state.add(STATE_OVERFLOW).read() as u64);
+                let word = |i: usize| state.add(i).read() as u64;
+                let sample = word(STATE_SAMPLE)
+                    | word(STATE_SAMPLE + 1) << 16
+                    | word(STATE_SAMPLE + 2) << 32;
+                records.add(1).write(word(STATE_OVERFLOW) | sample << 16);
             }
         }
         let per_block = NT / RANK_LANES;

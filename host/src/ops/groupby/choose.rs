@@ -11,7 +11,7 @@
 //! while the groups fit shared memory, else partitioned where the key range allows, else
 //! sort. `tessera bench groupby` prints every variant next to the choice at each G and
 //! distribution, which is how the thresholds were checked (figures in `docs/perf-log.md`).
-use super::hash::HashPlan;
+use super::hash::{FirstLook, HashPlan};
 use super::partition::PartPlan;
 use super::records::{DeviceGrouped, GpuKey, check};
 use super::sort::sort_checked;
@@ -37,6 +37,10 @@ pub struct GroupByChoice {
     pub variant: GroupByVariant,
     /// The group count estimated from a sample of the keys (0 for empty input).
     pub estimated_groups: usize,
+    /// Whether the sample called for a small shared table
+    /// ([`quick_plan`](tessera_kernels::ops::groupby::quick_plan)), so that the hash
+    /// group-by ran right after it, the host reading the sample with the result.
+    pub quick: bool,
 }
 
 /// The group-by of `keys` with `aggs` over `values` on the GPU, by the variant the module's
@@ -73,6 +77,7 @@ pub fn group_by_device(
     let choice = |variant, estimated_groups| GroupByChoice {
         variant,
         estimated_groups,
+        quick: false,
     };
     if checked.n == 0 {
         let empty = DeviceGrouped::empty(checked.accs);
@@ -85,7 +90,16 @@ pub fn group_by_device(
         let r = sort_checked(gpu, key, values, accs)?;
         return Ok((r, choice(GroupByVariant::Sort, 0)));
     }
-    let plan = HashPlan::new(gpu, key, values, &accs)?;
+    let plan = match HashPlan::first_look(gpu, key, values, &accs)? {
+        FirstLook::Done(r, est) => {
+            let quick = GroupByChoice {
+                quick: true,
+                ..choice(GroupByVariant::Hash, est.groups)
+            };
+            return Ok((r, quick));
+        }
+        FirstLook::Plan(plan) => plan,
+    };
     let est = plan.estimate();
     if plan.in_shared() {
         return Ok((plan.run(gpu, accs)?, choice(GroupByVariant::Hash, est)));

@@ -7,13 +7,20 @@
 //! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
 //! that, four times for a skewed sample (and, while the groups fit, a table per block in
 //! shared memory), aggregates in one pass over the rows, and runs again with a table four
-//! times larger if the estimate was short. The groups then leave the table in key order:
+//! times larger if the estimate was short. Where the sample's counts alone call for a small
+//! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once),
+//! the kernels take it from the sample on the GPU: the host queues the sample, the
+//! aggregation and the records' ordering together and reads the sample's counts with the
+//! result, instead of waiting for the sample before it sizes the tables. The groups then leave the table in key order:
 //! their keys and slots compacted, then ranked by counting (up to [`RANK_MAX`] groups) or
 //! sorted with the radix sort, and written as records on the device ([`DeviceGrouped`]), the
 //! first of them read back with the group count in one copy. Estimates of a few groups get a
 //! tiny shared table with a copy of each slot per lane, so that a warp's lanes do not
 //! serialize on the same words.
-use tessera_kernels::ops::groupby::{self as k, GroupByParams, shared_limit, shared_table_bytes};
+use tessera_kernels::ops::groupby::{
+    self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, TINY_GROUPS, TINY_SLOTS, shared_limit,
+    shared_table_bytes,
+};
 use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
@@ -28,21 +35,13 @@ use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 /// are sorted by the radix sort.
 const RANK_MAX: usize = 32 * 1024;
 
-/// Fewest slots of a shared table: its limit leaves at least one slot per thread of a block
-/// empty, so that no walk runs the table round. (A larger table than the groups need
-/// measured slower: see `docs/perf-log.md`.)
-const MIN_SHARED_SLOTS: u32 = 2048;
-
-/// Most estimated groups given a tiny table of [`TINY_SLOTS`] slots with a copy of its counts
-/// and accumulators per lane: lanes adding to the same few groups then touch different
-/// words instead of serializing on one.
-const TINY_GROUPS: usize = 24;
-
-/// Slots of a tiny table (its limit twice [`TINY_GROUPS`]).
-const TINY_SLOTS: u32 = 64;
-
 /// Fewest slots of the global table.
 const MIN_GLOBAL_SLOTS: u64 = 1024;
+
+/// Slots of the global table of a grouping that runs on the sample's word alone
+/// ([`k::quick_plan`]): room for the groups such a sample leaves possible, and few enough
+/// that the ranking orders them.
+const QUICK_GLOBAL_SLOTS: u64 = 4096;
 
 /// Most slots of the global table a first attempt takes on the sample's word; a larger
 /// group count grows it by overflow.
@@ -85,7 +84,10 @@ pub fn group_by_hash_device(
     }
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
-    HashPlan::new(gpu, key.key(), values, &accs)?.run(gpu, accs)
+    match HashPlan::first_look(gpu, key.key(), values, &accs)? {
+        FirstLook::Done(r, _) => Ok(r),
+        FirstLook::Plan(plan) => plan.run(gpu, accs),
+    }
 }
 
 const NAME: &str = "group_by_hash";
@@ -100,46 +102,86 @@ pub(super) struct HashPlan {
     skewed: bool,
 }
 
+/// What the first look at the keys gave.
+pub(super) enum FirstLook {
+    /// The grouping itself, with the sample's estimate: the sample called for a small shared
+    /// table ([`k::quick_plan`]), so the aggregation followed it without the host reading it.
+    Done(DeviceGrouped, SampleEstimate),
+    /// The plan sized from the sample's estimate.
+    Plan(HashPlan),
+}
+
 impl HashPlan {
-    /// Estimates the group count (a sample, one synchronization) and sizes the tables.
-    pub(super) fn new(
+    /// Samples the keys and, where the sample calls for a small shared table, groups at once:
+    /// the sample, the aggregation, the compaction and the ranking are queued together and
+    /// the host reads the sample's counts with the records' head, one synchronization in
+    /// all. Else (or when the groups overflowed that table) the plan sized from the sample's
+    /// estimate. Inputs of fewer rows than a sample, and accumulators whose small tables do
+    /// not fit shared memory, are sampled first (one synchronization), then planned.
+    pub(super) fn first_look(
         gpu: &Gpu,
         key: GpuKey,
         values: &[DeviceValueColumn],
         accs: &Accumulators,
-    ) -> Result<Self> {
-        let (key_ptr, key_xor, n) = match key {
-            GpuKey::U32(c) => (ptr(gpu, c), 0, c.len()),
-            GpuKey::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
-            GpuKey::U64(_) => {
-                return Err(Error::invalid(format!(
-                    "{NAME}: the key columns' ranges need more than 32 bits packed, the most \
-                     its tables hold; group them with group_by_sort (or group_by, which \
-                     chooses)"
-                )));
-            }
-        };
-        let mut params = GroupByParams {
-            keys: key_ptr,
-            n: n as u32,
-            ..GroupByParams::default()
-        };
-        for (a, &(col, c)) in accs.list.iter().enumerate() {
-            params.values[a] = value_ptr(gpu, values[col]);
-            params.codes[a] = c;
+    ) -> Result<FirstLook> {
+        let (mut params, key_xor) = hash_params(gpu, key, values, accs)?;
+        let n = params.n as usize;
+        let aggs = accs.list.len();
+        let base = hash_spec(&accs.list);
+        let smem = shared_table_bytes(TINY_SLOTS, LANE_COPIES, aggs).max(shared_table_bytes(
+            MIN_SHARED_SLOTS,
+            1,
+            aggs,
+        ));
+        if n < k::GROUPBY_SAMPLES || gpu.allow_max_dynamic_smem(&base)? < smem {
+            let est = estimate_groups(gpu, &params)?;
+            return Self::sized(gpu, params, key_xor, accs, est).map(FirstLook::Plan);
         }
+        params.quick = 1;
+        let mut table = GlobalTable::new(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
+        {
+            let mut out = table.state.view_mut();
+            let mut out = out.slice_mut(k::STATE_SAMPLE..k::STATE_SAMPLE + 3);
+            let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
+            // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it
+            // writes the three words of `out`.
+            unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, &mut out)) }?;
+        }
+        table.aggregate(gpu, &base, smem)?;
+        let attempt = table.records(gpu, key_xor)?;
+        let [d, f1, f2] = attempt.sample;
+        let est =
+            groups_from_sample_counts(d as usize, f1 as usize, f2 as usize, k::GROUPBY_SAMPLES, n);
+        if k::quick_plan(d, f1).is_some()
+            && let Some(r) = attempt.records
+        {
+            let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
+            return Ok(FirstLook::Done(grouped, est));
+        }
+        params.quick = 0;
+        Self::sized(gpu, params, key_xor, accs, est).map(FirstLook::Plan)
+    }
+
+    /// The plan for `params` (tables not yet sized) from the sample's estimate.
+    fn sized(
+        gpu: &Gpu,
+        mut params: GroupByParams,
+        key_xor: u32,
+        accs: &Accumulators,
+        estimate: SampleEstimate,
+    ) -> Result<Self> {
         let SampleEstimate {
             groups: est,
             skewed,
-        } = estimate_groups(gpu, &params)?;
+        } = estimate;
+        let aggs = accs.list.len();
         let base = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&base)?;
-        (params.shared_slots, params.shared_copies) =
-            shared_slots(est, skewed, accs.list.len(), max_smem);
+        (params.shared_slots, params.shared_copies) = shared_slots(est, skewed, aggs, max_smem);
         // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
         // keep twice the rows in flight.
-        let smem = shared_table_bytes(params.shared_slots, params.shared_copies, accs.list.len());
-        let wide = k::GROUPBY_HASH_WIDE[accs.list.len()];
+        let smem = shared_table_bytes(params.shared_slots, params.shared_copies, aggs);
+        let wide = k::GROUPBY_HASH_WIDE[aggs];
         let spec = if params.shared_slots >= k::WIDE_MIN_SLOTS
             && gpu.blocks_per_sm(&base, smem)? == 1
             && gpu.allow_max_dynamic_smem(&wide)? >= smem
@@ -175,9 +217,15 @@ impl HashPlan {
         let room = if self.skewed { 4 } else { 2 } * self.est as u64;
         let mut slots = room.clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
         loop {
-            let mut table = GlobalTable::new(gpu, params, slots, accs.list.len())?;
-            table.aggregate(gpu, &self.spec, params)?;
-            if let Some(r) = table.records(gpu, self.key_xor)? {
+            let aggs = accs.list.len();
+            let mut table = GlobalTable::new(gpu, params, slots, aggs)?;
+            let smem = if params.shared_slots == 0 {
+                0
+            } else {
+                shared_table_bytes(params.shared_slots, params.shared_copies, aggs)
+            };
+            table.aggregate(gpu, &self.spec, smem)?;
+            if let Some(r) = table.records(gpu, self.key_xor)?.records {
                 return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
             }
             if slots > u32::MAX as u64 / 4 {
@@ -267,6 +315,36 @@ pub fn groups_from_sample_counts(
     }
 }
 
+/// The hash group-by's parameters for `key` and the accumulators' columns, tables not yet
+/// sized, and the bits that turn an `i32` key into its order as `u32`.
+fn hash_params(
+    gpu: &Gpu,
+    key: GpuKey,
+    values: &[DeviceValueColumn],
+    accs: &Accumulators,
+) -> Result<(GroupByParams, u32)> {
+    let (key_ptr, key_xor, n) = match key {
+        GpuKey::U32(c) => (ptr(gpu, c), 0, c.len()),
+        GpuKey::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
+        GpuKey::U64(_) => {
+            return Err(Error::invalid(format!(
+                "{NAME}: the key columns' ranges need more than 32 bits packed, the most its \
+                 tables hold; group them with group_by_sort (or group_by, which chooses)"
+            )));
+        }
+    };
+    let mut params = GroupByParams {
+        keys: key_ptr,
+        n: n as u32,
+        ..GroupByParams::default()
+    };
+    for (a, &(col, c)) in accs.list.iter().enumerate() {
+        params.values[a] = value_ptr(gpu, values[col]);
+        params.codes[a] = c;
+    }
+    Ok((params, key_xor))
+}
+
 /// The group count estimated from a sample of the keys: one block counts the sample's keys
 /// (distinct, seen once, seen twice) and the host reads the three counts.
 fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
@@ -293,9 +371,10 @@ fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> 
 /// [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but the largest table that
 /// does holds most of the groups, that one (the rest go to the global table); else none.
 fn shared_slots(groups: usize, skewed: bool, accs: usize, max_smem: usize) -> (u32, u32) {
-    if groups <= TINY_GROUPS && k::shared_table_bytes(TINY_SLOTS, k::LANE_COPIES, accs) <= max_smem
+    if groups <= TINY_GROUPS as usize
+        && shared_table_bytes(TINY_SLOTS, LANE_COPIES, accs) <= max_smem
     {
-        return (TINY_SLOTS, k::LANE_COPIES);
+        return (TINY_SLOTS, LANE_COPIES);
     }
     let fits =
         (max_smem / (8 * accs + 8)).saturating_sub(k::shared_entries(0, 1) as usize) / 256 * 256;
@@ -328,6 +407,13 @@ struct TableRecords {
     head: Vec<u64>,
 }
 
+/// What one attempt gave: the records (`None` when the global table overflowed), and the
+/// sample's counts where the kernels read them (else zeros).
+struct Attempt {
+    records: Option<TableRecords>,
+    sample: [u32; 3],
+}
+
 /// The global table of one attempt.
 struct GlobalTable {
     params: PodBuffer<GroupByParams>,
@@ -338,6 +424,7 @@ struct GlobalTable {
     slots: u32,
     limit: u32,
     accs: u32,
+    n: u32,
 }
 
 impl GlobalTable {
@@ -358,6 +445,7 @@ impl GlobalTable {
             slots,
             limit: params.global_limit,
             accs: accs as u32,
+            n: params.n,
         };
         let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
         // SAFETY: the arrays hold `slots + 1` items (accumulators: `accs` times that).
@@ -371,20 +459,11 @@ impl GlobalTable {
         Ok(t)
     }
 
-    /// One pass over the rows into the table.
-    fn aggregate(
-        &mut self,
-        gpu: &Gpu,
-        spec: &KernelSpec<k::HashArgs>,
-        p: &GroupByParams,
-    ) -> Result<()> {
-        let smem = if p.shared_slots == 0 {
-            0
-        } else {
-            shared_table_bytes(p.shared_slots, p.shared_copies, self.accs as usize)
-        };
+    /// One pass over the table's `n` rows into it, the blocks given `smem` bytes of shared
+    /// memory for their tables.
+    fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, smem: usize) -> Result<()> {
         let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
-        let mut cfg = grid_per_sm(gpu, spec, p.n as usize, per_sm.into())?;
+        let mut cfg = grid_per_sm(gpu, spec, self.n as usize, per_sm.into())?;
         cfg.shared_mem_bytes = smem as u32;
         let t = self;
         // SAFETY: the parameters describe the launch's columns and this table; the shared
@@ -406,8 +485,9 @@ impl GlobalTable {
 
     /// The groups' records in key order, their count and the first of them on the host
     /// (`None` when the table overflowed): ranked by counting where the table's limit is
-    /// small, else sorted by the radix sort.
-    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<TableRecords>> {
+    /// small, else sorted by the radix sort. With them, the sample's counts in the state
+    /// words where the ranking read them (else zeros).
+    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Attempt> {
         let len = self.slots + 1;
         // Keys in the table's slots, and the key of the extra slot.
         let most = self.limit + 1;
@@ -462,15 +542,23 @@ impl GlobalTable {
             }?;
             // The header and the first groups in one copy: one synchronization for most
             // calls, without copying the room of groups that did not come.
-            let (groups, overflow, head) = read_head(gpu, &records, most as usize, words)?;
-            return Ok((!overflow).then_some(TableRecords {
-                records,
-                groups,
-                head,
-            }));
+            let (groups, flags, head) = read_head(gpu, &records, most as usize, words)?;
+            let field = |i: u32| (flags >> (16 * i)) as u16 as u32;
+            return Ok(Attempt {
+                records: (field(0) == 0).then_some(TableRecords {
+                    records,
+                    groups,
+                    head,
+                }),
+                sample: [field(1), field(2), field(3)],
+            });
         }
+        let none = |records| Attempt {
+            records,
+            sample: [0; 3],
+        };
         if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
-            return Ok(None);
+            return Ok(none(None));
         }
         let groups = cursor.to_vec(gpu)?[0] as usize;
         if groups > most as usize {
@@ -503,17 +591,70 @@ impl GlobalTable {
                 ),
             )
         }?;
-        Ok(Some(TableRecords {
+        Ok(none(Some(TableRecords {
             records,
             groups,
             head: Vec::new(),
-        }))
+        })))
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::groups_from_sample_keys;
+    use super::{groups_from_sample_counts, groups_from_sample_keys};
+    use tessera_kernels::ops::groupby::shared_limit;
+    use tessera_kernels::ops::groupby::{self as k, quick_plan};
+
+    /// Every full sample for which the kernels take a table on the sample's word alone gets
+    /// one with room for twice the host's estimate, whatever the row count; uniform keys
+    /// of up to 500 groups get one.
+    #[test]
+    fn quick_plans_hold_twice_the_estimate() {
+        let s = k::GROUPBY_SAMPLES;
+        let mut quick = 0;
+        for n in [s, 100_000, 1 << 27, u32::MAX as usize] {
+            for d in 0..=k::QUICK_MAX_DISTINCT + 8 {
+                for f1 in 0..=(k::QUICK_MAX_ONCE + 2).min(d) {
+                    // A full sample's counts: more rows than the keys seen once or twice
+                    // hold, so some key is seen three times or more. Chao's bound is
+                    // largest at few doubletons.
+                    let most = (d - f1).saturating_sub(1);
+                    for f2 in [0, 1, 2, 3, most / 2, most]
+                        .into_iter()
+                        .filter(|&f| f <= most)
+                    {
+                        let Some((slots, _)) = quick_plan(d, f1) else {
+                            continue;
+                        };
+                        quick += 1;
+                        let est =
+                            groups_from_sample_counts(d as usize, f1 as usize, f2 as usize, s, n);
+                        let room = 2 * est.groups as u32;
+                        assert!(
+                            room <= shared_limit(slots),
+                            "d {d} f1 {f1} f2 {f2} n {n}: {est:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(quick > 1000);
+        for g in [1u64, 2, 23, 24, 100, 500] {
+            let mut keys = sample(s, |x| (x % g) as u32);
+            keys.sort_unstable();
+            let d = keys.chunk_by(|a, b| a == b).count() as u32;
+            let f1 = keys
+                .chunk_by(|a, b| a == b)
+                .filter(|r| r.len() == 1)
+                .count() as u32;
+            let want = if g < 24 {
+                k::TINY_SLOTS
+            } else {
+                k::MIN_SHARED_SLOTS
+            };
+            assert_eq!(quick_plan(d, f1).map(|p| p.0), Some(want), "{g} groups");
+        }
+    }
 
     /// `s` keys drawn by `f` from a fixed-seed stream.
     fn sample(s: usize, mut f: impl FnMut(u64) -> u32) -> Vec<u32> {
