@@ -998,9 +998,7 @@ pub const fn record_words(aggs: usize) -> usize {
     2 + aggs
 }
 
-/// Words before the records: the group count, then the overflow flag (bits 0-15). The hash
-/// group-by's ranking also gives the sample's counts of the state words ([`STATE_SAMPLE`],
-/// zero where the host read them itself) in that word's bits 16-31, 32-47 and 48-63.
+/// Words before the records: the group count and the overflow flag.
 pub const RECORDS_HEADER: usize = 2;
 
 /// Lanes that rank one key together in [`GROUPBY_RANK`].
@@ -1044,8 +1042,7 @@ crate::kernel! {
     /// compacted keys (distinct) in dynamic shared memory (`4 * rank_staged(most)` bytes),
     /// and [`RANK_LANES`] lanes rank one key by the number below it, each over every
     /// `RANK_LANES`-th group of four, and write its record there. Block 0 writes the header:
-    /// G and the global table's overflow flag with the sample's counts ([`RECORDS_HEADER`]).
-    /// For small G (work G^2 / 4 vector loads).
+    /// G and the global table's overflow flag. For small G (work G^2 / 4 vector loads).
     GROUPBY_RANK = groupby_rank[NT = 256, IPT = 1](
         key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
         keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
@@ -1058,11 +1055,7 @@ crate::kernel! {
             // SAFETY: the header's words; the state's.
             unsafe {
                 records.write(g as u64);
-                let word = |i: usize| state.add(i).read() as u64;
-                let sample = word(STATE_SAMPLE)
-                    | word(STATE_SAMPLE + 1) << 16
-                    | word(STATE_SAMPLE + 2) << 32;
-                records.add(1).write(word(STATE_OVERFLOW) | sample << 16);
+                records.add(1).write(state.add(STATE_OVERFLOW).read() as u64);
             }
         }
         let per_block = NT / RANK_LANES;

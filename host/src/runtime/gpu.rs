@@ -46,6 +46,8 @@ pub struct Gpu {
     resident_cap: std::sync::atomic::AtomicU32,
     /// The staged downloads' page-locked buffer (`runtime::download`), made on first use.
     pub(super) staging: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
+    /// The page-locked words of [`Gpu::read_early`], made on first use.
+    pub(super) early: Mutex<Option<cudarc::driver::PinnedHostSlice<u32>>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -126,6 +128,7 @@ impl Gpu {
             smem_allowed: Mutex::new(HashMap::new()),
             resident_cap: std::sync::atomic::AtomicU32::new(0),
             staging: Mutex::new(None),
+            early: Mutex::new(None),
             name,
             arch,
             sm_count,

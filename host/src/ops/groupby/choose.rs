@@ -39,7 +39,7 @@ pub struct GroupByChoice {
     pub estimated_groups: usize,
     /// Whether the sample called for a small shared table
     /// ([`quick_plan`](tessera_kernels::ops::groupby::quick_plan)), so that the hash
-    /// group-by ran right after it, the host reading the sample with the result.
+    /// group-by ran right after it, without waiting for the host to read the sample.
     pub quick: bool,
 }
 

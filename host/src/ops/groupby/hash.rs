@@ -9,9 +9,10 @@
 //! shared memory), aggregates in one pass over the rows, and runs again with a table four
 //! times larger if the estimate was short. Where the sample's counts alone call for a small
 //! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once),
-//! the kernels take it from the sample on the GPU: the host queues the sample, the
-//! aggregation and the records' ordering together and reads the sample's counts with the
-//! result, instead of waiting for the sample before it sizes the tables. The groups then leave the table in key order:
+//! the kernels take it from the sample on the GPU: the host queues the sample and the
+//! aggregation together and reads the sample's counts while the aggregation runs, instead of
+//! waiting for the sample before it sizes the tables. Other samples make the aggregation
+//! return at once, and the host sizes the tables from the estimate. The groups then leave the table in key order:
 //! their keys and slots compacted, then ranked by counting (up to [`RANK_MAX`] groups) or
 //! sorted with the radix sort, and written as records on the device ([`DeviceGrouped`]), the
 //! first of them read back with the group count in one copy. Estimates of a few groups get a
@@ -113,9 +114,9 @@ pub(super) enum FirstLook {
 
 impl HashPlan {
     /// Samples the keys and, where the sample calls for a small shared table, groups at once:
-    /// the sample, the aggregation, the compaction and the ranking are queued together and
-    /// the host reads the sample's counts with the records' head, one synchronization in
-    /// all. Else (or when the groups overflowed that table) the plan sized from the sample's
+    /// the sample and the aggregation are queued together, and the host reads the sample's
+    /// counts (copied to page-locked memory between the two) while the aggregation runs.
+    /// Else (or when the groups overflowed that table) the plan sized from the sample's
     /// estimate. Inputs of fewer rows than a sample, and accumulators whose small tables do
     /// not fit shared memory, are sampled first (one synchronization), then planned.
     pub(super) fn first_look(
@@ -147,13 +148,17 @@ impl HashPlan {
             // writes the three words of `out`.
             unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, &mut out)) }?;
         }
+        // The sample's counts come back while the aggregation runs (or has returned at once).
+        let view = table.state.view();
+        let mut early = gpu.read_early(&view.slice(k::STATE_SAMPLE..k::STATE_SAMPLE + 3))?;
         table.aggregate(gpu, &base, smem)?;
-        let attempt = table.records(gpu, key_xor)?;
-        let [d, f1, f2] = attempt.sample;
+        let c = early.wait()?;
+        drop(early);
+        let (d, f1, f2) = (c[0], c[1], c[2]);
         let est =
             groups_from_sample_counts(d as usize, f1 as usize, f2 as usize, k::GROUPBY_SAMPLES, n);
         if k::quick_plan(d, f1).is_some()
-            && let Some(r) = attempt.records
+            && let Some(r) = table.records(gpu, key_xor)?
         {
             let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
             return Ok(FirstLook::Done(grouped, est));
@@ -225,7 +230,7 @@ impl HashPlan {
                 shared_table_bytes(params.shared_slots, params.shared_copies, aggs)
             };
             table.aggregate(gpu, &self.spec, smem)?;
-            if let Some(r) = table.records(gpu, self.key_xor)?.records {
+            if let Some(r) = table.records(gpu, self.key_xor)? {
                 return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
             }
             if slots > u32::MAX as u64 / 4 {
@@ -407,13 +412,6 @@ struct TableRecords {
     head: Vec<u64>,
 }
 
-/// What one attempt gave: the records (`None` when the global table overflowed), and the
-/// sample's counts where the kernels read them (else zeros).
-struct Attempt {
-    records: Option<TableRecords>,
-    sample: [u32; 3],
-}
-
 /// The global table of one attempt.
 struct GlobalTable {
     params: PodBuffer<GroupByParams>,
@@ -485,9 +483,8 @@ impl GlobalTable {
 
     /// The groups' records in key order, their count and the first of them on the host
     /// (`None` when the table overflowed): ranked by counting where the table's limit is
-    /// small, else sorted by the radix sort. With them, the sample's counts in the state
-    /// words where the ranking read them (else zeros).
-    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Attempt> {
+    /// small, else sorted by the radix sort.
+    fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<TableRecords>> {
         let len = self.slots + 1;
         // Keys in the table's slots, and the key of the extra slot.
         let most = self.limit + 1;
@@ -542,23 +539,15 @@ impl GlobalTable {
             }?;
             // The header and the first groups in one copy: one synchronization for most
             // calls, without copying the room of groups that did not come.
-            let (groups, flags, head) = read_head(gpu, &records, most as usize, words)?;
-            let field = |i: u32| (flags >> (16 * i)) as u16 as u32;
-            return Ok(Attempt {
-                records: (field(0) == 0).then_some(TableRecords {
-                    records,
-                    groups,
-                    head,
-                }),
-                sample: [field(1), field(2), field(3)],
-            });
+            let (groups, overflow, head) = read_head(gpu, &records, most as usize, words)?;
+            return Ok((!overflow).then_some(TableRecords {
+                records,
+                groups,
+                head,
+            }));
         }
-        let none = |records| Attempt {
-            records,
-            sample: [0; 3],
-        };
         if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
-            return Ok(none(None));
+            return Ok(None);
         }
         let groups = cursor.to_vec(gpu)?[0] as usize;
         if groups > most as usize {
@@ -591,11 +580,11 @@ impl GlobalTable {
                 ),
             )
         }?;
-        Ok(none(Some(TableRecords {
+        Ok(Some(TableRecords {
             records,
             groups,
             head: Vec::new(),
-        })))
+        }))
     }
 }
 

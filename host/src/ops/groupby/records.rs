@@ -325,19 +325,18 @@ pub(super) fn read_range(
 }
 
 /// Reads the header and the first [`EAGER_GROUPS`] records of `records` (room for `most`
-/// groups) in one copy: the group count, the header's second word (the overflow flag in its
-/// low 16 bits, see [`k::RECORDS_HEADER`]), and those records.
+/// groups) in one copy: the group count, the overflow flag, and those records.
 pub(super) fn read_head(
     gpu: &Gpu,
     records: &DeviceColumn<u64>,
     most: usize,
     words: usize,
-) -> Result<(usize, u64, Vec<u64>)> {
+) -> Result<(usize, bool, Vec<u64>)> {
     let first = k::RECORDS_HEADER + most.min(EAGER_GROUPS) * words;
     let mut head = read_range(gpu, records, 0..first)?;
-    let (groups, flags) = (head[0] as usize, head[1]);
+    let (groups, overflow) = (head[0] as usize, head[1] != 0);
     head.drain(..k::RECORDS_HEADER);
-    Ok((groups, flags, head))
+    Ok((groups, overflow, head))
 }
 
 #[cfg(test)]
