@@ -253,8 +253,6 @@ pub(crate) fn collect_indexed<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync +
 }
 
 impl Gpu {
-    /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated
-    /// on first use), holding them for its duration.
     /// Queues a copy of `src` (at most [`EARLY_WORDS`] words) to page-locked memory at this
     /// point of the stream, and returns at once: [`EarlyWords::wait`] then waits for that
     /// copy alone, not for the work queued after it. For a decision the host can take while
@@ -300,6 +298,8 @@ impl Gpu {
         Ok(EarlyWords { guard, copied, len })
     }
 
+    /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated
+    /// on first use), holding them for its duration.
     pub(super) fn with_staging<R>(&self, f: impl FnOnce([&mut [u8]; 2]) -> Result<R>) -> Result<R> {
         // The buffer is scratch with no invariant a panic could break: a poisoned lock is
         // taken as it is.

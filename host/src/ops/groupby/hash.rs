@@ -12,12 +12,13 @@
 //! the kernels take it from the sample on the GPU: the host queues the sample and the
 //! aggregation together and reads the sample's counts while the aggregation runs, instead of
 //! waiting for the sample before it sizes the tables. Other samples make the aggregation
-//! return at once, and the host sizes the tables from the estimate. The groups then leave the table in key order:
-//! their keys and slots compacted, then ranked by counting (up to [`RANK_MAX`] groups) or
-//! sorted with the radix sort, and written as records on the device ([`DeviceGrouped`]), the
-//! first of them read back with the group count in one copy. Estimates of a few groups get a
-//! tiny shared table with a copy of each slot per lane, so that a warp's lanes do not
-//! serialize on the same words.
+//! return at once, and the host sizes the tables from the estimate. The groups then leave
+//! the table in key order: their keys and slots compacted, then ranked by counting (up to
+//! [`RANK_MAX`] groups) or sorted with the radix sort, and written as records on the device
+//! ([`DeviceGrouped`]), the first of them read back with the group count in one copy.
+//! Estimates of a few groups get a tiny shared table with a copy of each slot per lane, so
+//! that a warp's lanes do not serialize on the same words.
+use cudarc::driver::CudaViewMut;
 use tessera_kernels::ops::groupby::{
     self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, TINY_GROUPS, TINY_SLOTS, shared_limit,
     shared_table_bytes,
@@ -141,12 +142,12 @@ impl HashPlan {
         params.quick = 1;
         let mut table = GlobalTable::new(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
         {
-            let mut out = table.state.view_mut();
-            let mut out = out.slice_mut(k::STATE_SAMPLE..k::STATE_SAMPLE + 3);
-            let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
-            // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it
-            // writes the three words of `out`.
-            unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, &mut out)) }?;
+            let mut state = table.state.view_mut();
+            sample(
+                gpu,
+                &params,
+                &mut state.slice_mut(k::STATE_SAMPLE..k::STATE_SAMPLE + 3),
+            )?;
         }
         // The sample's counts come back while the aggregation runs (or has returned at once).
         let view = table.state.view();
@@ -154,10 +155,8 @@ impl HashPlan {
         table.aggregate(gpu, &base, smem)?;
         let c = early.wait()?;
         drop(early);
-        let (d, f1, f2) = (c[0], c[1], c[2]);
-        let est =
-            groups_from_sample_counts(d as usize, f1 as usize, f2 as usize, k::GROUPBY_SAMPLES, n);
-        if k::quick_plan(d, f1).is_some()
+        let est = estimate_from(&c, n);
+        if k::quick_plan(c[0], c[1]).is_some()
             && let Some(r) = table.records(gpu, key_xor)?
         {
             let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
@@ -353,21 +352,24 @@ fn hash_params(
 /// The group count estimated from a sample of the keys: one block counts the sample's keys
 /// (distinct, seen once, seen twice) and the host reads the three counts.
 fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
-    let n = params.n as usize;
     let mut out = gpu.scratch::<u32>(3)?;
+    sample(gpu, params, &mut out.view_mut())?;
+    Ok(estimate_from(&out.to_vec(gpu)?, params.n as usize))
+}
+
+/// Queues the sample of the key column `params` describes: one block writes its three counts
+/// (distinct, seen once, seen twice) to `out`.
+fn sample(gpu: &Gpu, params: &GroupByParams, out: &mut CudaViewMut<'_, u32>) -> Result<()> {
     let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
     // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it writes
-    // the three output words.
-    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, &mut out)) }?;
-    let c = out.to_vec(gpu)?;
+    // the three words of `out`.
+    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, out)) }
+}
+
+/// The estimate from a sample's three counts `c` over `n` rows.
+fn estimate_from(c: &[u32], n: usize) -> SampleEstimate {
     let [d, f1, f2] = [c[0], c[1], c[2]].map(|x| x as usize);
-    Ok(groups_from_sample_counts(
-        d,
-        f1,
-        f2,
-        n.min(k::GROUPBY_SAMPLES),
-        n,
-    ))
+    groups_from_sample_counts(d, f1, f2, n.min(k::GROUPBY_SAMPLES), n)
 }
 
 /// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
