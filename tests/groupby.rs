@@ -789,6 +789,41 @@ fn gpu_composite_keys_match_cpu(gpu: &Gpu) {
     }
 }
 
+/// Dense shared tables (a slot for every key in the sample's range) send the keys the sample
+/// did not see, below and above the range and the key `u32::MAX`, to the global table: a
+/// range the quick plan takes (a few hundred keys), one the host sizes (ten thousand), and
+/// inputs smaller than a sample; `i32` keys whose range crosses zero are dense in their order.
+fn gpu_dense_tables_send_strays_to_the_global_table(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2205);
+    for n in common::capped(&[3000, 5000, 1 << 20]) {
+        let samples = n.min(GROUPBY_SAMPLES);
+        let sampled: std::collections::HashSet<usize> =
+            (0..samples).map(|j| j * n / samples).collect();
+        for span in [200i64, 10_000] {
+            let strays = [
+                u32::MAX,
+                0,
+                (-span) as u32,
+                (span + 1000) as u32,
+                5_000_000,
+                0x8000_0000,
+            ];
+            let k: Vec<u32> = (0..n)
+                .map(|i| {
+                    if i % 991 == 3 && !sampled.contains(&i) {
+                        strays[i / 991 % strays.len()]
+                    } else {
+                        (rng.random_range(0..span) - span / 2) as u32
+                    }
+                })
+                .collect();
+            let v = values(n, &mut rng);
+            let what = format!("dense, {n} rows, range {span}");
+            variant_matches_cpu(gpu, group_by_hash, &k, &v, &what);
+        }
+    }
+}
+
 /// The chooser takes the hash group-by for groups that fit shared memory, the partitioned one
 /// for many groups of a narrow key range and the sort-based one for many over every `u32`;
 /// its result on the device comes back equal to the CPU's.
@@ -854,6 +889,7 @@ fn gpu_group_by_chooses_by_the_estimate(gpu: &Gpu) {
 harness! {
     gpu: [
         gpu_variants_match_cpu,
+        gpu_dense_tables_send_strays_to_the_global_table,
         gpu_composite_keys_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
         gpu_partitioned_shares_heavy_partitions,

@@ -227,7 +227,13 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
             .median_ms();
         let (variant, est) = chosen.map_or(("none".into(), 0), |c| {
             (
-                format!("{:?}{}", c.variant, if c.quick { ", quick" } else { "" }).to_lowercase(),
+                format!(
+                    "{:?}{}{}",
+                    c.variant,
+                    if c.quick { ", quick" } else { "" },
+                    if c.dense { ", dense" } else { "" }
+                )
+                .to_lowercase(),
                 c.estimated_groups,
             )
         });

@@ -5,9 +5,10 @@
 //! accumulator word per aggregate; [`crate::hash::home_slot`] and linear probing). With
 //! `shared_slots > 0` each block first aggregates into a table of its own in shared memory and
 //! merges that table into the global one once, at its end: a row then costs shared-memory
-//! atomics only, and the global table sees one update per group per block. A shared table
-//! stops taking new keys at three quarters full; rows of keys it does not hold update the
-//! global table directly, so any group count is correct, only slower.
+//! atomics only, and the global table sees one update per group per block. A hashed shared
+//! table stops taking new keys at three quarters full; a dense one ([`TableForm::dense`]) has
+//! a slot for every key of a range the sample saw. Rows of keys a shared table does not hold
+//! update the global table directly, so any group count is correct, only slower.
 //!
 //! Accumulators are 64-bit words in a form on which every merge is one 64-bit atomic:
 //! integer sums as `u64` (an `i32` sign-extended: the wrapping sum is the `i64` sum), float
@@ -82,18 +83,34 @@ pub struct GroupByParams {
     pub global_slots: u32,
     /// Most keys the global table takes before it reports an overflow.
     pub global_limit: u32,
+    /// The bits that make the key words sort as `u32` (`0x8000_0000` for `i32` keys): the
+    /// sample's range and a dense table's base are in that order.
+    pub key_xor: u32,
+    /// Nonzero: the shared table is dense ([`TableForm::dense`]), slot `s` holding the key
+    /// word `dense_base + s`.
+    pub dense: u32,
+    /// See [`GroupByParams::dense`].
+    pub dense_base: u32,
+    /// Keeps the struct's size a multiple of its alignment.
+    pub pad: u32,
 }
 
 /// State words of a launch: distinct keys inserted into the global table, whether a key
-/// found it full (the host then runs again with a larger table), and the three counts of
-/// [`GROUPBY_SAMPLE`] where it wrote them there.
+/// found it full (the host then runs again with a larger table), and the
+/// [`SAMPLE_WORDS`] of [`GROUPBY_SAMPLE`] where it wrote them there.
 pub const STATE_DISTINCT: usize = 0;
 /// See [`STATE_DISTINCT`].
 pub const STATE_OVERFLOW: usize = 1;
-/// See [`STATE_DISTINCT`]: three words.
+/// See [`STATE_DISTINCT`]: [`SAMPLE_WORDS`] words.
 pub const STATE_SAMPLE: usize = 2;
 /// Words of a launch's state.
-pub const STATE_WORDS: usize = 5;
+pub const STATE_WORDS: usize = STATE_SAMPLE + SAMPLE_WORDS;
+
+/// Words [`GROUPBY_SAMPLE`] writes: the distinct keys among the sampled rows, those seen
+/// once and twice, and the smallest and largest sampled key (in the order of `key ^
+/// key_xor`, leaving out the key `u32::MAX`, which has a slot of its own; the smallest above
+/// the largest where no other key was sampled).
+pub const SAMPLE_WORDS: usize = 5;
 
 /// Most estimated groups given a tiny shared table of [`TINY_SLOTS`] slots with a copy of
 /// its counts and accumulators per lane: lanes adding to the same few groups then touch
@@ -114,19 +131,87 @@ pub const QUICK_MAX_DISTINCT: u32 = 512;
 /// See [`QUICK_MAX_DISTINCT`].
 pub const QUICK_MAX_ONCE: u32 = 16;
 
-/// The shared table (slots, copies) that a full sample's counts alone call for: `d`
-/// distinct keys, `f1` of them seen once. Fewer than [`TINY_GROUPS`] keys, at most one seen
-/// once: the tiny table with a copy per lane; up to [`QUICK_MAX_DISTINCT`] keys, at most
+/// A block's shared table as a plan gives it: slots, copies of each slot's words, and the
+/// dense table's base key word (`None`: hashed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SharedPlan {
+    /// Slots (the key `u32::MAX` has one more).
+    pub slots: u32,
+    /// 1, or [`LANE_COPIES`].
+    pub copies: u32,
+    /// `Some(base)`: a dense table, slot `s` for the key word `base + s` (wrapping).
+    pub dense_base: Option<u32>,
+}
+
+/// The dense table that a sample whose keys (as `key ^ key_xor`) run from `lo` to `hi`
+/// calls for: its base in that order and its slots, with a sixteenth of the range (and at
+/// least 16 keys) to spare on either side for keys the sample missed. `None` for an empty
+/// range (`lo > hi`).
+pub const fn dense_range(lo: u32, hi: u32) -> Option<(u32, u64)> {
+    if lo > hi {
+        return None;
+    }
+    let span = (hi - lo) as u64 + 1;
+    let slack = span / 16 + 16;
+    let base = (lo as u64).saturating_sub(slack);
+    let top = if hi as u64 + slack > u32::MAX as u64 - 1 {
+        u32::MAX as u64 - 1
+    } else {
+        hi as u64 + slack
+    };
+    Some((base as u32, (top - base + 1).next_multiple_of(32)))
+}
+
+/// Dynamic shared memory the launch that follows the sample unseen gives each block for
+/// `aggs` accumulators: room for the tiny table, the [`MIN_SHARED_SLOTS`] table and 40 KiB
+/// (for a dense table of about 3,000 keys with one accumulator; three blocks of 512 threads
+/// still fit an SM).
+pub const fn quick_smem(aggs: usize) -> usize {
+    let hashed = TableForm { dense: false };
+    let a = shared_table_bytes(TINY_SLOTS, LANE_COPIES, aggs, hashed);
+    let b = shared_table_bytes(MIN_SHARED_SLOTS, 1, aggs, hashed);
+    let m = if a > b { a } else { b };
+    if m > 40 * 1024 { m } else { 40 * 1024 }
+}
+
+/// The shared table that a full sample's [`SAMPLE_WORDS`] `c` alone call for, for `aggs`
+/// accumulators, in the [`quick_smem`] a launch gives: fewer
+/// than [`TINY_GROUPS`] keys, at most one seen once: the tiny table with a copy per lane; a
+/// range of keys whose [`dense_range`] fits: that dense table (every key in the range has
+/// its slot, whatever the group count); up to [`QUICK_MAX_DISTINCT`] keys, at most
 /// [`QUICK_MAX_ONCE`] of them seen once (the sample then saw nearly every group): the
-/// [`MIN_SHARED_SLOTS`] table; else `None`, and the host sizes the tables from its
-/// estimate. Each table holds twice the host's estimate for such samples.
-pub const fn quick_plan(d: u32, f1: u32) -> Option<(u32, u32)> {
+/// [`MIN_SHARED_SLOTS`] table; else `None`, and the host sizes the tables from its estimate.
+/// A hashed table holds twice the host's estimate for such samples.
+pub const fn quick_plan(c: [u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Option<SharedPlan> {
+    let (d, f1) = (c[0], c[1]);
     if d == 0 {
-        None
-    } else if d < TINY_GROUPS && f1 <= 1 {
-        Some((TINY_SLOTS, LANE_COPIES))
-    } else if d <= QUICK_MAX_DISTINCT && f1 <= QUICK_MAX_ONCE {
-        Some((MIN_SHARED_SLOTS, 1))
+        return None;
+    }
+    if d < TINY_GROUPS && f1 <= 1 {
+        return Some(SharedPlan {
+            slots: TINY_SLOTS,
+            copies: LANE_COPIES,
+            dense_base: None,
+        });
+    }
+    if let Some((base, slots)) = dense_range(c[3], c[4]) {
+        let form = TableForm { dense: true };
+        if slots <= u32::MAX as u64
+            && shared_table_bytes(slots as u32, 1, aggs, form) <= quick_smem(aggs)
+        {
+            return Some(SharedPlan {
+                slots: slots as u32,
+                copies: 1,
+                dense_base: Some(base ^ key_xor),
+            });
+        }
+    }
+    if d <= QUICK_MAX_DISTINCT && f1 <= QUICK_MAX_ONCE {
+        Some(SharedPlan {
+            slots: MIN_SHARED_SLOTS,
+            copies: 1,
+            dense_base: None,
+        })
     } else {
         None
     }
@@ -148,12 +233,26 @@ pub const fn shared_entries(slots: u32, copies: u32) -> u32 {
     (slots + 1) * copies + 32
 }
 
+/// How a shared table finds a key's slot.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TableForm {
+    /// Slot `s` is the key word `base + s` (no key array, no walk): for keys within a range
+    /// the table spans; keys outside it go to the global table.
+    pub dense: bool,
+}
+
 /// Dynamic shared memory of a shared table of `slots` slots with `copies` copies and `aggs`
-/// accumulators: the accumulator words, then the keys and the counts, each
-/// [`shared_entries`] long.
+/// accumulators in `form`: the accumulator words, then the keys (unless dense) and the
+/// counts, each [`shared_entries`] long.
 #[inline(always)]
-pub const fn shared_table_bytes(slots: u32, copies: u32, aggs: usize) -> usize {
-    shared_entries(slots, copies) as usize * (8 * aggs + 8)
+pub const fn shared_table_bytes(slots: u32, copies: u32, aggs: usize, form: TableForm) -> usize {
+    shared_entries(slots, copies) as usize * entry_bytes(aggs, form)
+}
+
+/// Bytes of a shared table's entry with `aggs` accumulators in `form`.
+#[inline(always)]
+pub const fn entry_bytes(aggs: usize, form: TableForm) -> usize {
+    8 * aggs + 4 + 4 * !form.dense as usize
 }
 
 /// Keys a shared table of `slots` slots takes before it sends new keys to the global table.
@@ -266,7 +365,7 @@ pub const fn acc_result(code: u32, word: u64) -> u64 {
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use super::{GroupByParams, acc_init, acc_operand, code};
+    use super::{GroupByParams, TableForm, acc_init, acc_operand, code};
     use crate::arch::{
         Shared, block_idx, grid_dim, lane_id, load_relaxed_u32, red_global, shared_atomic,
         sync_threads, thread_idx,
@@ -274,8 +373,8 @@ mod device {
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
     /// The shared table of a block: accumulator words (`aggs` arrays of
-    /// [`shared_entries`](super::shared_entries)), keys (by slot), counts, and the number of
-    /// keys taken. Slot `s`'s count and accumulators for this lane are at entry
+    /// [`shared_entries`](super::shared_entries)), keys by slot (unless dense), counts, and
+    /// the number of keys taken. Slot `s`'s count and accumulators for this lane are at entry
     /// `s * copies + lane_off`.
     #[derive(Clone, Copy)]
     pub struct SharedTable {
@@ -285,6 +384,9 @@ mod device {
         filled: Shared<u32>,
         slots: u32,
         copies: u32,
+        form: TableForm,
+        /// A dense table's first key word.
+        base: u32,
         /// This lane's copy: its lane with [`super::LANE_COPIES`] copies, else 0.
         lane_off: u32,
         /// Shared-window addresses of `keys`, `counts`, `acc` and `filled`, converted once.
@@ -295,20 +397,30 @@ mod device {
     }
 
     impl SharedTable {
-        /// The table over the launch's dynamic shared memory.
+        /// The table over the launch's dynamic shared memory (`base`: a dense table's first
+        /// key word).
         ///
         /// # Safety
-        /// The launch gives `shared_table_bytes(slots, copies, A)` bytes of dynamic shared
-        /// memory; `copies` is 1 or [`super::LANE_COPIES`].
+        /// The launch gives `shared_table_bytes(slots, copies, A, form)` bytes of dynamic
+        /// shared memory; `copies` is 1 or [`super::LANE_COPIES`].
         #[inline(always)]
-        pub unsafe fn new<const A: usize>(slots: u32, copies: u32, filled: Shared<u32>) -> Self {
+        pub unsafe fn new<const A: usize>(
+            slots: u32,
+            copies: u32,
+            form: TableForm,
+            base: u32,
+            filled: Shared<u32>,
+        ) -> Self {
             let len = super::shared_entries(slots, copies) as usize;
-            // SAFETY: the three arrays tile the dynamic shared memory the launch gives.
+            // SAFETY: the arrays tile the dynamic shared memory the launch gives (a dense
+            // table has no keys array: `keys` starts where `counts` does, and is never read).
             unsafe {
                 let acc = crate::arch::dynamic_shared::<u64>(len * A);
                 let words = acc.cast::<u32>();
-                let keys = Shared::from_raw(words.ptr(2 * len * A), len);
-                let counts = Shared::from_raw(words.ptr(2 * len * A + len), len);
+                let key = 2 * len * A;
+                let count = key + len * !form.dense as usize;
+                let keys = Shared::from_raw(words.ptr(key), len);
+                let counts = Shared::from_raw(words.ptr(count), len);
                 SharedTable {
                     acc,
                     keys,
@@ -316,6 +428,8 @@ mod device {
                     filled,
                     slots,
                     copies,
+                    form,
+                    base,
                     lane_off: lane_id() & (copies - 1),
                     key_at: keys.addr(0),
                     count_at: counts.addr(0),
@@ -333,7 +447,9 @@ mod device {
             while s < len {
                 // SAFETY: s < len; each slot is this thread's alone until the barrier.
                 unsafe {
-                    self.keys.write(s, EMPTY_KEY);
+                    if !self.form.dense {
+                        self.keys.write(s, EMPTY_KEY);
+                    }
                     self.counts.write(s, 0);
                     for (a, &c) in codes.iter().enumerate() {
                         self.acc.write(a * len + s, acc_init(c));
@@ -368,6 +484,12 @@ mod device {
             unsafe { self.acc.read(a * self.entries() + s) }
         }
 
+        /// Whether the table is dense.
+        #[inline(always)]
+        pub fn dense(&self) -> bool {
+            self.form.dense
+        }
+
         /// This lane's entry of slot `s` (`s <= slots`).
         #[inline(always)]
         fn entry(&self, s: u32) -> u32 {
@@ -380,7 +502,7 @@ mod device {
             (self.slots + 1) * self.copies + lane_id()
         }
 
-        /// The key in slot `s` (`s < slots`).
+        /// The key in slot `s` (`s < slots`) of a hashed table.
         #[inline(always)]
         fn key(&self, s: u32) -> u32 {
             // SAFETY: s < slots; a race with a claim's CAS is benign (a stale EMPTY_KEY is
@@ -388,7 +510,34 @@ mod device {
             unsafe { crate::arch::load_shared_u32(self.key_at + 4 * s) }
         }
 
-        /// The slot of `key`, taking a free one while the table is below its limit.
+        /// The key of slot `s` (`s <= slots`; after the barrier that ends the updates).
+        #[inline(always)]
+        fn key_of(&self, s: u32) -> u32 {
+            if s == self.slots {
+                EMPTY_KEY
+            } else if self.form.dense {
+                self.base.wrapping_add(s)
+            } else {
+                self.key(s)
+            }
+        }
+
+        /// A dense table's slot of `key`: its offset from the base (`None` outside the
+        /// range), the extra slot for [`EMPTY_KEY`].
+        #[inline(always)]
+        fn dense_slot(&self, key: u32) -> Option<u32> {
+            let s = key.wrapping_sub(self.base);
+            if key == EMPTY_KEY {
+                Some(self.slots)
+            } else if s < self.slots {
+                Some(s)
+            } else {
+                None
+            }
+        }
+
+        /// The slot of `key` in a hashed table, found or taken while the table is below its
+        /// limit.
         #[inline(always)]
         fn slot(&self, key: u32) -> Option<u32> {
             let limit = super::shared_limit(self.slots);
@@ -506,13 +655,7 @@ mod device {
                     }
                 }
                 if count != 0 {
-                    let key = if s == self.slots as usize {
-                        EMPTY_KEY
-                    } else {
-                        // SAFETY: s < slots.
-                        unsafe { self.keys.read(s) }
-                    };
-                    g.merge(key, count, codes, &words);
+                    g.merge(self.key_of(s as u32), count, codes, &words);
                 }
                 s += NT;
             }
@@ -666,15 +809,6 @@ mod device {
         g: GlobalTable,
         filled: Shared<u32>,
     ) {
-        let (mut shared_slots, mut shared_copies) = (p.shared_slots, p.shared_copies);
-        if p.quick != 0 {
-            // SAFETY: the state words are in bounds; the sample kernel wrote them before.
-            let c = |i: usize| unsafe { g.state.add(super::STATE_SAMPLE + i).read() };
-            match super::quick_plan(c(0), c(1)) {
-                Some(plan) => (shared_slots, shared_copies) = plan,
-                None => return,
-            }
-        }
         // A kernel for one accumulator code has it as a constant: every dispatch on it folds.
         let codes: [u32; A] = core::array::from_fn(|a| {
             if CODE == super::ANY_CODE {
@@ -683,21 +817,45 @@ mod device {
                 CODE
             }
         });
+        let mut plan = super::SharedPlan {
+            slots: p.shared_slots,
+            copies: p.shared_copies,
+            dense_base: if p.dense != 0 {
+                Some(p.dense_base)
+            } else {
+                None
+            },
+        };
+        if p.quick != 0 {
+            // SAFETY: the state words are in bounds; the sample kernel wrote them before.
+            let c =
+                core::array::from_fn(|i| unsafe { g.state.add(super::STATE_SAMPLE + i).read() });
+            match super::quick_plan(c, p.key_xor, A) {
+                Some(q) => plan = q,
+                None => return,
+            }
+        }
         let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
         let keys = p.keys as *const u32;
         let n = p.n as usize;
-        let shared = shared_slots != 0;
-        let copies = if shared_copies == super::LANE_COPIES {
+        let shared = plan.slots != 0;
+        let copies = if plan.copies == super::LANE_COPIES {
             super::LANE_COPIES
         } else {
             1
         };
-        // SAFETY: with a shared table the launch gives its memory.
-        let table = unsafe { SharedTable::new::<A>(shared_slots.max(1), copies, filled) };
+        let form = TableForm {
+            dense: plan.dense_base.is_some(),
+        };
+        let base = plan.dense_base.unwrap_or(0);
+        // SAFETY: with a shared table the launch gives its memory, as large as the plan's in
+        // this form.
+        let table = unsafe { SharedTable::new::<A>(plan.slots.max(1), copies, form, base, filled) };
         if shared {
             table.clear::<NT, A>(&codes);
         }
         let tile = NT * IPT;
+        let dense = table.dense();
         let (tiles, grid) = (n.div_ceil(tile), grid_dim());
         let mut at = block_idx();
         let mut rounds = 0u32;
@@ -710,30 +868,21 @@ mod device {
             {
                 break;
             }
+            let start = at * tile;
+            macro_rules! tile {
+                ($full:literal, $dense:literal) => {
+                    hash_tile::<NT, IPT, A, $full, $dense>(
+                        keys, &values, &codes, n, start, shared, &table, &g,
+                    )
+                };
+            }
             // SAFETY: forwarded contracts.
             unsafe {
-                if (at + 1) * tile <= n {
-                    hash_tile::<NT, IPT, A, true>(
-                        keys,
-                        &values,
-                        &codes,
-                        n,
-                        at * tile,
-                        shared,
-                        &table,
-                        &g,
-                    )
-                } else {
-                    hash_tile::<NT, IPT, A, false>(
-                        keys,
-                        &values,
-                        &codes,
-                        n,
-                        at * tile,
-                        shared,
-                        &table,
-                        &g,
-                    )
+                match ((at + 1) * tile <= n, dense) {
+                    (true, true) => tile!(true, true),
+                    (true, false) => tile!(true, false),
+                    (false, true) => tile!(false, true),
+                    (false, false) => tile!(false, false),
                 }
             };
             at += grid;
@@ -751,7 +900,13 @@ mod device {
     /// As for [`group_by_hash`].
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    unsafe fn hash_tile<const NT: usize, const IPT: usize, const A: usize, const FULL: bool>(
+    unsafe fn hash_tile<
+        const NT: usize,
+        const IPT: usize,
+        const A: usize,
+        const FULL: bool,
+        const DENSE: bool,
+    >(
         keys: *const u32,
         values: &[u64; A],
         codes: &[u32; A],
@@ -793,21 +948,35 @@ mod device {
         let spare = table.spare();
         let mut entry = [spare; IPT];
         let mut global = 0u32;
-        if shared {
+        let mut alive = 0u32;
+        for (j, &l) in live.iter().enumerate() {
+            alive |= (l as u32) << j;
+        }
+        if shared && DENSE {
+            // A dense table's slot is the key's offset from its base, without a branch: keys
+            // outside its range go to the global table.
+            for j in 0..IPT {
+                let s = table.dense_slot(k[j]);
+                let held = live[j] && s.is_some();
+                entry[j] = if held {
+                    table.entry(s.unwrap_or(0))
+                } else {
+                    spare
+                };
+                global |= ((live[j] && !held) as u32) << j;
+            }
+        } else if shared {
             // In a small table most rows find their key in its home slot: one shared load, no
             // branch; the others walk. Larger tables run about 2/3 full, where the first look
             // misses too often to pay: every row walks.
-            let mut walk = 0u32;
+            let mut walk = alive;
             if table.slots <= super::HOME_FIRST_MAX_SLOTS {
+                walk = 0;
                 for j in 0..IPT {
                     let home = home_slot(k[j], table.slots);
                     let hit = table.key(home) == k[j] && k[j] != EMPTY_KEY;
                     entry[j] = if hit { table.entry(home) } else { spare };
                     walk |= ((!hit && live[j]) as u32) << j;
-                }
-            } else {
-                for (j, &l) in live.iter().enumerate() {
-                    walk |= (l as u32) << j;
                 }
             }
             if walk != 0 {
@@ -820,14 +989,14 @@ mod device {
                     }
                 }
             }
+        }
+        if shared {
             table.count(&entry);
             for a in 0..A {
                 table.update(a, codes[a], &entry, &raw[a]);
             }
         } else {
-            for (j, &l) in live.iter().enumerate() {
-                global |= (l as u32) << j;
-            }
+            global = alive;
         }
         if global != 0 {
             for j in 0..IPT {
@@ -1151,21 +1320,23 @@ pub const GROUPBY_SAMPLE_SLOTS: usize = 6016;
 
 crate::kernel! {
     /// What [`GROUPBY_SAMPLES`] rows spread evenly over the `n` (all of them where fewer) say
-    /// about the group count, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
-    /// count each: `out[0]` the distinct keys among them, `out[1]` and `out[2]` those seen
-    /// once and twice (the host's estimate; see `groups_from_sample_counts` there). `keys`:
-    /// the device address of the `n` key words. One block.
+    /// about the groups, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
+    /// count each: the [`SAMPLE_WORDS`] to `out` (the distinct keys among them, those seen
+    /// once and twice, for the host's estimate, see `groups_from_sample_counts` there; the
+    /// smallest and largest key as `key ^ key_xor`, for a dense table). `keys`: the device
+    /// address of the `n` key words. One block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
-        keys: u64, n: u32, out: *mut u32
+        keys: u64, n: u32, key_xor: u32, out: *mut u32
     ) {
         use crate::arch::{sync_threads, thread_idx};
-        use crate::arch::shared_atomic::{cas_u32, red_add_u32};
+        use crate::arch::shared_atomic::{cas_u32, max_u32, min_u32, red_add_u32};
         const SLOTS: u32 = GROUPBY_SAMPLE_SLOTS as u32;
         const { assert!(GROUPBY_SAMPLES < GROUPBY_SAMPLE_SLOTS, "an empty slot ends every walk") };
         let set = crate::shared_array!(groupby_sample_set: [u32; GROUPBY_SAMPLE_SLOTS]);
         let counts = crate::shared_array!(groupby_sample_counts: [u32; GROUPBY_SAMPLE_SLOTS]);
-        // The empty-slot key's rows, then the distinct keys, those seen once and twice.
-        let stats = crate::shared_array!(groupby_sample_stats: [u32; 4]);
+        // The empty-slot key's rows, then the distinct keys, those seen once and twice, the
+        // smallest and the largest key.
+        let stats = crate::shared_array!(groupby_sample_stats: [u32; 6]);
         let t = thread_idx();
         let mut s = t;
         while s < GROUPBY_SAMPLE_SLOTS {
@@ -1176,13 +1347,14 @@ crate::kernel! {
             }
             s += NT;
         }
-        if t < 4 {
-            // SAFETY: four words.
-            unsafe { stats.write(t, 0) };
+        if t < 6 {
+            // SAFETY: six words.
+            unsafe { stats.write(t, if t == 4 { u32::MAX } else { 0 }) };
         }
         sync_threads();
         let (keys, n) = (keys as *const u32, n as usize);
         let samples = n.min(GROUPBY_SAMPLES);
+        let (mut lo, mut hi) = (u32::MAX, 0u32);
         let mut j = t;
         while j < samples {
             // SAFETY: j * n / samples < n.
@@ -1191,6 +1363,7 @@ crate::kernel! {
                 // SAFETY: one word.
                 unsafe { red_add_u32(stats.addr(0), 1) };
             } else {
+                (lo, hi) = (lo.min(key ^ key_xor), hi.max(key ^ key_xor));
                 let mut h = crate::hash::home_slot(key, SLOTS);
                 loop {
                     // SAFETY: h < SLOTS; fewer keys than slots, so the walk ends.
@@ -1204,6 +1377,13 @@ crate::kernel! {
                 }
             }
             j += NT;
+        }
+        if lo <= hi {
+            // SAFETY: two words.
+            unsafe {
+                min_u32(stats.addr(4), lo);
+                max_u32(stats.addr(5), hi);
+            }
         }
         sync_threads();
         // The set's keys, and the empty-slot key as one more where the sample holds it.
@@ -1232,8 +1412,8 @@ crate::kernel! {
             }
         }
         sync_threads();
-        if t < 3 {
-            // SAFETY: three output words; the stats are complete after the barrier.
+        if t < SAMPLE_WORDS {
+            // SAFETY: SAMPLE_WORDS output words; the stats are complete after the barrier.
             unsafe { out.add(t).write(stats.read(1 + t)) };
         }
     }

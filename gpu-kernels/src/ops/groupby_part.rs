@@ -88,7 +88,9 @@ mod device {
         Atomic, Shared, ballot, block_idx, fence_device, lane_id, lanemask_lt, load_relaxed_u32,
         load_relaxed_u64, popc, red_global, sync_threads, thread_idx, warp_id,
     };
-    use crate::ops::groupby::{ANY_CODE, RECORDS_HEADER, SharedTable, record_words, red_acc};
+    use crate::ops::groupby::{
+        ANY_CODE, RECORDS_HEADER, SharedTable, TableForm, record_words, red_acc,
+    };
 
     /// Static shared memory of [`group_by_part`].
     #[derive(Clone, Copy)]
@@ -254,7 +256,8 @@ mod device {
     /// `p` describes the sorted rows, one item per block (in partition order), the split
     /// partitions' tables (initialized) and counters (zeroed); `status` holds a zeroed status
     /// word per item; `records` a zeroed header and a record per group; the launch gives the
-    /// table's dynamic shared memory (`shared_table_bytes(2^slot_bits, 1, A)`).
+    /// table's dynamic shared memory (`shared_table_bytes(2^slot_bits, 1, A,
+    /// TableForm::default())`).
     #[inline(always)]
     pub unsafe fn group_by_part<
         const NT: usize,
@@ -274,7 +277,7 @@ mod device {
         let it: PartItem = unsafe { (p.items as *const PartItem).add(item).read() };
         let slots = 1u32 << p.slot_bits;
         // SAFETY: the launch gives the table's memory.
-        let table = unsafe { SharedTable::new::<A>(slots, 1, sh.filled) };
+        let table = unsafe { SharedTable::new::<A>(slots, 1, TableForm::default(), 0, sh.filled) };
         table.clear::<NT, A>(&codes);
         let (mut start, end) = (it.begin as usize, it.end as usize);
         while start < end {

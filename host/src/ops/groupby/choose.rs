@@ -41,6 +41,9 @@ pub struct GroupByChoice {
     /// ([`quick_plan`](tessera_kernels::ops::groupby::quick_plan)), so that the hash
     /// group-by ran right after it, without waiting for the host to read the sample.
     pub quick: bool,
+    /// Whether the hash group-by's shared tables were dense: a slot for every key in the
+    /// range the sample saw (with some to spare), found by the key's offset instead of a walk.
+    pub dense: bool,
 }
 
 /// The group-by of `keys` with `aggs` over `values` on the GPU, by the variant the module's
@@ -78,6 +81,7 @@ pub fn group_by_device(
         variant,
         estimated_groups,
         quick: false,
+        dense: false,
     };
     if checked.n == 0 {
         let empty = DeviceGrouped::empty(checked.accs);
@@ -91,9 +95,10 @@ pub fn group_by_device(
         return Ok((r, choice(GroupByVariant::Sort, 0)));
     }
     let plan = match HashPlan::first_look(gpu, key, values, &accs)? {
-        FirstLook::Done(r, est) => {
+        FirstLook::Done(r, est, dense) => {
             let quick = GroupByChoice {
                 quick: true,
+                dense,
                 ..choice(GroupByVariant::Hash, est.groups)
             };
             return Ok((r, quick));
@@ -102,7 +107,11 @@ pub fn group_by_device(
     };
     let est = plan.estimate();
     if plan.in_shared() {
-        return Ok((plan.run(gpu, accs)?, choice(GroupByVariant::Hash, est)));
+        let dense = GroupByChoice {
+            dense: plan.dense(),
+            ..choice(GroupByVariant::Hash, est)
+        };
+        return Ok((plan.run(gpu, accs)?, dense));
     }
     if let Some(part) = PartPlan::new(gpu, key, accs.list.len())? {
         let r = part.run(gpu, values, accs)?;

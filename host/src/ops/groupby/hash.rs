@@ -7,21 +7,25 @@
 //! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
 //! that, four times for a skewed sample (and, while the groups fit, a table per block in
 //! shared memory), aggregates in one pass over the rows, and runs again with a table four
-//! times larger if the estimate was short. Where the sample's counts alone call for a small
-//! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once),
-//! the kernels take it from the sample on the GPU: the host queues the sample and the
-//! aggregation together and reads the sample's counts while the aggregation runs, instead of
-//! waiting for the sample before it sizes the tables. Other samples make the aggregation
-//! return at once, and the host sizes the tables from the estimate. The groups then leave
-//! the table in key order: their keys and slots compacted, then ranked by counting (up to
-//! [`RANK_MAX`] groups) or sorted with the radix sort, and written as records on the device
-//! ([`DeviceGrouped`]), the first of them read back with the group count in one copy.
+//! times larger if the estimate was short. Where the sample's words alone call for a small
+//! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once, or
+//! a range of a few thousand keys), the kernels take it from the sample on the GPU: the host
+//! queues the sample and the aggregation together and reads the sample's words while the
+//! aggregation runs, instead of waiting for the sample before it sizes the tables. Other
+//! samples make the aggregation return at once, and the host sizes the tables from the
+//! estimate. The groups then leave the table in key order: their keys and slots compacted,
+//! then ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and
+//! written as records on the device ([`DeviceGrouped`]), the first of them read back with
+//! the group count in one copy.
 //! Estimates of a few groups get a tiny shared table with a copy of each slot per lane, so
-//! that a warp's lanes do not serialize on the same words.
+//! that a warp's lanes do not serialize on the same words. Where the sampled keys span a
+//! range whose every key fits a block's shared memory, the table is dense: a slot per key of
+//! the range (with a sixteenth to spare on either side), found by the key's offset, without
+//! a walk or key words; keys outside it go to the global table.
 use cudarc::driver::CudaViewMut;
 use tessera_kernels::ops::groupby::{
-    self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, TINY_GROUPS, TINY_SLOTS, shared_limit,
-    shared_table_bytes,
+    self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, SAMPLE_WORDS, SharedPlan, TINY_GROUPS,
+    TINY_SLOTS, TableForm, entry_bytes, shared_limit, shared_table_bytes,
 };
 use tessera_kernels::spec::KernelSpec;
 
@@ -54,8 +58,9 @@ const FIRST_GLOBAL_SLOTS: u64 = 1 << 28;
 /// the result is ordered by key, with the semantics [`crate::cpu::group_by`] documents (float
 /// sums agree to rounding: the GPU adds in another order).
 ///
-/// Fast while the groups fit a block's shared memory (about 14 000 with one accumulator on
-/// an H100): a row then costs shared-memory atomics only. More groups go through global
+/// Fast while the groups fit a block's shared memory (on an H100 about 14 000 with one
+/// accumulator, or any number of keys within a range of about 17 000): a row then costs
+/// shared-memory atomics only. More groups go through global
 /// atomics on a table in device memory, correct at any count but slower than
 /// [`crate::ops::group_by_sort`] once the table leaves the L2 cache; [`crate::ops::group_by`]
 /// chooses.
@@ -87,7 +92,7 @@ pub fn group_by_hash_device(
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
     match HashPlan::first_look(gpu, key.key(), values, &accs)? {
-        FirstLook::Done(r, _) => Ok(r),
+        FirstLook::Done(r, ..) => Ok(r),
         FirstLook::Plan(plan) => plan.run(gpu, accs),
     }
 }
@@ -107,8 +112,9 @@ pub(super) struct HashPlan {
 /// What the first look at the keys gave.
 pub(super) enum FirstLook {
     /// The grouping itself, with the sample's estimate: the sample called for a small shared
-    /// table ([`k::quick_plan`]), so the aggregation followed it without the host reading it.
-    Done(DeviceGrouped, SampleEstimate),
+    /// table ([`k::quick_plan`]), so the aggregation followed it without the host reading it;
+    /// whether that table was dense.
+    Done(DeviceGrouped, SampleEstimate, bool),
     /// The plan sized from the sample's estimate.
     Plan(HashPlan),
 }
@@ -130,61 +136,59 @@ impl HashPlan {
         let n = params.n as usize;
         let aggs = accs.list.len();
         let base = hash_spec(&accs.list);
-        let smem = shared_table_bytes(TINY_SLOTS, LANE_COPIES, aggs).max(shared_table_bytes(
-            MIN_SHARED_SLOTS,
-            1,
-            aggs,
-        ));
+        let smem = k::quick_smem(aggs);
         if n < k::GROUPBY_SAMPLES || gpu.allow_max_dynamic_smem(&base)? < smem {
-            let est = estimate_groups(gpu, &params)?;
-            return Self::sized(gpu, params, key_xor, accs, est).map(FirstLook::Plan);
+            let words = sample_words(gpu, &params)?;
+            return Self::sized(gpu, params, key_xor, accs, &words).map(FirstLook::Plan);
         }
         params.quick = 1;
         let mut table = GlobalTable::new(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
-        {
-            let mut state = table.state.view_mut();
-            sample(
-                gpu,
-                &params,
-                &mut state.slice_mut(k::STATE_SAMPLE..k::STATE_SAMPLE + 3),
-            )?;
-        }
-        // The sample's counts come back while the aggregation runs (or has returned at once).
+        let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
+        sample(
+            gpu,
+            &params,
+            &mut table.state.view_mut().slice_mut(words.clone()),
+        )?;
+        // The sample's words come back while the aggregation runs (or has returned at once).
         let view = table.state.view();
-        let mut early = gpu.read_early(&view.slice(k::STATE_SAMPLE..k::STATE_SAMPLE + 3))?;
+        let mut early = gpu.read_early(&view.slice(words))?;
         table.aggregate(gpu, &base, smem)?;
         let c = early.wait()?;
         drop(early);
-        let est = estimate_from(&c, n);
-        if k::quick_plan(c[0], c[1]).is_some()
+        let c: [u32; SAMPLE_WORDS] = core::array::from_fn(|i| c[i]);
+        if let Some(plan) = k::quick_plan(c, key_xor, aggs)
             && let Some(r) = table.records(gpu, key_xor)?
         {
             let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
-            return Ok(FirstLook::Done(grouped, est));
+            let est = estimate_from(&c, n);
+            return Ok(FirstLook::Done(grouped, est, plan.dense_base.is_some()));
         }
         params.quick = 0;
-        Self::sized(gpu, params, key_xor, accs, est).map(FirstLook::Plan)
+        Self::sized(gpu, params, key_xor, accs, &c).map(FirstLook::Plan)
     }
 
-    /// The plan for `params` (tables not yet sized) from the sample's estimate.
+    /// The plan for `params` (tables not yet sized) from the sample's [`SAMPLE_WORDS`].
     fn sized(
         gpu: &Gpu,
         mut params: GroupByParams,
         key_xor: u32,
         accs: &Accumulators,
-        estimate: SampleEstimate,
+        words: &[u32; SAMPLE_WORDS],
     ) -> Result<Self> {
         let SampleEstimate {
             groups: est,
             skewed,
-        } = estimate;
+        } = estimate_from(words, params.n as usize);
         let aggs = accs.list.len();
         let base = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&base)?;
-        (params.shared_slots, params.shared_copies) = shared_slots(est, skewed, aggs, max_smem);
+        // The dense table's base as a key word.
+        let range = k::dense_range(words[3], words[4]).map(|(b, slots)| (b ^ key_xor, slots));
+        let plan = shared_plan(est, skewed, range, aggs, max_smem);
+        set_plan(&mut params, plan);
         // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
         // keep twice the rows in flight.
-        let smem = shared_table_bytes(params.shared_slots, params.shared_copies, aggs);
+        let smem = table_smem(&params, accs);
         let wide = k::GROUPBY_HASH_WIDE[aggs];
         let spec = if params.shared_slots >= k::WIDE_MIN_SLOTS
             && gpu.blocks_per_sm(&base, smem)? == 1
@@ -201,6 +205,11 @@ impl HashPlan {
             est,
             skewed,
         })
+    }
+
+    /// Whether the blocks' tables are dense.
+    pub(super) fn dense(&self) -> bool {
+        self.params.dense != 0
     }
 
     /// The estimated group count.
@@ -223,11 +232,7 @@ impl HashPlan {
         loop {
             let aggs = accs.list.len();
             let mut table = GlobalTable::new(gpu, params, slots, aggs)?;
-            let smem = if params.shared_slots == 0 {
-                0
-            } else {
-                shared_table_bytes(params.shared_slots, params.shared_copies, aggs)
-            };
+            let smem = table_smem(params, &accs);
             table.aggregate(gpu, &self.spec, smem)?;
             if let Some(r) = table.records(gpu, self.key_xor)? {
                 return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
@@ -340,6 +345,7 @@ fn hash_params(
     let mut params = GroupByParams {
         keys: key_ptr,
         n: n as u32,
+        key_xor,
         ..GroupByParams::default()
     };
     for (a, &(col, c)) in accs.list.iter().enumerate() {
@@ -349,55 +355,127 @@ fn hash_params(
     Ok((params, key_xor))
 }
 
-/// The group count estimated from a sample of the keys: one block counts the sample's keys
-/// (distinct, seen once, seen twice) and the host reads the three counts.
-fn estimate_groups(gpu: &Gpu, params: &GroupByParams) -> Result<SampleEstimate> {
-    let mut out = gpu.scratch::<u32>(3)?;
+/// The sample's [`SAMPLE_WORDS`] (the host waits for them).
+fn sample_words(gpu: &Gpu, params: &GroupByParams) -> Result<[u32; SAMPLE_WORDS]> {
+    let mut out = gpu.scratch::<u32>(SAMPLE_WORDS)?;
     sample(gpu, params, &mut out.view_mut())?;
-    Ok(estimate_from(&out.to_vec(gpu)?, params.n as usize))
+    let c = out.to_vec(gpu)?;
+    Ok(core::array::from_fn(|i| c[i]))
 }
 
-/// Queues the sample of the key column `params` describes: one block writes its three counts
-/// (distinct, seen once, seen twice) to `out`.
+/// Queues the sample of the key column `params` describes: one block writes its
+/// [`SAMPLE_WORDS`] (distinct keys, those seen once and twice, the smallest and largest) to
+/// `out`.
 fn sample(gpu: &Gpu, params: &GroupByParams, out: &mut CudaViewMut<'_, u32>) -> Result<()> {
     let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
     // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it writes
-    // the three words of `out`.
-    unsafe { gpu.launch(&k::GROUPBY_SAMPLE, cfg, (&params.keys, &params.n, out)) }
+    // the SAMPLE_WORDS words of `out`.
+    unsafe {
+        gpu.launch(
+            &k::GROUPBY_SAMPLE,
+            cfg,
+            (&params.keys, &params.n, &params.key_xor, out),
+        )
+    }
 }
 
-/// The estimate from a sample's three counts `c` over `n` rows.
+/// The estimate from a sample's counts `c` (its first three words) over `n` rows.
 fn estimate_from(c: &[u32], n: usize) -> SampleEstimate {
     let [d, f1, f2] = [c[0], c[1], c[2]].map(|x| x as usize);
     groups_from_sample_counts(d, f1, f2, n.min(k::GROUPBY_SAMPLES), n)
 }
 
-/// Slots and copies of each block's shared table for an estimated `groups`: for a few groups,
-/// [`TINY_SLOTS`] slots with a copy per lane; else room for them (twice them where the sample
-/// was `skewed`: its estimate is a lower bound) at a tenth below the table's limit (at least
-/// [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but the largest table that
-/// does holds most of the groups, that one (the rest go to the global table); else none.
-fn shared_slots(groups: usize, skewed: bool, accs: usize, max_smem: usize) -> (u32, u32) {
-    if groups <= TINY_GROUPS as usize
-        && shared_table_bytes(TINY_SLOTS, LANE_COPIES, accs) <= max_smem
-    {
-        return (TINY_SLOTS, LANE_COPIES);
+/// Writes `plan` into `params`.
+fn set_plan(params: &mut GroupByParams, plan: SharedPlan) {
+    params.shared_slots = plan.slots;
+    params.shared_copies = plan.copies;
+    (params.dense, params.dense_base) = match plan.dense_base {
+        Some(b) => (1, b),
+        None => (0, 0),
+    };
+}
+
+/// The dynamic shared memory of the blocks' tables that `params` plans (0 for none).
+fn table_smem(params: &GroupByParams, accs: &Accumulators) -> usize {
+    if params.shared_slots == 0 {
+        return 0;
     }
+    let form = TableForm {
+        dense: params.dense != 0,
+    };
+    shared_table_bytes(
+        params.shared_slots,
+        params.shared_copies,
+        accs.list.len(),
+        form,
+    )
+}
+
+/// Each block's shared table for an estimated `groups` and the sample's dense `range` (its
+/// base as a key word, and slots: [`k::dense_range`]), for `accs` accumulators, in
+/// `max_smem` bytes: for a few groups, [`TINY_SLOTS`] slots with a copy
+/// per lane; else the dense table where it fits and takes at most twice the slots of the
+/// hashed one (no walk, no key words); else the hashed table of [`hashed_slots`].
+fn shared_plan(
+    groups: usize,
+    skewed: bool,
+    range: Option<(u32, u64)>,
+    accs: usize,
+    max_smem: usize,
+) -> SharedPlan {
+    let hashed = TableForm { dense: false };
+    if groups <= TINY_GROUPS as usize
+        && shared_table_bytes(TINY_SLOTS, LANE_COPIES, accs, hashed) <= max_smem
+    {
+        return SharedPlan {
+            slots: TINY_SLOTS,
+            copies: LANE_COPIES,
+            dense_base: None,
+        };
+    }
+    let slots = hashed_slots(groups, skewed, accs, hashed, max_smem);
+    if let Some((base, dense)) = range {
+        let form = TableForm { dense: true };
+        if dense <= u32::MAX as u64
+            && shared_table_bytes(dense as u32, 1, accs, form) <= max_smem
+            && (slots == 0 || dense <= 2 * slots as u64)
+        {
+            return SharedPlan {
+                slots: dense as u32,
+                copies: 1,
+                dense_base: Some(base),
+            };
+        }
+    }
+    SharedPlan {
+        slots,
+        copies: 1,
+        dense_base: None,
+    }
+}
+
+/// Slots of each block's hashed table (`form`) for an estimated `groups`: room for them (twice
+/// them where the sample was `skewed`: its estimate is a lower bound) at a tenth below the
+/// table's limit (at least [`MIN_SHARED_SLOTS`]); where that does not fit `max_smem` bytes but
+/// the largest table that does holds most of the groups, that one (the rest go to the global
+/// table); else 0 (none).
+fn hashed_slots(groups: usize, skewed: bool, accs: usize, form: TableForm, max_smem: usize) -> u32 {
     let fits =
-        (max_smem / (8 * accs + 8)).saturating_sub(k::shared_entries(0, 1) as usize) / 256 * 256;
+        (max_smem / entry_bytes(accs, form)).saturating_sub(k::shared_entries(0, 1) as usize) / 256
+            * 256;
     let room = if skewed { 2 * groups } else { groups };
     let want = (room as u64 * 4 / 3 * 11 / 10)
         .max(MIN_SHARED_SLOTS as u64)
         .next_multiple_of(256);
     if want <= fits as u64 {
-        return (want as u32, 1);
+        return want as u32;
     }
     if fits >= MIN_SHARED_SLOTS as usize
         && groups as u64 * 4 <= shared_limit(fits as u32) as u64 * 5
     {
-        return (fits as u32, 1);
+        return fits as u32;
     }
-    (0, 1)
+    0
 }
 
 /// The hash kernel for these accumulators: one per code for a single accumulator (the
@@ -596,12 +674,14 @@ mod tests {
     use tessera_kernels::ops::groupby::shared_limit;
     use tessera_kernels::ops::groupby::{self as k, quick_plan};
 
-    /// Every full sample for which the kernels take a table on the sample's word alone gets
-    /// one with room for twice the host's estimate, whatever the row count; uniform keys
-    /// of up to 500 groups get one.
+    /// Every full sample for which the kernels take a hashed table on the sample's word alone
+    /// gets one with room for twice the host's estimate, whatever the row count; uniform keys
+    /// of up to 500 groups get one where their range is too wide for a dense table.
     #[test]
     fn quick_plans_hold_twice_the_estimate() {
         let s = k::GROUPBY_SAMPLES;
+        // No range (every sampled key u32::MAX): no dense table.
+        let none = (u32::MAX, 0);
         let mut quick = 0;
         for n in [s, 100_000, 1 << 27, u32::MAX as usize] {
             for d in 0..=k::QUICK_MAX_DISTINCT + 8 {
@@ -614,15 +694,17 @@ mod tests {
                         .into_iter()
                         .filter(|&f| f <= most)
                     {
-                        let Some((slots, _)) = quick_plan(d, f1) else {
+                        let c = [d, f1, f2, none.0, none.1];
+                        let Some(plan) = quick_plan(c, 0, 1) else {
                             continue;
                         };
+                        assert_eq!(plan.dense_base, None);
                         quick += 1;
                         let est =
                             groups_from_sample_counts(d as usize, f1 as usize, f2 as usize, s, n);
                         let room = 2 * est.groups as u32;
                         assert!(
-                            room <= shared_limit(slots),
+                            room <= shared_limit(plan.slots),
                             "d {d} f1 {f1} f2 {f2} n {n}: {est:?}"
                         );
                     }
@@ -631,20 +713,52 @@ mod tests {
         }
         assert!(quick > 1000);
         for g in [1u64, 2, 23, 24, 100, 500] {
-            let mut keys = sample(s, |x| (x % g) as u32);
+            // Keys spread over all of u32: no dense table.
+            let spread = |x: u64| (x % g) as u32 * (u32::MAX / 512);
+            let mut keys = sample(s, spread);
             keys.sort_unstable();
             let d = keys.chunk_by(|a, b| a == b).count() as u32;
             let f1 = keys
                 .chunk_by(|a, b| a == b)
                 .filter(|r| r.len() == 1)
                 .count() as u32;
+            let (lo, hi) = (keys[0], keys[keys.len() - 1]);
             let want = if g < 24 {
                 k::TINY_SLOTS
             } else {
                 k::MIN_SHARED_SLOTS
             };
-            assert_eq!(quick_plan(d, f1).map(|p| p.0), Some(want), "{g} groups");
+            let plan = quick_plan([d, f1, 0, lo, hi], 0, 1);
+            assert_eq!(plan.map(|p| p.slots), Some(want), "{g} groups");
         }
+    }
+
+    /// A sample whose keys span a narrow range gets a dense table on its word alone, its base
+    /// a sixteenth of the range (and 16) below the least key, as a key word (`i32` keys in
+    /// their order); wider ranges, and ranges of keys too few for a table, do not.
+    #[test]
+    fn quick_plans_take_dense_ranges() {
+        let plan = quick_plan([100, 0, 0, 1000, 1099], 0, 1).unwrap();
+        assert_eq!(plan.dense_base, Some(1000 - 100 / 16 - 16));
+        assert!(plan.slots as u64 >= 100 + 2 * (100 / 16 + 16));
+        assert_eq!(plan.copies, 1);
+        // i32 keys -50 ..= 49: the base is a key word below -50.
+        let x = 0x8000_0000u32;
+        let (lo, hi) = ((-50i32) as u32 ^ x, 49u32 ^ x);
+        let plan = quick_plan([100, 0, 0, lo, hi], x, 1).unwrap();
+        assert_eq!(plan.dense_base, Some((-50i32 - 100 / 16 - 16) as u32));
+        // Three thousand keys fit a launch's quick table; ten thousand do not.
+        let plan = quick_plan([2300, 1000, 600, 0, 2999], 0, 1).unwrap();
+        assert_eq!(plan.dense_base, Some(0));
+        assert_eq!(quick_plan([3400, 2500, 700, 0, 9999], 0, 1), None);
+        // A few keys: the tiny table, whatever their range.
+        let plan = quick_plan([3, 0, 0, 5, 7], 0, 1).unwrap();
+        assert_eq!((plan.slots, plan.dense_base), (k::TINY_SLOTS, None));
+        // Near the top of the order the range stops below u32::MAX.
+        let (base, slots) = k::dense_range(u32::MAX - 10, u32::MAX - 1).unwrap();
+        assert_eq!(base, u32::MAX - 10 - 16);
+        assert!(base as u64 + slots >= u32::MAX as u64);
+        assert_eq!(k::dense_range(5, 4), None);
     }
 
     /// `s` keys drawn by `f` from a fixed-seed stream.

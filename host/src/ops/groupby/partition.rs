@@ -5,7 +5,7 @@
 //! indexed by those low bits, its groups written in key order. Keys of a wider range (or
 //! `i32` keys) take the sort-based group-by.
 use tessera_kernels::layout::STATUS_STRIDE;
-use tessera_kernels::ops::groupby::{RECORDS_HEADER, shared_table_bytes};
+use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
     GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartItem, PartParams, WHOLE,
@@ -230,7 +230,7 @@ impl<'a> PartPlan<'a> {
         let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
         let more = [GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4];
         let spec = kernel_for(&accs.list, GROUPBY_PART_0, GROUPBY_PART_ONE, more);
-        let smem = shared_table_bytes(slots as u32, 1, a);
+        let smem = shared_table_bytes(slots as u32, 1, a, TableForm::default());
         gpu.allow_max_dynamic_smem(&spec)?;
         let cfg = cudarc::driver::LaunchConfig {
             grid_dim: (work.items.len() as u32, 1, 1),
