@@ -8,7 +8,9 @@
 //! atomics only, and the global table sees one update per group per block. A hashed shared
 //! table stops taking new keys at three quarters full; a dense one ([`TableForm::dense`]) has
 //! a slot for every key of a range the sample saw. Rows of keys a shared table does not hold
-//! update the global table directly, so any group count is correct, only slower.
+//! update the global table directly, so any group count is correct, only slower. Rows of a
+//! key the sample saw on many rows ([`hot_key`]) add up in each thread's registers, merged
+//! once per block, so that they do not serialize on one slot's words.
 //!
 //! Accumulators are 64-bit words in a form on which every merge is one 64-bit atomic:
 //! integer sums as `u64` (an `i32` sign-extended: the wrapping sum is the `i64` sum), float
@@ -91,6 +93,11 @@ pub struct GroupByParams {
     pub dense: u32,
     /// See [`GroupByParams::dense`].
     pub dense_base: u32,
+    /// Nonzero: rows of the key `hot_key` ([`hot_key`]) add up in each thread's registers
+    /// instead of the tables, merged once per block at the end.
+    pub hot: u32,
+    /// See [`GroupByParams::hot`].
+    pub hot_key: u32,
     /// Keeps the struct's size a multiple of its alignment.
     pub pad: u32,
 }
@@ -107,10 +114,37 @@ pub const STATE_SAMPLE: usize = 2;
 pub const STATE_WORDS: usize = STATE_SAMPLE + SAMPLE_WORDS;
 
 /// Words [`GROUPBY_SAMPLE`] writes: the distinct keys among the sampled rows, those seen
-/// once and twice, and the smallest and largest sampled key (in the order of `key ^
-/// key_xor`, leaving out the key `u32::MAX`, which has a slot of its own; the smallest above
-/// the largest where no other key was sampled).
-pub const SAMPLE_WORDS: usize = 5;
+/// once and twice; the smallest and largest sampled key (in the order of `key ^ key_xor`,
+/// leaving out the key `u32::MAX`, which has a slot of its own; the smallest above the
+/// largest where no other key was sampled); and the most frequent sampled key and its rows.
+pub const SAMPLE_WORDS: usize = 7;
+
+/// A sampled key on at least one in this many of the sampled rows is hot ([`hot_key`]).
+pub const HOT_SHARE: u32 = 8;
+
+/// The key whose rows a grouping adds up in registers, from a sample's [`SAMPLE_WORDS`] `c`
+/// over `n` rows: the most frequent sampled key, where it holds at least one in
+/// [`HOT_SHARE`] of the sampled rows (and two). Such a key's rows would otherwise meet on one
+/// slot's words, a warp's lanes serializing there. A tiny table ([`LANE_COPIES`]) takes none:
+/// its copies per lane keep a few keys' rows apart already.
+pub const fn hot_key(c: [u32; SAMPLE_WORDS], n: u32) -> Option<u32> {
+    let samples = if n < GROUPBY_SAMPLES as u32 {
+        n
+    } else {
+        GROUPBY_SAMPLES as u32
+    };
+    if c[6] >= 2 && c[6] as u64 * HOT_SHARE as u64 >= samples as u64 {
+        Some(c[5])
+    } else {
+        None
+    }
+}
+
+/// Bytes at the start of a shared table's memory that the end of a hash launch reuses to
+/// add up each warp's hot-key rows (up to 32 warps, a count and `aggs` words each).
+pub const fn hot_scratch_bytes(aggs: usize) -> usize {
+    32 * 8 * (1 + aggs)
+}
 
 /// Most estimated groups given a tiny shared table of [`TINY_SLOTS`] slots with a copy of
 /// its counts and accumulators per lane: lanes adding to the same few groups then touch
@@ -243,10 +277,12 @@ pub struct TableForm {
 
 /// Dynamic shared memory of a shared table of `slots` slots with `copies` copies and `aggs`
 /// accumulators in `form`: the accumulator words, then the keys (unless dense) and the
-/// counts, each [`shared_entries`] long.
+/// counts, each [`shared_entries`] long (and at least [`hot_scratch_bytes`]).
 #[inline(always)]
 pub const fn shared_table_bytes(slots: u32, copies: u32, aggs: usize, form: TableForm) -> usize {
-    shared_entries(slots, copies) as usize * entry_bytes(aggs, form)
+    let table = shared_entries(slots, copies) as usize * entry_bytes(aggs, form);
+    let scratch = hot_scratch_bytes(aggs);
+    if table > scratch { table } else { scratch }
 }
 
 /// Bytes of a shared table's entry with `aggs` accumulators in `form`.
@@ -826,6 +862,7 @@ mod device {
                 None
             },
         };
+        let mut hot = if p.hot != 0 { Some(p.hot_key) } else { None };
         if p.quick != 0 {
             // SAFETY: the state words are in bounds; the sample kernel wrote them before.
             let c =
@@ -834,10 +871,12 @@ mod device {
                 Some(q) => plan = q,
                 None => return,
             }
+            hot = super::hot_key(c, p.n);
         }
-        let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
-        let keys = p.keys as *const u32;
-        let n = p.n as usize;
+        if plan.copies == super::LANE_COPIES {
+            // A copy per lane already keeps a few keys' rows apart.
+            hot = None;
+        }
         let shared = plan.slots != 0;
         let copies = if plan.copies == super::LANE_COPIES {
             super::LANE_COPIES
@@ -854,6 +893,44 @@ mod device {
         if shared {
             table.clear::<NT, A>(&codes);
         }
+        // SAFETY: forwarded contracts.
+        let hot_rows = unsafe {
+            match hot {
+                Some(h) => tile_loop::<NT, IPT, A, true>(&p, &codes, shared, &table, &g, h),
+                None => tile_loop::<NT, IPT, A, false>(&p, &codes, shared, &table, &g, 0),
+            }
+        };
+        sync_threads();
+        if shared {
+            table.merge::<NT, A>(&g, &codes);
+        }
+        if let Some(h) = hot {
+            hot_rows.merge::<NT>(h, shared, &codes, &g);
+        }
+    }
+
+    /// The launch's tiles into the tables (`HOT`: rows of `hot_key` into the registers),
+    /// this thread's hot rows added up.
+    ///
+    /// # Safety
+    /// As for [`group_by_hash`].
+    #[inline(always)]
+    unsafe fn tile_loop<const NT: usize, const IPT: usize, const A: usize, const HOT: bool>(
+        p: &GroupByParams,
+        codes: &[u32; A],
+        shared: bool,
+        table: &SharedTable,
+        g: &GlobalTable,
+        hot_key: u32,
+    ) -> HotRows<A> {
+        let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
+        let values = &values;
+        let keys = p.keys as *const u32;
+        let n = p.n as usize;
+        let mut hot_rows = HotRows {
+            count: 0,
+            words: core::array::from_fn(|a| acc_init(codes[a])),
+        };
         let tile = NT * IPT;
         let dense = table.dense();
         let (tiles, grid) = (n.div_ceil(tile), grid_dim());
@@ -871,8 +948,17 @@ mod device {
             let start = at * tile;
             macro_rules! tile {
                 ($full:literal, $dense:literal) => {
-                    hash_tile::<NT, IPT, A, $full, $dense>(
-                        keys, &values, &codes, n, start, shared, &table, &g,
+                    hash_tile::<NT, IPT, A, $full, $dense, HOT>(
+                        keys,
+                        values,
+                        codes,
+                        n,
+                        start,
+                        shared,
+                        table,
+                        g,
+                        hot_key,
+                        &mut hot_rows,
                     )
                 };
             }
@@ -888,9 +974,87 @@ mod device {
             at += grid;
             rounds += 1;
         }
-        sync_threads();
-        if shared {
-            table.merge::<NT, A>(&g, &codes);
+        hot_rows
+    }
+
+    /// A thread's rows of the hot key ([`super::hot_key`]), added up in registers.
+    struct HotRows<const A: usize> {
+        count: u32,
+        words: [u64; A],
+    }
+
+    impl<const A: usize> HotRows<A> {
+        /// Adds one row, its values' raw bits `raw(a)`.
+        #[inline(always)]
+        fn add(&mut self, codes: &[u32; A], raw: impl Fn(usize) -> u64) {
+            self.count += 1;
+            for a in 0..A {
+                self.words[a] =
+                    super::acc_combine(codes[a], self.words[a], acc_operand(codes[a], raw(a)));
+            }
+        }
+
+        /// Merges the block's hot rows into the global table under `key` (all threads): each
+        /// warp's added up by shuffles, then, where the block has a shared table (whose memory
+        /// is free after the barrier that follows its merge), the warps' in that memory by one
+        /// thread; else each warp's lane 0 merges its own.
+        #[inline(always)]
+        fn merge<const NT: usize>(
+            &self,
+            key: u32,
+            shared: bool,
+            codes: &[u32; A],
+            g: &GlobalTable,
+        ) {
+            use crate::arch::shfl_xor;
+            let mut count = self.count;
+            let mut words = self.words;
+            let mut m = 16;
+            while m > 0 {
+                count += shfl_xor(count, m);
+                for a in 0..A {
+                    words[a] = super::acc_combine(codes[a], words[a], shfl_xor(words[a], m));
+                }
+                m /= 2;
+            }
+            if !shared {
+                if lane_id() == 0 && count != 0 {
+                    g.merge(key, count, codes, &words);
+                }
+                return;
+            }
+            const { assert!(NT <= 1024) };
+            // SAFETY: the launch gives a shared table's memory, at least
+            // `hot_scratch_bytes(A)`: 32 records of `1 + A` words; the table's merge is done
+            // once every thread passes the barrier.
+            let scratch = unsafe { crate::arch::dynamic_shared::<u64>(32 * (1 + A)) };
+            sync_threads();
+            let w = thread_idx() / 32;
+            if lane_id() == 0 {
+                // SAFETY: w < 32; each warp writes its own record.
+                unsafe {
+                    scratch.write(w * (1 + A), count as u64);
+                    for a in 0..A {
+                        scratch.write(w * (1 + A) + 1 + a, words[a]);
+                    }
+                }
+            }
+            sync_threads();
+            if thread_idx() == 0 {
+                for w in 1..NT / 32 {
+                    // SAFETY: w < 32; the records are complete after the barrier.
+                    unsafe {
+                        count += scratch.read(w * (1 + A)) as u32;
+                        for a in 0..A {
+                            let x = scratch.read(w * (1 + A) + 1 + a);
+                            words[a] = super::acc_combine(codes[a], words[a], x);
+                        }
+                    }
+                }
+                if count != 0 {
+                    g.merge(key, count, codes, &words);
+                }
+            }
         }
     }
 
@@ -906,6 +1070,7 @@ mod device {
         const A: usize,
         const FULL: bool,
         const DENSE: bool,
+        const HOT: bool,
     >(
         keys: *const u32,
         values: &[u64; A],
@@ -915,14 +1080,16 @@ mod device {
         shared: bool,
         table: &SharedTable,
         g: &GlobalTable,
+        hot_key: u32,
+        hot_rows: &mut HotRows<A>,
     ) {
         let t = thread_idx();
         let row = |j: usize| start + j * NT + t;
-        let live: [bool; IPT] = core::array::from_fn(|j| FULL || row(j) < n);
+        let in_bounds: [bool; IPT] = core::array::from_fn(|j| FULL || row(j) < n);
         // Every load of the tile is issued before the first atomic.
-        // SAFETY: live rows are below n.
+        // SAFETY: rows in bounds are below n.
         let k: [u32; IPT] = core::array::from_fn(|j| {
-            if live[j] {
+            if in_bounds[j] {
                 unsafe { keys.add(row(j)).read() }
             } else {
                 EMPTY_KEY
@@ -931,7 +1098,7 @@ mod device {
         let raw: [[u64; IPT]; A] = core::array::from_fn(|a| {
             let wide = codes[a] & code::TYPE == code::F64;
             core::array::from_fn(|j| {
-                if !live[j] {
+                if !in_bounds[j] {
                     0
                 } else if wide {
                     // SAFETY: as above; the column holds 64-bit values.
@@ -942,6 +1109,16 @@ mod device {
                 }
             })
         });
+        // Rows of the hot key add up in registers; the others ("live") go to the tables.
+        let mut live = in_bounds;
+        if HOT {
+            for j in 0..IPT {
+                if in_bounds[j] && k[j] == hot_key {
+                    live[j] = false;
+                    hot_rows.add(codes, |a| raw[a][j]);
+                }
+            }
+        }
         // Each row's entry in the shared table: its key's slot, or the lane's spare entry
         // (rows out of bounds, or whose key the table has no room for: those go to the global
         // table, bits of `global`).
@@ -974,7 +1151,7 @@ mod device {
                 walk = 0;
                 for j in 0..IPT {
                     let home = home_slot(k[j], table.slots);
-                    let hit = table.key(home) == k[j] && k[j] != EMPTY_KEY;
+                    let hit = live[j] && table.key(home) == k[j] && k[j] != EMPTY_KEY;
                     entry[j] = if hit { table.entry(home) } else { spare };
                     walk |= ((!hit && live[j]) as u32) << j;
                 }
@@ -1323,8 +1500,9 @@ crate::kernel! {
     /// about the groups, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
     /// count each: the [`SAMPLE_WORDS`] to `out` (the distinct keys among them, those seen
     /// once and twice, for the host's estimate, see `groups_from_sample_counts` there; the
-    /// smallest and largest key as `key ^ key_xor`, for a dense table). `keys`: the device
-    /// address of the `n` key words. One block.
+    /// smallest and largest key as `key ^ key_xor`, for a dense table; the most frequent key
+    /// and its rows, for [`hot_key`]). `keys`: the device address of the `n` key words. One
+    /// block.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         keys: u64, n: u32, key_xor: u32, out: *mut u32
     ) {
@@ -1337,6 +1515,8 @@ crate::kernel! {
         // The empty-slot key's rows, then the distinct keys, those seen once and twice, the
         // smallest and the largest key.
         let stats = crate::shared_array!(groupby_sample_stats: [u32; 6]);
+        // The most frequent key: its rows in the high word, the key in the low one.
+        let top = crate::shared_array!(groupby_sample_top: [u64; 1]);
         let t = thread_idx();
         let mut s = t;
         while s < GROUPBY_SAMPLE_SLOTS {
@@ -1350,6 +1530,10 @@ crate::kernel! {
         if t < 6 {
             // SAFETY: six words.
             unsafe { stats.write(t, if t == 4 { u32::MAX } else { 0 }) };
+        }
+        if t == 0 {
+            // SAFETY: one word.
+            unsafe { top.write(0, 0) };
         }
         sync_threads();
         let (keys, n) = (keys as *const u32, n as usize);
@@ -1388,22 +1572,24 @@ crate::kernel! {
         sync_threads();
         // The set's keys, and the empty-slot key as one more where the sample holds it.
         let mut mine = [0u32; 3];
-        let mut tally = |c: u32| {
+        let mut best = 0u64;
+        let mut tally = |c: u32, key: u32| {
             if c != 0 {
                 mine[0] += 1;
                 mine[1] += (c == 1) as u32;
                 mine[2] += (c == 2) as u32;
+                best = best.max((c as u64) << 32 | key as u64);
             }
         };
         let mut s = t;
         while s < GROUPBY_SAMPLE_SLOTS {
             // SAFETY: s < GROUPBY_SAMPLE_SLOTS; complete after the barrier.
-            tally(unsafe { counts.read(s) });
+            unsafe { tally(counts.read(s), set.read(s)) };
             s += NT;
         }
         if t == 0 {
             // SAFETY: one word, complete after the barrier.
-            tally(unsafe { stats.read(0) });
+            tally(unsafe { stats.read(0) }, EMPTY_KEY);
         }
         for (i, &m) in mine.iter().enumerate() {
             if m != 0 {
@@ -1411,10 +1597,20 @@ crate::kernel! {
                 unsafe { red_add_u32(stats.addr(1 + i), m) };
             }
         }
+        if best != 0 {
+            // SAFETY: one word.
+            unsafe { crate::arch::shared_atomic::max_u64(top.addr(0), best) };
+        }
         sync_threads();
-        if t < SAMPLE_WORDS {
+        if t < 5 {
             // SAFETY: SAMPLE_WORDS output words; the stats are complete after the barrier.
             unsafe { out.add(t).write(stats.read(1 + t)) };
+        } else if t < SAMPLE_WORDS {
+            // SAFETY: as above.
+            unsafe {
+                let top = top.read(0);
+                out.add(t).write(if t == 5 { top as u32 } else { (top >> 32) as u32 });
+            }
         }
     }
 }

@@ -18,10 +18,12 @@
 //! written as records on the device ([`DeviceGrouped`]), the first of them read back with
 //! the group count in one copy.
 //! Estimates of a few groups get a tiny shared table with a copy of each slot per lane, so
-//! that a warp's lanes do not serialize on the same words. Where the sampled keys span a
-//! range whose every key fits a block's shared memory, the table is dense: a slot per key of
-//! the range (with a sixteenth to spare on either side), found by the key's offset, without
-//! a walk or key words; keys outside it go to the global table.
+//! that a warp's lanes do not serialize on the same words; a key on at least an eighth of the
+//! sampled rows adds up in each thread's registers instead ([`k::hot_key`]), merged once per
+//! block. Where the sampled keys span a range whose every key fits a block's shared memory,
+//! the table is dense: a slot per key of the range (with a sixteenth to spare on either
+//! side), found by the key's offset, without a walk or key words; keys outside it go to the
+//! global table.
 use cudarc::driver::CudaViewMut;
 use tessera_kernels::ops::groupby::{
     self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, SAMPLE_WORDS, SharedPlan, TINY_GROUPS,
@@ -186,6 +188,10 @@ impl HashPlan {
         let range = k::dense_range(words[3], words[4]).map(|(b, slots)| (b ^ key_xor, slots));
         let plan = shared_plan(est, skewed, range, aggs, max_smem);
         set_plan(&mut params, plan);
+        (params.hot, params.hot_key) = match k::hot_key(*words, params.n) {
+            Some(h) => (1, h),
+            None => (0, 0),
+        };
         // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
         // keep twice the rows in flight.
         let smem = table_smem(&params, accs);
@@ -694,7 +700,7 @@ mod tests {
                         .into_iter()
                         .filter(|&f| f <= most)
                     {
-                        let c = [d, f1, f2, none.0, none.1];
+                        let c = [d, f1, f2, none.0, none.1, 0, 0];
                         let Some(plan) = quick_plan(c, 0, 1) else {
                             continue;
                         };
@@ -728,7 +734,7 @@ mod tests {
             } else {
                 k::MIN_SHARED_SLOTS
             };
-            let plan = quick_plan([d, f1, 0, lo, hi], 0, 1);
+            let plan = quick_plan([d, f1, 0, lo, hi, 0, 0], 0, 1);
             assert_eq!(plan.map(|p| p.slots), Some(want), "{g} groups");
         }
     }
@@ -738,27 +744,40 @@ mod tests {
     /// their order); wider ranges, and ranges of keys too few for a table, do not.
     #[test]
     fn quick_plans_take_dense_ranges() {
-        let plan = quick_plan([100, 0, 0, 1000, 1099], 0, 1).unwrap();
+        let plan = quick_plan([100, 0, 0, 1000, 1099, 0, 0], 0, 1).unwrap();
         assert_eq!(plan.dense_base, Some(1000 - 100 / 16 - 16));
         assert!(plan.slots as u64 >= 100 + 2 * (100 / 16 + 16));
         assert_eq!(plan.copies, 1);
         // i32 keys -50 ..= 49: the base is a key word below -50.
         let x = 0x8000_0000u32;
         let (lo, hi) = ((-50i32) as u32 ^ x, 49u32 ^ x);
-        let plan = quick_plan([100, 0, 0, lo, hi], x, 1).unwrap();
+        let plan = quick_plan([100, 0, 0, lo, hi, 0, 0], x, 1).unwrap();
         assert_eq!(plan.dense_base, Some((-50i32 - 100 / 16 - 16) as u32));
         // Three thousand keys fit a launch's quick table; ten thousand do not.
-        let plan = quick_plan([2300, 1000, 600, 0, 2999], 0, 1).unwrap();
+        let plan = quick_plan([2300, 1000, 600, 0, 2999, 0, 0], 0, 1).unwrap();
         assert_eq!(plan.dense_base, Some(0));
-        assert_eq!(quick_plan([3400, 2500, 700, 0, 9999], 0, 1), None);
+        assert_eq!(quick_plan([3400, 2500, 700, 0, 9999, 0, 0], 0, 1), None);
         // A few keys: the tiny table, whatever their range.
-        let plan = quick_plan([3, 0, 0, 5, 7], 0, 1).unwrap();
+        let plan = quick_plan([3, 0, 0, 5, 7, 0, 0], 0, 1).unwrap();
         assert_eq!((plan.slots, plan.dense_base), (k::TINY_SLOTS, None));
         // Near the top of the order the range stops below u32::MAX.
         let (base, slots) = k::dense_range(u32::MAX - 10, u32::MAX - 1).unwrap();
         assert_eq!(base, u32::MAX - 10 - 16);
         assert!(base as u64 + slots >= u32::MAX as u64);
         assert_eq!(k::dense_range(5, 4), None);
+    }
+
+    /// A key on at least an eighth of the sampled rows (and two) is hot, whatever the row
+    /// count; fewer rows are a smaller sample.
+    #[test]
+    fn hot_keys_hold_an_eighth_of_the_sample() {
+        let c = |key, rows| [100, 0, 0, 0, 99, key, rows];
+        assert_eq!(k::hot_key(c(7, 512), 1 << 27), Some(7));
+        assert_eq!(k::hot_key(c(7, 511), 1 << 27), None);
+        assert_eq!(k::hot_key(c(u32::MAX, 2048), 4096), Some(u32::MAX));
+        assert_eq!(k::hot_key(c(7, 2), 16), Some(7));
+        assert_eq!(k::hot_key(c(7, 1), 8), None);
+        assert_eq!(k::hot_key(c(7, 1), 1), None);
     }
 
     /// `s` keys drawn by `f` from a fixed-seed stream.
