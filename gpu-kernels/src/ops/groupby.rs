@@ -76,10 +76,11 @@ pub struct GroupByParams {
     /// Copies of each shared slot's count and accumulators: 1, or [`LANE_COPIES`] (one per
     /// lane, so that lanes adding to the same few groups do not serialize).
     pub shared_copies: u32,
-    /// Nonzero: the launch follows [`GROUPBY_SAMPLE`] without the host's look at its counts.
+    /// Nonzero: the launch follows [`GROUPBY_SAMPLE`] without the host's look at its words.
     /// The kernel reads them in the state words ([`STATE_SAMPLE`]) and takes its shared
-    /// table from [`quick_plan`] instead of `shared_slots` and `shared_copies`; where that
-    /// gives none, every block returns at once (the table stays empty).
+    /// table from [`quick_plan`] and its hot key from [`hot_key`] instead of `shared_slots`,
+    /// `shared_copies`, `dense` and `hot`; where [`quick_plan`] gives none, every block
+    /// returns at once (the table stays empty).
     pub quick: u32,
     /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY)).
     pub global_slots: u32,
@@ -125,8 +126,8 @@ pub const HOT_SHARE: u32 = 8;
 /// The key whose rows a grouping adds up in registers, from a sample's [`SAMPLE_WORDS`] `c`
 /// over `n` rows: the most frequent sampled key, where it holds at least one in
 /// [`HOT_SHARE`] of the sampled rows (and two). Such a key's rows would otherwise meet on one
-/// slot's words, a warp's lanes serializing there. A tiny table ([`LANE_COPIES`]) takes none:
-/// its copies per lane keep a few keys' rows apart already.
+/// slot's words, a warp's lanes serializing there. The hash kernel takes none with a tiny
+/// table ([`LANE_COPIES`]), whose copies per lane keep a few keys' rows apart already.
 pub const fn hot_key(c: [u32; SAMPLE_WORDS], n: u32) -> Option<u32> {
     let samples = if n < GROUPBY_SAMPLES as u32 {
         n
@@ -209,10 +210,10 @@ pub const fn quick_smem(aggs: usize) -> usize {
 }
 
 /// The shared table that a full sample's [`SAMPLE_WORDS`] `c` alone call for, for `aggs`
-/// accumulators, in the [`quick_smem`] a launch gives: fewer
-/// than [`TINY_GROUPS`] keys, at most one seen once: the tiny table with a copy per lane; a
-/// range of keys whose [`dense_range`] fits: that dense table (every key in the range has
-/// its slot, whatever the group count); up to [`QUICK_MAX_DISTINCT`] keys, at most
+/// accumulators, in the [`quick_smem`] a launch gives: fewer than [`TINY_GROUPS`] keys, at
+/// most one seen once: the tiny table with a copy per lane; a range of keys whose
+/// [`dense_range`] fits: that dense table (every key in the range has its slot, whatever the
+/// group count); up to [`QUICK_MAX_DISTINCT`] keys, at most
 /// [`QUICK_MAX_ONCE`] of them seen once (the sample then saw nearly every group): the
 /// [`MIN_SHARED_SLOTS`] table; else `None`, and the host sizes the tables from its estimate.
 /// A hashed table holds twice the host's estimate for such samples.
