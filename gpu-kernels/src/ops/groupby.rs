@@ -197,6 +197,31 @@ pub const fn dense_range(lo: u32, hi: u32) -> Option<(u32, u64)> {
     Some((base as u32, (top - base + 1).next_multiple_of(32)))
 }
 
+/// The dense table of [`dense_range`] for sampled keys (as `key ^ key_xor`) from `lo` to
+/// `hi`, its base as a key word, where it fits `max_bytes` of shared memory with `aggs`
+/// accumulators.
+pub const fn dense_plan(
+    lo: u32,
+    hi: u32,
+    key_xor: u32,
+    aggs: usize,
+    max_bytes: usize,
+) -> Option<SharedPlan> {
+    let Some((base, slots)) = dense_range(lo, hi) else {
+        return None;
+    };
+    let form = TableForm { dense: true };
+    if slots <= u32::MAX as u64 && shared_table_bytes(slots as u32, 1, aggs, form) <= max_bytes {
+        Some(SharedPlan {
+            slots: slots as u32,
+            copies: 1,
+            dense_base: Some(base ^ key_xor),
+        })
+    } else {
+        None
+    }
+}
+
 /// Dynamic shared memory the launch that follows the sample unseen gives each block for
 /// `aggs` accumulators: room for the tiny table, the [`MIN_SHARED_SLOTS`] table and 40 KiB
 /// (for a dense table of about 3,000 keys with one accumulator; three blocks of 512 threads
@@ -229,17 +254,8 @@ pub const fn quick_plan(c: [u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Op
             dense_base: None,
         });
     }
-    if let Some((base, slots)) = dense_range(c[3], c[4]) {
-        let form = TableForm { dense: true };
-        if slots <= u32::MAX as u64
-            && shared_table_bytes(slots as u32, 1, aggs, form) <= quick_smem(aggs)
-        {
-            return Some(SharedPlan {
-                slots: slots as u32,
-                copies: 1,
-                dense_base: Some(base ^ key_xor),
-            });
-        }
+    if let Some(plan) = dense_plan(c[3], c[4], key_xor, aggs, quick_smem(aggs)) {
+        return Some(plan);
     }
     if d <= QUICK_MAX_DISTINCT && f1 <= QUICK_MAX_ONCE {
         Some(SharedPlan {

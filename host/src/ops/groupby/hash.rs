@@ -5,8 +5,8 @@
 //!
 //! The call estimates the group count from a sample of 4096 rows
 //! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
-//! that, four times for a skewed sample (and, while the groups fit, a table per block in
-//! shared memory), aggregates in one pass over the rows, and runs again with a table four
+//! that, four times for a skewed sample, at most twice a dense table's range (and, while the
+//! groups fit, a table per block in shared memory), aggregates in one pass over the rows, and runs again with a table four
 //! times larger if the estimate was short. Where the sample's words alone call for a small
 //! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once, or
 //! a range of a few thousand keys), the kernels take it from the sample on the GPU: the host
@@ -106,7 +106,6 @@ const NAME: &str = "group_by_hash";
 pub(super) struct HashPlan {
     params: GroupByParams,
     spec: KernelSpec<k::HashArgs>,
-    key_xor: u32,
     est: usize,
     skewed: bool,
 }
@@ -134,14 +133,15 @@ impl HashPlan {
         values: &[DeviceValueColumn],
         accs: &Accumulators,
     ) -> Result<FirstLook> {
-        let (mut params, key_xor) = hash_params(gpu, key, values, accs)?;
+        let mut params = hash_params(gpu, key, values, accs)?;
+        let key_xor = params.key_xor;
         let n = params.n as usize;
         let aggs = accs.list.len();
         let base = hash_spec(&accs.list);
         let smem = k::quick_smem(aggs);
         if n < k::GROUPBY_SAMPLES || gpu.allow_max_dynamic_smem(&base)? < smem {
             let words = sample_words(gpu, &params)?;
-            return Self::sized(gpu, params, key_xor, accs, &words).map(FirstLook::Plan);
+            return Self::sized(gpu, params, accs, &words).map(FirstLook::Plan);
         }
         params.quick = 1;
         let mut table = GlobalTable::new(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
@@ -166,14 +166,13 @@ impl HashPlan {
             return Ok(FirstLook::Done(grouped, est, plan.dense_base.is_some()));
         }
         params.quick = 0;
-        Self::sized(gpu, params, key_xor, accs, &c).map(FirstLook::Plan)
+        Self::sized(gpu, params, accs, &c).map(FirstLook::Plan)
     }
 
     /// The plan for `params` (tables not yet sized) from the sample's [`SAMPLE_WORDS`].
     fn sized(
         gpu: &Gpu,
         mut params: GroupByParams,
-        key_xor: u32,
         accs: &Accumulators,
         words: &[u32; SAMPLE_WORDS],
     ) -> Result<Self> {
@@ -184,13 +183,13 @@ impl HashPlan {
         let aggs = accs.list.len();
         let base = hash_spec(&accs.list);
         let max_smem = gpu.allow_max_dynamic_smem(&base)?;
-        // The dense table's base as a key word.
-        let range = k::dense_range(words[3], words[4]).map(|(b, slots)| (b ^ key_xor, slots));
-        let plan = shared_plan(est, skewed, range, aggs, max_smem);
+        let dense = k::dense_plan(words[3], words[4], params.key_xor, aggs, max_smem);
+        let plan = shared_plan(est, skewed, dense, aggs, max_smem);
         set_plan(&mut params, plan);
+        // A tiny table's copies per lane keep a few keys' rows apart already.
         (params.hot, params.hot_key) = match k::hot_key(*words, params.n) {
-            Some(h) => (1, h),
-            None => (0, 0),
+            Some(h) if plan.copies != LANE_COPIES => (1, h),
+            _ => (0, 0),
         };
         // A table that leaves room for one block per SM: the wide kernel, whose 1,024 threads
         // keep twice the rows in flight.
@@ -207,7 +206,6 @@ impl HashPlan {
         Ok(HashPlan {
             params,
             spec,
-            key_xor,
             est,
             skewed,
         })
@@ -231,16 +229,14 @@ impl HashPlan {
     /// Aggregates, growing the global table until it holds every group.
     pub(super) fn run(mut self, gpu: &Gpu, accs: Accumulators) -> Result<DeviceGrouped> {
         let params = &mut self.params;
-        // A skewed sample's estimate is a lower bound, and an overflow runs the whole
-        // aggregation again: twice the room then.
-        let room = if self.skewed { 4 } else { 2 } * self.est as u64;
-        let mut slots = room.clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS);
+        let dense = (params.dense != 0).then_some(params.shared_slots);
+        let mut slots = first_global_slots(self.est, self.skewed, dense);
         loop {
             let aggs = accs.list.len();
             let mut table = GlobalTable::new(gpu, params, slots, aggs)?;
             let smem = table_smem(params, &accs);
             table.aggregate(gpu, &self.spec, smem)?;
-            if let Some(r) = table.records(gpu, self.key_xor)? {
+            if let Some(r) = table.records(gpu, params.key_xor)? {
                 return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
             }
             if slots > u32::MAX as u64 / 4 {
@@ -252,6 +248,20 @@ impl HashPlan {
             slots *= 4;
         }
     }
+}
+
+/// Slots of the first attempt's global table for an estimated `groups` (`skewed`: a lower
+/// bound) and, with a dense shared table, its slots: twice the estimate, four times a skewed
+/// one (an overflow runs the whole aggregation again), but no more than twice the dense
+/// range where that holds the estimate (the range bounds the groups the sample saw, and a
+/// skewed sample's bound is often far above their number: a smaller table keeps the ranking
+/// by counting, [`RANK_MAX`]).
+fn first_global_slots(groups: usize, skewed: bool, dense: Option<u32>) -> u64 {
+    let mut room = if skewed { 4 } else { 2 } * groups as u64;
+    if let Some(slots) = dense {
+        room = room.min(2 * (slots as u64).max(groups as u64));
+    }
+    room.clamp(MIN_GLOBAL_SLOTS, FIRST_GLOBAL_SLOTS)
 }
 
 /// The group count that `d` distinct keys among `s` evenly spread rows of `n` suggest: the
@@ -330,14 +340,14 @@ pub fn groups_from_sample_counts(
     }
 }
 
-/// The hash group-by's parameters for `key` and the accumulators' columns, tables not yet
-/// sized, and the bits that turn an `i32` key into its order as `u32`.
+/// The hash group-by's parameters for `key` (with `key_xor`, the bits that turn an `i32` key
+/// into its order as `u32`) and the accumulators' columns, tables not yet sized.
 fn hash_params(
     gpu: &Gpu,
     key: GpuKey,
     values: &[DeviceValueColumn],
     accs: &Accumulators,
-) -> Result<(GroupByParams, u32)> {
+) -> Result<GroupByParams> {
     let (key_ptr, key_xor, n) = match key {
         GpuKey::U32(c) => (ptr(gpu, c), 0, c.len()),
         GpuKey::I32(c) => (ptr(gpu, c), 0x8000_0000, c.len()),
@@ -358,7 +368,7 @@ fn hash_params(
         params.values[a] = value_ptr(gpu, values[col]);
         params.codes[a] = c;
     }
-    Ok((params, key_xor))
+    Ok(params)
 }
 
 /// The sample's [`SAMPLE_WORDS`] (the host waits for them).
@@ -417,15 +427,15 @@ fn table_smem(params: &GroupByParams, accs: &Accumulators) -> usize {
     )
 }
 
-/// Each block's shared table for an estimated `groups` and the sample's dense `range` (its
-/// base as a key word, and slots: [`k::dense_range`]), for `accs` accumulators, in
-/// `max_smem` bytes: for a few groups, [`TINY_SLOTS`] slots with a copy
-/// per lane; else the dense table where it fits and takes at most twice the slots of the
-/// hashed one (no walk, no key words); else the hashed table of [`hashed_slots`].
+/// Each block's shared table for an estimated `groups` and the sample's `dense` table where
+/// it fits ([`k::dense_plan`]), for `accs` accumulators, in `max_smem` bytes: for a few
+/// groups, [`TINY_SLOTS`] slots with a copy per lane; else the dense table where it takes
+/// at most twice the slots of the hashed one (no walk, no key words); else the hashed table
+/// of [`hashed_slots`].
 fn shared_plan(
     groups: usize,
     skewed: bool,
-    range: Option<(u32, u64)>,
+    dense: Option<SharedPlan>,
     accs: usize,
     max_smem: usize,
 ) -> SharedPlan {
@@ -440,18 +450,10 @@ fn shared_plan(
         };
     }
     let slots = hashed_slots(groups, skewed, accs, hashed, max_smem);
-    if let Some((base, dense)) = range {
-        let form = TableForm { dense: true };
-        if dense <= u32::MAX as u64
-            && shared_table_bytes(dense as u32, 1, accs, form) <= max_smem
-            && (slots == 0 || dense <= 2 * slots as u64)
-        {
-            return SharedPlan {
-                slots: dense as u32,
-                copies: 1,
-                dense_base: Some(base),
-            };
-        }
+    if let Some(plan) = dense
+        && (slots == 0 || plan.slots as u64 <= 2 * slots as u64)
+    {
+        return plan;
     }
     SharedPlan {
         slots,
@@ -676,7 +678,10 @@ impl GlobalTable {
 
 #[cfg(test)]
 mod tests {
-    use super::{groups_from_sample_counts, groups_from_sample_keys};
+    use super::{
+        MIN_GLOBAL_SLOTS, RANK_MAX, first_global_slots, groups_from_sample_counts,
+        groups_from_sample_keys,
+    };
     use tessera_kernels::ops::groupby::shared_limit;
     use tessera_kernels::ops::groupby::{self as k, quick_plan};
 
@@ -778,6 +783,21 @@ mod tests {
         assert_eq!(k::hot_key(c(7, 2), 16), Some(7));
         assert_eq!(k::hot_key(c(7, 1), 8), None);
         assert_eq!(k::hot_key(c(7, 1), 1), None);
+    }
+
+    /// A dense range caps the first global table at twice its slots: a heavy hitter's skewed
+    /// estimate of 10^4 uniform keys (Chao's bound, 10,963) keeps the ranking by counting.
+    #[test]
+    fn dense_ranges_cap_the_first_global_table() {
+        assert_eq!(first_global_slots(10_000, false, None), 20_000);
+        assert_eq!(first_global_slots(10_963, true, None), 43_852);
+        let capped = first_global_slots(10_963, true, Some(11_296));
+        assert_eq!(capped, 22_592);
+        let limit = (capped as f64 * tessera_kernels::hash::MAX_FILL) as usize;
+        assert!(limit < RANK_MAX && limit > 10_000);
+        // The estimate beyond the range: twice the estimate.
+        assert_eq!(first_global_slots(30_000, true, Some(11_296)), 60_000);
+        assert_eq!(first_global_slots(3, false, Some(64)), MIN_GLOBAL_SLOTS);
     }
 
     /// `s` keys drawn by `f` from a fixed-seed stream.
