@@ -6,8 +6,9 @@
 //! The call estimates the group count from a sample of 4096 rows
 //! ([`groups_from_sample_counts`], from counts the GPU makes), sizes a global table of twice
 //! that, four times for a skewed sample, at most twice a dense table's range (and, while the
-//! groups fit, a table per block in shared memory), aggregates in one pass over the rows, and runs again with a table four
-//! times larger if the estimate was short. Where the sample's words alone call for a small
+//! groups fit, a table per block in shared memory), aggregates in one pass over the rows,
+//! and runs again with a table four times larger if the estimate was short. Where the
+//! sample's words alone call for a small
 //! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once, or
 //! a range of a few thousand keys), the kernels take it from the sample on the GPU: the host
 //! queues the sample and the aggregation together and reads the sample's words while the
