@@ -634,6 +634,58 @@ fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
     variant_matches_cpu(gpu, group_by_hash, &k, &v, "misleading sample");
 }
 
+/// 64-bit sums of 32-bit values at their extremes (the largest `u32`, `i32::MIN` and
+/// `i32::MAX`), where nearly every add carries into the high word, with one block taking
+/// every row (a resident block cap of 1) so that each slot of its shared table sums
+/// thousands of them: a few groups (the table with a copy per lane), a hundred (a dense
+/// table) and a thousand spread over `u32` (a hashed one), each with several aggregates of
+/// both columns.
+fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
+    let n = common::capped(&[5000, 1 << 20])
+        .last()
+        .copied()
+        .unwrap_or(0);
+    let mut rng = StdRng::seed_from_u64(2206);
+    let u: Vec<u32> = (0..n).map(|_| u32::MAX - rng.random_range(0..3)).collect();
+    let i: Vec<i32> = (0..n)
+        .map(|_| [i32::MAX, i32::MAX - 1, i32::MIN, -1][rng.random_range(0..4)])
+        .collect();
+    let (du, di) = (gpu.upload(&u).unwrap(), gpu.upload(&i).unwrap());
+    let host = [ValueColumn::U32(&u), ValueColumn::I32(&i)];
+    let device = [DeviceValueColumn::U32(&du), DeviceValueColumn::I32(&di)];
+    let cases: [(&str, Vec<u32>); 3] = [
+        ("3 groups", (0..n).map(|_| rng.random_range(0..3)).collect()),
+        (
+            "100 groups",
+            (0..n).map(|_| rng.random_range(0..100)).collect(),
+        ),
+        (
+            "1000 spread groups",
+            (0..n)
+                .map(|_| rng.random_range(0..1000u32).wrapping_mul(2_654_435_761))
+                .collect(),
+        ),
+    ];
+    gpu.set_resident_block_cap(Some(1));
+    for (name, k) in &cases {
+        let dk = gpu.upload(k).unwrap();
+        for aggs in [
+            vec![Agg::Sum(0), Agg::Count],
+            vec![Agg::Mean(1), Agg::Count, Agg::Max(0)],
+            vec![Agg::Sum(1), Agg::Sum(0), Agg::Min(1)],
+        ] {
+            let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs);
+            let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
+            same(
+                &got.unwrap(),
+                &want,
+                &format!("{name}, {aggs:?}, one block"),
+            );
+        }
+    }
+    gpu.set_resident_block_cap(None);
+}
+
 /// The partitioned group-by where a partition has more rows than one block takes (about
 /// 2^14 at these sizes): a heavy hitter's partition and a single partition, each shared by
 /// several blocks that merge their tables, next to keys that need two radix passes. Sized
@@ -892,6 +944,7 @@ harness! {
         gpu_dense_tables_send_strays_to_the_global_table,
         gpu_composite_keys_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
+        gpu_sums_of_extreme_values_carry_exactly,
         gpu_partitioned_shares_heavy_partitions,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,
