@@ -686,6 +686,65 @@ fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
     gpu.set_resident_block_cap(None);
 }
 
+/// Shared tables so large that one block fills an SM (ten thousand keys dense in a range, or
+/// seven thousand spread over `u32` in a hashed table, with one or two accumulators of 32-bit
+/// values) take their full tiles through shared-memory stages while the block adds up the one
+/// before: many tiles and a partial one, with every block over many tiles (a resident block
+/// cap of 7) and without a cap.
+fn gpu_staged_tiles_match_cpu(gpu: &Gpu) {
+    let n = common::capped(&[5000, (1 << 20) + 17])
+        .last()
+        .copied()
+        .unwrap_or(0);
+    let mut rng = StdRng::seed_from_u64(2207);
+    let v = values(n, &mut rng);
+    let (du, di, df) = (
+        gpu.upload(&v.u).unwrap(),
+        gpu.upload(&v.i).unwrap(),
+        gpu.upload(&v.f).unwrap(),
+    );
+    let host = [
+        ValueColumn::U32(&v.u),
+        ValueColumn::I32(&v.i),
+        ValueColumn::F32(&v.f),
+    ];
+    let device = [
+        DeviceValueColumn::U32(&du),
+        DeviceValueColumn::I32(&di),
+        DeviceValueColumn::F32(&df),
+    ];
+    let cases: [(&str, Vec<u32>); 2] = [
+        (
+            "10^4 dense",
+            (0..n).map(|_| rng.random_range(0..10_000)).collect(),
+        ),
+        (
+            "7000 spread",
+            (0..n)
+                .map(|_| rng.random_range(0..7000u32).wrapping_mul(2_654_435_761))
+                .collect(),
+        ),
+    ];
+    for cap in [Some(7), None] {
+        gpu.set_resident_block_cap(cap);
+        for (name, k) in &cases {
+            let dk = gpu.upload(k).unwrap();
+            for aggs in [
+                vec![Agg::Sum(0), Agg::Count],
+                vec![Agg::Mean(1)],
+                vec![Agg::Min(2), Agg::Count],
+                vec![Agg::Sum(0), Agg::Max(1)],
+            ] {
+                let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs);
+                let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
+                let what = format!("{name}, {aggs:?}, block cap {cap:?}");
+                same(&got.unwrap(), &want, &what);
+            }
+        }
+    }
+    gpu.set_resident_block_cap(None);
+}
+
 /// The partitioned group-by where a partition has more rows than one block takes (about
 /// 2^14 at these sizes): a heavy hitter's partition and a single partition, each shared by
 /// several blocks that merge their tables, next to keys that need two radix passes. Sized
@@ -945,6 +1004,7 @@ harness! {
         gpu_composite_keys_match_cpu,
         gpu_hash_recovers_from_a_misleading_sample,
         gpu_sums_of_extreme_values_carry_exactly,
+        gpu_staged_tiles_match_cpu,
         gpu_partitioned_shares_heavy_partitions,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,

@@ -99,8 +99,12 @@ pub struct GroupByParams {
     pub hot: u32,
     /// See [`GroupByParams::hot`].
     pub hot_key: u32,
-    /// Keeps the struct's size a multiple of its alignment.
-    pub pad: u32,
+    /// Nonzero: full tiles come through [`HASH_STAGES`] buffers in shared memory
+    /// ([`hash_stage_bytes`] each) from this byte offset of the dynamic shared memory, after
+    /// the shared table; the key and value columns are 16-byte aligned. Read by the
+    /// [`GROUPBY_HASH_WIDE`] kernels of one to four accumulators, ignored where an
+    /// accumulator's values are `f64`.
+    pub stage_at: u32,
 }
 
 /// State words of a launch: distinct keys inserted into the global table, whether a key
@@ -268,6 +272,18 @@ pub const fn quick_plan(c: [u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Op
     }
 }
 
+/// Shared buffers of a hash kernel's staged tiles ([`GroupByParams::stage_at`]): each thread
+/// copies its rows of the block's next tile (`cp.async`) while it adds up the current one, so
+/// that the next tile's reads are in flight through the current tile's atomics without
+/// holding registers.
+pub const HASH_STAGES: usize = 2;
+
+/// Bytes of one staged tile of `tile` rows with `aggs` accumulators
+/// ([`GroupByParams::stage_at`]): the keys, then each accumulator's 32-bit values.
+pub const fn hash_stage_bytes(tile: usize, aggs: usize) -> usize {
+    4 * tile * (1 + aggs)
+}
+
 /// Copies of a tiny shared table's counts and accumulators: one per lane.
 pub const LANE_COPIES: u32 = 32;
 
@@ -420,8 +436,9 @@ pub const fn acc_result(code: u32, word: u64) -> u64 {
 mod device {
     use super::{GroupByParams, TableForm, acc_init, acc_operand, code};
     use crate::arch::{
-        Shared, block_idx, grid_dim, lane_id, load_relaxed_u32, red_global, shared_atomic,
-        sync_threads, thread_idx,
+        Shared, block_idx, copy_async_16, copy_async_commit, copy_async_wait_all,
+        copy_async_wait_groups, grid_dim, lane_id, load_relaxed_u32, load_shared_v4_u32,
+        red_global, shared_atomic, sync_threads, thread_idx,
     };
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
@@ -846,7 +863,7 @@ mod device {
 
     /// The hash group-by of the launch's rows: blocks stride over tiles of `NT * IPT` rows,
     /// each row into the block's shared table (when there is one and it holds the key) or
-    /// the global table.
+    /// the global table; `STAGED`: full tiles through shared memory where `stage_at` says.
     ///
     /// # Safety
     /// `p` describes columns of `n` rows and the global table's arrays; with a shared table
@@ -857,6 +874,7 @@ mod device {
         const IPT: usize,
         const A: usize,
         const CODE: u32,
+        const STAGED: bool,
     >(
         p: &GroupByParams,
         g: GlobalTable,
@@ -911,10 +929,18 @@ mod device {
             table.clear::<NT, A>(&codes);
         }
         // SAFETY: forwarded contracts.
+        let stage =
+            if STAGED && p.stage_at != 0 && codes.iter().all(|&c| c & code::TYPE != code::F64) {
+                // SAFETY: only the address; the launch gives the staged tiles' memory there.
+                Some(unsafe { crate::arch::dynamic_shared::<u32>(0) }.addr(0) + p.stage_at)
+            } else {
+                None
+            };
+        // SAFETY: forwarded contracts.
         let hot_rows = unsafe {
             match hot {
-                Some(h) => tile_loop::<NT, IPT, A, true>(&p, &codes, shared, &table, &g, h),
-                None => tile_loop::<NT, IPT, A, false>(&p, &codes, shared, &table, &g, 0),
+                Some(h) => tile_loop::<NT, IPT, A, true>(&p, &codes, shared, &table, &g, h, stage),
+                None => tile_loop::<NT, IPT, A, false>(&p, &codes, shared, &table, &g, 0, stage),
             }
         };
         sync_threads();
@@ -927,10 +953,15 @@ mod device {
     }
 
     /// The launch's tiles into the tables (`HOT`: rows of `hot_key` into the registers),
-    /// this thread's hot rows added up.
+    /// this thread's hot rows added up. With `stage` (a shared-window address), full tiles
+    /// come through [`super::HASH_STAGES`] buffers there: the block's next tiles are copied
+    /// while it adds up this one; each iteration commits one copy group (maybe empty), so
+    /// waiting until `HASH_STAGES - 1` are pending lands the current tile's.
     ///
     /// # Safety
-    /// As for [`group_by_hash`].
+    /// As for [`group_by_hash`]; with `stage`, the launch gives `HASH_STAGES` staged tiles'
+    /// memory there, the columns are 16-byte aligned and no accumulator's values are `f64`.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     unsafe fn tile_loop<const NT: usize, const IPT: usize, const A: usize, const HOT: bool>(
         p: &GroupByParams,
@@ -939,7 +970,9 @@ mod device {
         table: &SharedTable,
         g: &GlobalTable,
         hot_key: u32,
+        stage: Option<u32>,
     ) -> HotRows<A> {
+        const STAGES: usize = super::HASH_STAGES;
         let values: [u64; A] = core::array::from_fn(|a| p.values[a]);
         let values = &values;
         let keys = p.keys as *const u32;
@@ -951,7 +984,27 @@ mod device {
         let tile = NT * IPT;
         let dense = table.dense();
         let (tiles, grid) = (n.div_ceil(tile), grid_dim());
+        let full = |at: usize| (at + 1) * tile <= n;
+        let bytes = super::hash_stage_bytes(tile, A) as u32;
+        // Starts the copies of tile `at` (if full) to buffer `b`.
+        let issue = |at: usize, b: usize| {
+            if let Some(base) = stage
+                && full(at)
+            {
+                let dst = base + b as u32 * bytes;
+                // SAFETY: a full tile; buffer `b` is one of the stages, which this thread
+                // last read an iteration before (its values returned).
+                unsafe { stage_tile::<NT, IPT, A>(keys, values, at * tile, dst) };
+            }
+        };
         let mut at = block_idx();
+        if stage.is_some() {
+            for b in 0..STAGES - 1 {
+                issue(at + b * grid, b);
+                copy_async_commit();
+            }
+        }
+        let mut cur = 0;
         let mut rounds = 0u32;
         while at < tiles {
             // A run whose global table overflowed is run again: stop early (every 8 tiles, an
@@ -963,11 +1016,14 @@ mod device {
                 break;
             }
             let start = at * tile;
+            if stage.is_some() {
+                issue(at + (STAGES - 1) * grid, (cur + STAGES - 1) % STAGES);
+                copy_async_commit();
+            }
             macro_rules! tile {
-                ($full:literal, $dense:literal) => {
+                ($full:literal, $dense:literal, $rows:expr) => {
                     hash_tile::<NT, IPT, A, $full, $dense, HOT>(
-                        keys,
-                        values,
+                        $rows,
                         codes,
                         n,
                         start,
@@ -979,19 +1035,182 @@ mod device {
                     )
                 };
             }
-            // SAFETY: forwarded contracts.
+            // SAFETY: forwarded contracts; a staged tile's copies landed at the wait.
             unsafe {
-                match ((at + 1) * tile <= n, dense) {
-                    (true, true) => tile!(true, true),
-                    (true, false) => tile!(true, false),
-                    (false, true) => tile!(false, true),
-                    (false, false) => tile!(false, false),
+                match (stage, full(at), dense) {
+                    (Some(base), true, d) => {
+                        copy_async_wait_groups::<{ STAGES as u32 - 1 }>();
+                        let rows = load_staged_tile::<NT, IPT, A>(base + cur as u32 * bytes);
+                        if d {
+                            tile!(true, true, rows)
+                        } else {
+                            tile!(true, false, rows)
+                        }
+                    }
+                    (None, true, true) => {
+                        tile!(
+                            true,
+                            true,
+                            load_tile::<NT, IPT, A, true>(keys, values, codes, n, start)
+                        )
+                    }
+                    (None, true, false) => {
+                        tile!(
+                            true,
+                            false,
+                            load_tile::<NT, IPT, A, true>(keys, values, codes, n, start)
+                        )
+                    }
+                    (_, false, true) => {
+                        tile!(
+                            false,
+                            true,
+                            load_tile::<NT, IPT, A, false>(keys, values, codes, n, start)
+                        )
+                    }
+                    (_, false, false) => {
+                        tile!(
+                            false,
+                            false,
+                            load_tile::<NT, IPT, A, false>(keys, values, codes, n, start)
+                        )
+                    }
                 }
             };
             at += grid;
             rounds += 1;
+            cur = (cur + 1) % STAGES;
+        }
+        if stage.is_some() {
+            // Copies of tiles this block did not reach (an early stop) land before it ends.
+            copy_async_wait_all();
         }
         hot_rows
+    }
+
+    /// A thread's rows of a tile: their keys and each accumulator's raw value bits.
+    type TileRows<const IPT: usize, const A: usize> = ([u32; IPT], [[u64; IPT]; A]);
+
+    /// The rows of the tile from `start` this thread holds (row `start + j * NT + t` as item
+    /// `j`; rows past `n` as [`EMPTY_KEY`] and 0 unless `FULL`), every load issued at once.
+    ///
+    /// # Safety
+    /// `keys` and `values` are columns of `n` rows of the accumulators' types (`FULL`: the
+    /// tile's rows are below `n`).
+    #[inline(always)]
+    unsafe fn load_tile<const NT: usize, const IPT: usize, const A: usize, const FULL: bool>(
+        keys: *const u32,
+        values: &[u64; A],
+        codes: &[u32; A],
+        n: usize,
+        start: usize,
+    ) -> TileRows<IPT, A> {
+        let t = thread_idx();
+        let row = |j: usize| start + j * NT + t;
+        let in_bounds: [bool; IPT] = core::array::from_fn(|j| FULL || row(j) < n);
+        // SAFETY: rows in bounds are below n.
+        let k: [u32; IPT] = core::array::from_fn(|j| {
+            if in_bounds[j] {
+                unsafe { keys.add(row(j)).read() }
+            } else {
+                EMPTY_KEY
+            }
+        });
+        let raw: [[u64; IPT]; A] = core::array::from_fn(|a| {
+            let wide = codes[a] & code::TYPE == code::F64;
+            core::array::from_fn(|j| {
+                if !in_bounds[j] {
+                    0
+                } else if wide {
+                    // SAFETY: as above; the column holds 64-bit values.
+                    unsafe { (values[a] as *const u64).add(row(j)).read() }
+                } else {
+                    // SAFETY: as above; the column holds 32-bit values.
+                    unsafe { (values[a] as *const u32).add(row(j)).read() as u64 }
+                }
+            })
+        });
+        (k, raw)
+    }
+
+    /// Starts the copies of this thread's rows of the full tile from `start` to the staged
+    /// tile at the shared-window address `dst`: the keys, then each accumulator's values
+    /// ([`super::hash_stage_bytes`]), each column as [`stage_column`] lays it out.
+    ///
+    /// # Safety
+    /// The tile's rows are below the columns' length; the columns are 16-byte aligned and hold
+    /// 32-bit values; `dst` is 16-byte aligned and holds a staged tile that only this
+    /// thread's reads of its own rows touch.
+    #[inline(always)]
+    unsafe fn stage_tile<const NT: usize, const IPT: usize, const A: usize>(
+        keys: *const u32,
+        values: &[u64; A],
+        start: usize,
+        dst: u32,
+    ) {
+        let bytes = 4 * (NT * IPT) as u32;
+        // SAFETY: by contract.
+        unsafe {
+            stage_column::<NT, IPT>(keys.add(start), dst);
+            for a in 0..A {
+                let column = (values[a] as *const u32).add(start);
+                stage_column::<NT, IPT>(column, dst + (1 + a as u32) * bytes);
+            }
+        }
+    }
+
+    /// Starts the copies of this thread's rows of one 32-bit column of a full tile from `src`
+    /// to the shared-window address `dst` at the same offsets: item `j` of thread `t` is row
+    /// `(j / 4) * 4 * NT + 4 * t + j % 4` of the tile, so that a thread's rows are 16-byte
+    /// vectors and a warp's copies are coalesced.
+    ///
+    /// # Safety
+    /// `src` (16-byte aligned) holds the tile's `NT * IPT` words; `dst` is 16-byte aligned and
+    /// holds as many, whose thread's rows only this thread reads.
+    #[inline(always)]
+    unsafe fn stage_column<const NT: usize, const IPT: usize>(src: *const u32, dst: u32) {
+        const { assert!(IPT.is_multiple_of(4)) };
+        let t = thread_idx();
+        for q in 0..IPT / 4 {
+            let row = q * 4 * NT + 4 * t;
+            // SAFETY: a 16-byte vector of the tile's words, in bounds and aligned.
+            unsafe { copy_async_16(dst + 4 * row as u32, src.add(row)) };
+        }
+    }
+
+    /// This thread's rows of one column of a staged tile at `src` ([`stage_column`]).
+    ///
+    /// # Safety
+    /// This thread's copies to `src` landed.
+    #[inline(always)]
+    unsafe fn load_staged_column<const NT: usize, const IPT: usize>(src: u32) -> [u32; IPT] {
+        let t = thread_idx();
+        let mut out = [0u32; IPT];
+        for q in 0..IPT / 4 {
+            let row = q * 4 * NT + 4 * t;
+            // SAFETY: the vector this thread copied there, landed.
+            let v = unsafe { load_shared_v4_u32(src + 4 * row as u32) };
+            out[4 * q..4 * q + 4].copy_from_slice(&v);
+        }
+        out
+    }
+
+    /// This thread's rows of the staged tile at `src` (see [`stage_tile`]).
+    ///
+    /// # Safety
+    /// This thread's copies to `src` landed.
+    #[inline(always)]
+    unsafe fn load_staged_tile<const NT: usize, const IPT: usize, const A: usize>(
+        src: u32,
+    ) -> TileRows<IPT, A> {
+        let bytes = 4 * (NT * IPT) as u32;
+        // SAFETY: by contract.
+        let k = unsafe { load_staged_column::<NT, IPT>(src) };
+        let raw = core::array::from_fn(|a| {
+            // SAFETY: as above.
+            unsafe { load_staged_column::<NT, IPT>(src + (1 + a as u32) * bytes) }.map(|x| x as u64)
+        });
+        (k, raw)
     }
 
     /// A thread's rows of the hot key ([`super::hot_key`]), added up in registers.
@@ -1075,7 +1294,8 @@ mod device {
         }
     }
 
-    /// One tile of rows into the tables.
+    /// One tile of rows, this thread's `rows` of the tile from `start` ([`load_tile`] or
+    /// [`load_staged_tile`]), into the tables.
     ///
     /// # Safety
     /// As for [`group_by_hash`].
@@ -1089,8 +1309,7 @@ mod device {
         const DENSE: bool,
         const HOT: bool,
     >(
-        keys: *const u32,
-        values: &[u64; A],
+        rows: TileRows<IPT, A>,
         codes: &[u32; A],
         n: usize,
         start: usize,
@@ -1100,32 +1319,9 @@ mod device {
         hot_key: u32,
         hot_rows: &mut HotRows<A>,
     ) {
+        let (k, raw) = rows;
         let t = thread_idx();
-        let row = |j: usize| start + j * NT + t;
-        let in_bounds: [bool; IPT] = core::array::from_fn(|j| FULL || row(j) < n);
-        // Every load of the tile is issued before the first atomic.
-        // SAFETY: rows in bounds are below n.
-        let k: [u32; IPT] = core::array::from_fn(|j| {
-            if in_bounds[j] {
-                unsafe { keys.add(row(j)).read() }
-            } else {
-                EMPTY_KEY
-            }
-        });
-        let raw: [[u64; IPT]; A] = core::array::from_fn(|a| {
-            let wide = codes[a] & code::TYPE == code::F64;
-            core::array::from_fn(|j| {
-                if !in_bounds[j] {
-                    0
-                } else if wide {
-                    // SAFETY: as above; the column holds 64-bit values.
-                    unsafe { (values[a] as *const u64).add(row(j)).read() }
-                } else {
-                    // SAFETY: as above; the column holds 32-bit values.
-                    unsafe { (values[a] as *const u32).add(row(j)).read() as u64 }
-                }
-            })
-        });
+        let in_bounds: [bool; IPT] = core::array::from_fn(|j| FULL || start + j * NT + t < n);
         // Rows of the hot key add up in registers; the others ("live") go to the tables.
         let mut live = in_bounds;
         if HOT {
@@ -1215,7 +1411,7 @@ pub type HashArgs = (*const GroupByParams, *mut u32, *mut u32, *mut u64, *mut u3
 /// Hash group-by kernels by accumulator count, for one accumulator by its code:
 /// `(params, keys, counts, acc, state)`; the global table's arrays as [`GroupByParams`] says.
 macro_rules! hash_kernels {
-    ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, MIN_BLOCKS = $mb:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, MIN_BLOCKS = $mb:literal, STAGED = $st:literal;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = $nt, IPT = 4, MIN_BLOCKS = $mb](
                 params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
@@ -1227,7 +1423,7 @@ macro_rules! hash_kernels {
                 let g = GlobalTable { keys, counts, acc, state, slots: p.global_slots, limit: p.global_limit };
                 // SAFETY: the host sizes the columns, the table and the shared memory as
                 // `params` says.
-                unsafe { group_by_hash::<NT, IPT, $a, { $code }>(&p, g, filled) }
+                unsafe { group_by_hash::<NT, IPT, $a, { $code }, $st>(&p, g, filled) }
             }
         }
     )*};
@@ -1250,31 +1446,33 @@ pub const GROUPBY_HASH_ONE: [crate::spec::KernelSpec<HashArgs>; 12] = [
 ];
 
 hash_kernels! {
-    GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2;
-    GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_SUM_I32 = groupby_hash_sum_i32: 1, code::SUM | code::I32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_SUM_F32 = groupby_hash_sum_f32: 1, code::SUM | code::F32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_SUM_F64 = groupby_hash_sum_f64: 1, code::SUM | code::F64, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MIN_U32 = groupby_hash_min_u32: 1, code::MIN | code::U32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MIN_I32 = groupby_hash_min_i32: 1, code::MIN | code::I32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MIN_F32 = groupby_hash_min_f32: 1, code::MIN | code::F32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MIN_F64 = groupby_hash_min_f64: 1, code::MIN | code::F64, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MAX_U32 = groupby_hash_max_u32: 1, code::MAX | code::U32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MAX_I32 = groupby_hash_max_i32: 1, code::MAX | code::I32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MAX_F32 = groupby_hash_max_f32: 1, code::MAX | code::F32, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_MAX_F64 = groupby_hash_max_f64: 1, code::MAX | code::F64, NT = 512, MIN_BLOCKS = 3;
-    GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
-    GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
-    GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
-    GROUPBY_HASH_WIDE_1 = groupby_hash_wide_1: 1, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
-    GROUPBY_HASH_WIDE_2 = groupby_hash_wide_2: 2, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
-    GROUPBY_HASH_WIDE_3 = groupby_hash_wide_3: 3, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
-    GROUPBY_HASH_WIDE_4 = groupby_hash_wide_4: 4, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2, STAGED = false;
+    GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_SUM_I32 = groupby_hash_sum_i32: 1, code::SUM | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_SUM_F32 = groupby_hash_sum_f32: 1, code::SUM | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_SUM_F64 = groupby_hash_sum_f64: 1, code::SUM | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MIN_U32 = groupby_hash_min_u32: 1, code::MIN | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MIN_I32 = groupby_hash_min_i32: 1, code::MIN | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MIN_F32 = groupby_hash_min_f32: 1, code::MIN | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MIN_F64 = groupby_hash_min_f64: 1, code::MIN | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MAX_U32 = groupby_hash_max_u32: 1, code::MAX | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MAX_I32 = groupby_hash_max_i32: 1, code::MAX | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MAX_F32 = groupby_hash_max_f32: 1, code::MAX | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_MAX_F64 = groupby_hash_max_f64: 1, code::MAX | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
+    GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
+    GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
+    GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
+    GROUPBY_HASH_WIDE_1 = groupby_hash_wide_1: 1, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
+    GROUPBY_HASH_WIDE_2 = groupby_hash_wide_2: 2, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
+    GROUPBY_HASH_WIDE_3 = groupby_hash_wide_3: 3, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
+    GROUPBY_HASH_WIDE_4 = groupby_hash_wide_4: 4, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
 }
 
 /// Hash kernels of 1,024 threads by accumulator count, for shared tables so large that one
 /// block fills an SM's shared memory: a 512-thread block alone on an SM keeps too few rows in
-/// flight. Their tables need [`WIDE_MIN_SLOTS`] slots or more.
+/// flight. Their tables need [`WIDE_MIN_SLOTS`] slots or more. Those of one to four
+/// accumulators take their full tiles through shared memory where the launch gives the room
+/// ([`GroupByParams::stage_at`]); the others ignore `stage_at`.
 pub const GROUPBY_HASH_WIDE: [crate::spec::KernelSpec<HashArgs>; GROUPBY_MAX_AGGS + 1] = [
     GROUPBY_HASH_0,
     GROUPBY_HASH_WIDE_1,

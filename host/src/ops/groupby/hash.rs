@@ -24,7 +24,9 @@
 //! block. Where the sampled keys span a range whose every key fits a block's shared memory,
 //! the table is dense: a slot per key of the range (with a sixteenth to spare on either
 //! side), found by the key's offset, without a walk or key words; keys outside it go to the
-//! global table.
+//! global table. A table that leaves room for one block per SM takes the 1,024-thread kernel,
+//! whose threads copy their rows of the block's next tile into shared memory (`cp.async`)
+//! while they add up the current one, so that the reads stay in flight through the atomics.
 use cudarc::driver::CudaViewMut;
 use tessera_kernels::ops::groupby::{
     self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, SAMPLE_WORDS, SharedPlan, TINY_GROUPS,
@@ -107,6 +109,8 @@ const NAME: &str = "group_by_hash";
 pub(super) struct HashPlan {
     params: GroupByParams,
     spec: KernelSpec<k::HashArgs>,
+    /// Whether the kernel stages its tiles where they fit ([`with_stage`]).
+    staged: bool,
     est: usize,
     skewed: bool,
 }
@@ -206,6 +210,7 @@ impl HashPlan {
         };
         Ok(HashPlan {
             params,
+            staged: aggs > 0 && spec == wide,
             spec,
             est,
             skewed,
@@ -234,8 +239,11 @@ impl HashPlan {
         let mut slots = first_global_slots(self.est, self.skewed, dense);
         loop {
             let aggs = accs.list.len();
+            let mut smem = table_smem(params, &accs);
+            if self.staged {
+                smem = with_stage(gpu, params, &self.spec, smem, aggs)?;
+            }
             let mut table = GlobalTable::new(gpu, params, slots, aggs)?;
-            let smem = table_smem(params, &accs);
             table.aggregate(gpu, &self.spec, smem)?;
             if let Some(r) = table.records(gpu, params.key_xor)? {
                 return Ok(DeviceGrouped::new(accs, r.groups, Some(r.records), r.head));
@@ -426,6 +434,41 @@ fn table_smem(params: &GroupByParams, accs: &Accumulators) -> usize {
         accs.list.len(),
         form,
     )
+}
+
+/// The dynamic shared memory of a launch of `spec` (a [`k::GROUPBY_HASH_WIDE`] kernel of
+/// `aggs >= 1` accumulators) whose tables take `table` bytes, with the staged tiles ([`GroupByParams::stage_at`], set in `params`) after them where the table
+/// leaves room for one block per SM and the tiles fit beside it (the block's threads alone
+/// then keep too few rows in flight through the tile's atomics), there are full tiles, the
+/// columns are 16-byte aligned, and no values are `f64`. Launches of several blocks per SM
+/// run faster without.
+fn with_stage(
+    gpu: &Gpu,
+    params: &mut GroupByParams,
+    spec: &KernelSpec<k::HashArgs>,
+    table: usize,
+    aggs: usize,
+) -> Result<usize> {
+    params.stage_at = 0;
+    let tile = spec.tile() as usize;
+    let aligned = params.keys.is_multiple_of(16)
+        && params.values[..aggs].iter().all(|v| v.is_multiple_of(16));
+    let wide = params.codes[..aggs]
+        .iter()
+        .any(|&c| c & k::code::TYPE == k::code::F64);
+    if !aligned || wide || (params.n as usize) < tile {
+        return Ok(table);
+    }
+    let at = table.next_multiple_of(16).max(16);
+    let total = at + k::HASH_STAGES * k::hash_stage_bytes(tile, aggs);
+    if gpu.blocks_per_sm(spec, table)? == 1
+        && gpu.allow_max_dynamic_smem(spec)? >= total
+        && gpu.blocks_per_sm(spec, total)? == 1
+    {
+        params.stage_at = at as u32;
+        return Ok(total);
+    }
+    Ok(table)
 }
 
 /// Each block's shared table for an estimated `groups` and the sample's `dense` table where
