@@ -1410,8 +1410,9 @@ pub type HashArgs = (*const GroupByParams, *mut u32, *mut u32, *mut u64, *mut u3
 
 /// Hash group-by kernels by accumulator count, for one accumulator by its code:
 /// `(params, keys, counts, acc, state)`; the global table's arrays as [`GroupByParams`] says.
+/// `STAGED`: whether they take full tiles through shared memory (see `group_by_hash`).
 macro_rules! hash_kernels {
-    ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, MIN_BLOCKS = $mb:literal, STAGED = $st:literal;)*) => {$(
+    (STAGED = $st:literal; $($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, MIN_BLOCKS = $mb:literal;)*) => {$(
         $crate::kernel! {
             $spec = $name[NT = $nt, IPT = 4, MIN_BLOCKS = $mb](
                 params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
@@ -1446,26 +1447,31 @@ pub const GROUPBY_HASH_ONE: [crate::spec::KernelSpec<HashArgs>; 12] = [
 ];
 
 hash_kernels! {
-    GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2, STAGED = false;
-    GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_SUM_I32 = groupby_hash_sum_i32: 1, code::SUM | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_SUM_F32 = groupby_hash_sum_f32: 1, code::SUM | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_SUM_F64 = groupby_hash_sum_f64: 1, code::SUM | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MIN_U32 = groupby_hash_min_u32: 1, code::MIN | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MIN_I32 = groupby_hash_min_i32: 1, code::MIN | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MIN_F32 = groupby_hash_min_f32: 1, code::MIN | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MIN_F64 = groupby_hash_min_f64: 1, code::MIN | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MAX_U32 = groupby_hash_max_u32: 1, code::MAX | code::U32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MAX_I32 = groupby_hash_max_i32: 1, code::MAX | code::I32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MAX_F32 = groupby_hash_max_f32: 1, code::MAX | code::F32, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_MAX_F64 = groupby_hash_max_f64: 1, code::MAX | code::F64, NT = 512, MIN_BLOCKS = 3, STAGED = false;
-    GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
-    GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
-    GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2, STAGED = false;
-    GROUPBY_HASH_WIDE_1 = groupby_hash_wide_1: 1, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
-    GROUPBY_HASH_WIDE_2 = groupby_hash_wide_2: 2, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
-    GROUPBY_HASH_WIDE_3 = groupby_hash_wide_3: 3, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
-    GROUPBY_HASH_WIDE_4 = groupby_hash_wide_4: 4, ANY_CODE, NT = 1024, MIN_BLOCKS = 1, STAGED = true;
+    STAGED = false;
+    GROUPBY_HASH_0 = groupby_hash_0: 0, ANY_CODE, NT = 1024, MIN_BLOCKS = 2;
+    GROUPBY_HASH_SUM_U32 = groupby_hash_sum_u32: 1, code::SUM | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_I32 = groupby_hash_sum_i32: 1, code::SUM | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_F32 = groupby_hash_sum_f32: 1, code::SUM | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_SUM_F64 = groupby_hash_sum_f64: 1, code::SUM | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_U32 = groupby_hash_min_u32: 1, code::MIN | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_I32 = groupby_hash_min_i32: 1, code::MIN | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_F32 = groupby_hash_min_f32: 1, code::MIN | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MIN_F64 = groupby_hash_min_f64: 1, code::MIN | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_U32 = groupby_hash_max_u32: 1, code::MAX | code::U32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_I32 = groupby_hash_max_i32: 1, code::MAX | code::I32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_F32 = groupby_hash_max_f32: 1, code::MAX | code::F32, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_MAX_F64 = groupby_hash_max_f64: 1, code::MAX | code::F64, NT = 512, MIN_BLOCKS = 3;
+    GROUPBY_HASH_2 = groupby_hash_2: 2, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_3 = groupby_hash_3: 3, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+    GROUPBY_HASH_4 = groupby_hash_4: 4, ANY_CODE, NT = 512, MIN_BLOCKS = 2;
+}
+
+hash_kernels! {
+    STAGED = true;
+    GROUPBY_HASH_WIDE_1 = groupby_hash_wide_1: 1, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_2 = groupby_hash_wide_2: 2, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_3 = groupby_hash_wide_3: 3, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
+    GROUPBY_HASH_WIDE_4 = groupby_hash_wide_4: 4, ANY_CODE, NT = 1024, MIN_BLOCKS = 1;
 }
 
 /// Hash kernels of 1,024 threads by accumulator count, for shared tables so large that one

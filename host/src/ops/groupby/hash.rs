@@ -437,11 +437,11 @@ fn table_smem(params: &GroupByParams, accs: &Accumulators) -> usize {
 }
 
 /// The dynamic shared memory of a launch of `spec` (a [`k::GROUPBY_HASH_WIDE`] kernel of
-/// `aggs >= 1` accumulators) whose tables take `table` bytes, with the staged tiles ([`GroupByParams::stage_at`], set in `params`) after them where the table
-/// leaves room for one block per SM and the tiles fit beside it (the block's threads alone
-/// then keep too few rows in flight through the tile's atomics), there are full tiles, the
-/// columns are 16-byte aligned, and no values are `f64`. Launches of several blocks per SM
-/// run faster without.
+/// `aggs >= 1` accumulators) whose tables take `table` bytes, with the staged tiles
+/// ([`GroupByParams::stage_at`], set in `params`) after them where the table leaves room for
+/// one block per SM and the tiles fit beside it (the block's threads alone then keep too few
+/// rows in flight through the tile's atomics), there are full tiles, the columns are 16-byte
+/// aligned, and no values are `f64`.
 fn with_stage(
     gpu: &Gpu,
     params: &mut GroupByParams,
@@ -453,10 +453,10 @@ fn with_stage(
     let tile = spec.tile() as usize;
     let aligned = params.keys.is_multiple_of(16)
         && params.values[..aggs].iter().all(|v| v.is_multiple_of(16));
-    let wide = params.codes[..aggs]
+    let f64_values = params.codes[..aggs]
         .iter()
         .any(|&c| c & k::code::TYPE == k::code::F64);
-    if !aligned || wide || (params.n as usize) < tile {
+    if !aligned || f64_values || (params.n as usize) < tile {
         return Ok(table);
     }
     let at = table.next_multiple_of(16).max(16);
