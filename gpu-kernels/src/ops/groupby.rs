@@ -436,10 +436,10 @@ pub const fn acc_result(code: u32, word: u64) -> u64 {
 mod device {
     use super::{GroupByParams, TableForm, acc_init, acc_operand, code};
     use crate::arch::{
-        Shared, block_idx, copy_async_16, copy_async_commit, copy_async_wait_all,
-        copy_async_wait_groups, grid_dim, lane_id, load_relaxed_u32, load_shared_v4_u32,
-        red_global, shared_atomic, sync_threads, thread_idx,
+        Shared, block_idx, copy_async_commit, copy_async_wait_all, copy_async_wait_groups,
+        grid_dim, lane_id, load_relaxed_u32, red_global, shared_atomic, sync_threads, thread_idx,
     };
+    use crate::block::{block_load_staged, block_stage};
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
     /// The shared table of a block: accumulator words (`aggs` arrays of
@@ -1135,7 +1135,8 @@ mod device {
 
     /// Starts the copies of this thread's rows of the full tile from `start` to the staged
     /// tile at the shared-window address `dst`: the keys, then each accumulator's values
-    /// ([`super::hash_stage_bytes`]), each column as [`stage_column`] lays it out.
+    /// ([`super::hash_stage_bytes`]), each column as
+    /// [`block_stage`] lays it out (a thread's rows are its 16-byte vectors of `block_load`).
     ///
     /// # Safety
     /// The tile's rows are below the columns' length; the columns are 16-byte aligned and hold
@@ -1151,48 +1152,12 @@ mod device {
         let bytes = 4 * (NT * IPT) as u32;
         // SAFETY: by contract.
         unsafe {
-            stage_column::<NT, IPT>(keys.add(start), dst);
+            block_stage::<u32, NT, IPT>(keys.add(start), dst);
             for a in 0..A {
                 let column = (values[a] as *const u32).add(start);
-                stage_column::<NT, IPT>(column, dst + (1 + a as u32) * bytes);
+                block_stage::<u32, NT, IPT>(column, dst + (1 + a as u32) * bytes);
             }
         }
-    }
-
-    /// Starts the copies of this thread's rows of one 32-bit column of a full tile from `src`
-    /// to the shared-window address `dst` at the same offsets: item `j` of thread `t` is row
-    /// `(j / 4) * 4 * NT + 4 * t + j % 4` of the tile, so that a thread's rows are 16-byte
-    /// vectors and a warp's copies are coalesced.
-    ///
-    /// # Safety
-    /// `src` (16-byte aligned) holds the tile's `NT * IPT` words; `dst` is 16-byte aligned and
-    /// holds as many, whose thread's rows only this thread reads.
-    #[inline(always)]
-    unsafe fn stage_column<const NT: usize, const IPT: usize>(src: *const u32, dst: u32) {
-        const { assert!(IPT.is_multiple_of(4)) };
-        let t = thread_idx();
-        for q in 0..IPT / 4 {
-            let row = q * 4 * NT + 4 * t;
-            // SAFETY: a 16-byte vector of the tile's words, in bounds and aligned.
-            unsafe { copy_async_16(dst + 4 * row as u32, src.add(row)) };
-        }
-    }
-
-    /// This thread's rows of one column of a staged tile at `src` ([`stage_column`]).
-    ///
-    /// # Safety
-    /// This thread's copies to `src` landed.
-    #[inline(always)]
-    unsafe fn load_staged_column<const NT: usize, const IPT: usize>(src: u32) -> [u32; IPT] {
-        let t = thread_idx();
-        let mut out = [0u32; IPT];
-        for q in 0..IPT / 4 {
-            let row = q * 4 * NT + 4 * t;
-            // SAFETY: the vector this thread copied there, landed.
-            let v = unsafe { load_shared_v4_u32(src + 4 * row as u32) };
-            out[4 * q..4 * q + 4].copy_from_slice(&v);
-        }
-        out
     }
 
     /// This thread's rows of the staged tile at `src` (see [`stage_tile`]).
@@ -1205,11 +1170,14 @@ mod device {
     ) -> TileRows<IPT, A> {
         let bytes = 4 * (NT * IPT) as u32;
         // SAFETY: by contract.
-        let k = unsafe { load_staged_column::<NT, IPT>(src) };
-        let raw = core::array::from_fn(|a| {
-            // SAFETY: as above.
-            unsafe { load_staged_column::<NT, IPT>(src + (1 + a as u32) * bytes) }.map(|x| x as u64)
-        });
+        let column = |at: u32| {
+            let mut rows = [0u32; IPT];
+            // SAFETY: by contract.
+            unsafe { block_load_staged::<u32, NT, IPT>(at, &mut rows) };
+            rows
+        };
+        let k = column(src);
+        let raw = core::array::from_fn(|a| column(src + (1 + a as u32) * bytes).map(|x| x as u64));
         (k, raw)
     }
 
