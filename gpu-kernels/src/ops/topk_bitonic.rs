@@ -37,7 +37,10 @@
 //! top-k of the keys before it: the SortReducer then reads each full tile coalesced and skips
 //! it, writing nothing, when no key reaches the `k`-th of that top-k; the tiles that reach it
 //! count themselves into consecutive places after it, and the BitonicReducers read the counts,
-//! leave dead tiles and merge only a tile's live runs. See `tessera_host::ops::BitonicTopK`.
+//! leave dead tiles and merge only a tile's live runs. A kept tile whose keys that reach the
+//! threshold fit one run gathers them and writes them ranked by counting, without the network
+//! ([`opt::FEW`]): on keys in random order nearly every kept tile past the first level holds
+//! one or two. See `tessera_host::ops::BitonicTopK`.
 //!
 //! The bookkeeping of rounds ([`Plan`]) and the register work ([`Regs`]) are plain code, so
 //! the host's unit tests run the network thread by thread against a sort.
@@ -65,8 +68,12 @@ pub mod opt {
     /// Reassigned partitions: 16 items per active thread after a merge (else the tile's items
     /// spread over all threads, fewer per thread).
     pub const REASSIGN: u32 = 16;
+    /// Few live keys (levels only): a kept tile whose keys that reach the threshold fit one
+    /// run (at most `min(K, NT)`) ranks them by counting and writes them as its first run,
+    /// without the network; the other keys cannot be in the top-k.
+    pub const FEW: u32 = 32;
     /// The product kernels' options.
-    pub const PRODUCT: u32 = EARLY | COMBINE | PERMUTE | REASSIGN;
+    pub const PRODUCT: u32 = EARLY | COMBINE | PERMUTE | REASSIGN | FEW;
 }
 
 /// Shared slots of a tile of `items` items under `opt`.
@@ -797,59 +804,143 @@ mod device {
 
     /// Keys that can be checked against a threshold a vector at a time.
     pub trait TileKey: TopItemKey {
-        /// Whether any of the `NT * B` keys at `keys` (rows from `row`, 16-byte aligned)
-        /// reaches `th`, read coalesced: vector `j` of thread `t` holds keys
-        /// `(j * NT + t) * V ..` for the `V` keys of 16 bytes.
+        /// Calls `f` with the item of each of the `NT * B` keys at `keys` (rows from `row`,
+        /// 16-byte aligned) that reaches `th`, read coalesced: vector `j` of thread `t` holds
+        /// keys `(j * NT + t) * V ..` for the `V` keys of 16 bytes.
         ///
         /// # Safety
         /// `keys` holds `NT * B` keys and is 16-byte aligned.
-        unsafe fn tile_reaches<const NT: usize>(
+        unsafe fn each_reaching<const NT: usize>(
             keys: *const Self,
             row: usize,
             smallest: bool,
             th: Self::It,
-        ) -> bool;
+            f: impl FnMut(Self::It),
+        );
+
+        /// How many of this thread's keys of the tile ([`TileKey::each_reaching`]) reach `th`.
+        ///
+        /// # Safety
+        /// As for [`TileKey::each_reaching`].
+        #[inline(always)]
+        unsafe fn count_reaching<const NT: usize>(
+            keys: *const Self,
+            row: usize,
+            smallest: bool,
+            th: Self::It,
+        ) -> u32 {
+            let mut count = 0;
+            // SAFETY: forwarded.
+            unsafe { Self::each_reaching::<NT>(keys, row, smallest, th, |_| count += 1) };
+            count
+        }
     }
 
     macro_rules! tile_key {
         ($($t:ty: $v:literal;)*) => {$(
             impl TileKey for $t {
                 #[inline(always)]
-                unsafe fn tile_reaches<const NT: usize>(
+                unsafe fn each_reaching<const NT: usize>(
                     keys: *const $t,
                     row: usize,
                     smallest: bool,
                     th: Self::It,
-                ) -> bool {
+                    mut f: impl FnMut(Self::It),
+                ) {
                     let t = thread_idx();
-                    let mut any = false;
                     for j in 0..B / $v {
                         let first = (j * NT + t) * $v;
                         // SAFETY: `first + $v <= NT * B`, 16-byte aligned by contract.
                         let v = unsafe { load_vector::<$t, $v>(keys.add(first)) };
                         for (i, x) in v.into_iter().enumerate() {
-                            any |= !th.better(x.item((row + first + i) as u32, smallest));
+                            let it = x.item((row + first + i) as u32, smallest);
+                            if !th.better(it) {
+                                f(it);
+                            }
                         }
                     }
-                    any
                 }
             }
         )*};
     }
     tile_key! { f32: 4; i32: 4; u32: 4; f64: 2; }
 
+    /// [`opt::FEW`] on a kept full tile (every thread): counts the tile's keys that reach `th`
+    /// (`mine` of them this thread's, rows from `row`), and where they fit one run (at most
+    /// `min(2^log_k, NT)`) gathers them into `sh` and writes the tile's `2^log_out` items to
+    /// `out`: its first run the gathered items ranked by counting, best-first (best-last with
+    /// `flip`) as the network orders it, and padding elsewhere. Returns whether it did; if
+    /// not, nothing was written and the tile goes through the network.
+    ///
+    /// # Safety
+    /// `tile` holds `NT * B` keys, 16-byte aligned; `out` holds `2^log_out` items,
+    /// `log_k <= log_out`; `sh` holds at least `NT` items; `flag`'s word 1 is 0 for every
+    /// thread.
+    #[inline(always)]
+    unsafe fn write_few<K: TileKey<It: SharedItem>, const NT: usize>(
+        (tile, row, smallest, th, mine): (*const K, usize, bool, K::It, u32),
+        (log_k, log_out, flip): (u32, u32, u32),
+        out: *mut K::It,
+        sh: Shared<K::It>,
+        flag: Shared<u32>,
+    ) -> bool {
+        let k = 1u32 << log_k;
+        let cap = k.min(NT as u32);
+        // Every thread adds and gathers, `mine` or not: LLVM copies a barrier that follows a
+        // branch on the thread's data into both arms, which `build-ptx --check` rejects.
+        // SAFETY: `flag` word 1 counts the reaching keys; the barrier publishes the count.
+        let mut at = unsafe { flag.atomic_add(1, mine) };
+        sync_threads();
+        // SAFETY: as above.
+        let c = unsafe { flag.read(1) };
+        if c > cap {
+            // Many keys reach the threshold (an early level, or sorted keys): the network.
+            return false;
+        }
+        // SAFETY: this thread's slots `at .. at + mine` lie below `c <= cap`, in `sh`.
+        unsafe {
+            K::each_reaching::<NT>(tile, row, smallest, th, |x| {
+                K::It::put(sh, at as usize, x);
+                at += 1;
+            })
+        };
+        sync_threads();
+        let t = thread_idx() as u32;
+        if t < c {
+            // SAFETY: slots below `c` hold the gathered items.
+            let item = |j: u32| unsafe { K::It::get(sh, j as usize) };
+            let x = item(t);
+            let rank = (0..c).map(|j| item(j).better(x) as u32).sum::<u32>();
+            let pos = if flip == 0 { rank } else { k - 1 - rank };
+            // SAFETY: an item's rank is below `c <= k`: its place lies in the first run.
+            unsafe { out.add(pos as usize).write(x) };
+        }
+        let mut p = t;
+        while p < 1 << log_out {
+            let empty = p >= k || if flip == 0 { p >= c } else { p < k - c };
+            if empty {
+                // SAFETY: `p < 2^log_out`.
+                unsafe { out.add(p as usize).write(K::It::WORST) };
+            }
+            p += NT as u32;
+        }
+        true
+    }
+
     /// The SortReducer: local sort and `merges` merge-rebuilds of tile `block_idx()` of the
     /// keys `base .. n` (tiles of `2^log_a`), `2^(log_a - merges)` items to `out` at the tile's
     /// place. With a `threshold` (and `live`), a full tile none of whose keys reaches it writes
     /// nothing, and a tile that does claims the next place after the first (`out`'s first run
-    /// is the earlier keys' top-k, left there by the host) by counting in `live`.
+    /// is the earlier keys' top-k, left there by the host) by counting in `live`; with
+    /// [`opt::FEW`] it skips the network where its reaching keys fit one run ([`write_few`]).
     ///
     /// # Safety
     /// `keys` holds `n` keys, 16-byte aligned, and `base` is a multiple of the tile; `out` holds
     /// `tiles << (log_a - merges)` items (one run more with a threshold); `4 <= log_k`,
-    /// `log_k + merges <= log_a`, `2^log_a <= NT * B`, and `sh` holds
-    /// [`tile_slots`]`(NT * B, OPT)` items; a non-null `threshold` is one item, not inside
-    /// the places this pass writes, and comes with a `live` counter that starts at 0.
+    /// `log_k + merges <= log_a`, `2^log_a <= NT * B`, `sh` holds
+    /// [`tile_slots`]`(NT * B, OPT)` items and `flag` two words; a non-null `threshold` is one
+    /// item, not inside the places this pass writes, and comes with a `live` counter that
+    /// starts at 0.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     pub unsafe fn sort_reducer<K: TileKey<It: SharedItem>, const NT: usize, const OPT: u32>(
@@ -877,28 +968,53 @@ mod device {
             }
         };
         let log_out = log_a - merges;
+        let full = valid == NT * B;
         let mut place = block_idx();
+        // The threshold and how many of this thread's keys reach it (of a full tile).
+        let mut reaching = None;
         if !threshold.is_null() {
             // SAFETY: a non-null threshold points to one item.
             let th = unsafe { threshold.read() };
             // A partial tile is kept unchecked; a full one is read coalesced first, and most
             // tiles end there.
-            let any = valid < NT * B
+            let mine = if full {
                 // SAFETY: a full tile of the aligned keys, at an aligned multiple of the tile.
-                || unsafe { K::tile_reaches::<NT>(keys.add(start), start, smallest, th) };
-            if !sync_threads_or(any) {
+                unsafe { K::count_reaching::<NT>(keys.add(start), start, smallest, th) }
+            } else {
+                0
+            };
+            if !sync_threads_or(!full || mine > 0) {
                 return;
             }
-            // SAFETY: `live` is this pass's counter; the barrier publishes the place.
+            // SAFETY: `live` is this pass's counter; the barrier publishes the place and the
+            // zeroed count of `write_few`.
             unsafe {
                 if thread_idx() == 0 {
                     flag.write(0, 1 + u32::atomic_add(live, 1));
+                    flag.write(1, 0);
                 }
                 sync_threads();
                 place = flag.read(0) as usize;
             }
+            reaching = Some((th, mine));
         }
         let flip = flip(place, log_out, log_k);
+        if let Some((th, mine)) = reaching
+            && OPT & opt::FEW != 0
+            && full
+            // SAFETY: a full tile as above; the place's output fits `out` by contract.
+            && unsafe {
+                write_few::<K, NT>(
+                    (keys.add(start), start, smallest, th, mine),
+                    (log_k, log_out, flip),
+                    out.add(place << log_out),
+                    sh,
+                    flag,
+                )
+            }
+        {
+            return;
+        }
         let mut plan = Plan::<OPT>::new(NT.trailing_zeros(), log_a);
         let mut regs = Regs::<K::It, OPT>::new();
         if OPT & opt::EARLY == 0 {
@@ -1034,7 +1150,7 @@ macro_rules! bitonic_kernels {
             ) {
                 type It = <$k as TopItemKey>::It;
                 let sh = $crate::shared_array!(bitonic_tile: [It; tile_slots($nt * B, $opt)]);
-                let flag = $crate::shared_array!(bitonic_flag: [u32; 1]);
+                let flag = $crate::shared_array!(bitonic_flag: [u32; 2]);
                 // SAFETY: the host launches one block per tile of the pass it planned
                 // (`plan`), with buffers of the sizes it names and a null or one-item
                 // threshold.
@@ -1189,6 +1305,23 @@ mod tests {
         );
     }
 
+    /// `write_few` (opt::FEW) writes a kept tile's first run in the network's order:
+    /// best-first, best-last when flipped.
+    #[test]
+    fn a_tiles_first_run_is_best_first_unless_flipped() {
+        let items: Vec<u64> = (0..256u64).map(|i| ((i * 7919) % 256) << 32 | i).collect();
+        for flip in [0, 1] {
+            let out = network::<{ opt::PRODUCT }>(&items, 4, true, 5, 2, flip);
+            let run = &out[..32];
+            let best_first = run.windows(2).all(|w| w[0] > w[1]);
+            let best_last = run.windows(2).all(|w| w[0] < w[1]);
+            assert!(
+                if flip == 0 { best_first } else { best_last },
+                "flip {flip}"
+            );
+        }
+    }
+
     #[test]
     fn the_network_finds_the_top_k_on_every_option() {
         for (n, log_k, log_tile, mm) in [
@@ -1266,6 +1399,8 @@ pub mod sweep {
     const P: u32 = opt::COMBINE | opt::EARLY | opt::PAD;
     #[cfg(target_arch = "nvptx64")]
     const R: u32 = opt::COMBINE | opt::EARLY | opt::PAD | opt::REASSIGN;
+    #[cfg(target_arch = "nvptx64")]
+    const L: u32 = opt::PRODUCT & !opt::FEW;
 
     bitonic_kernels! {
         BASE_SORT = topk_bitonic_base_sort, BASE_REDUCE = topk_bitonic_base_reduce: f32, 256, 0;
@@ -1273,5 +1408,6 @@ pub mod sweep {
         EARLY_SORT = topk_bitonic_early_sort, EARLY_REDUCE = topk_bitonic_early_reduce: f32, 256, E;
         PAD_SORT = topk_bitonic_pad_sort, PAD_REDUCE = topk_bitonic_pad_reduce: f32, 256, P;
         PADR_SORT = topk_bitonic_padr_sort, PADR_REDUCE = topk_bitonic_padr_reduce: f32, 256, R;
+        LEVELS_SORT = topk_bitonic_levels_sort, LEVELS_REDUCE = topk_bitonic_levels_reduce: f32, 256, L;
     }
 }

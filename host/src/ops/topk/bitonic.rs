@@ -50,7 +50,8 @@ pub struct BitonicConfig<K> {
 /// Keys of the first level. The levels split the input at `FIRST_LEVEL * g^i`: the first
 /// level's top-k is found by the full network; each later level gets the top-k of the keys
 /// before it as its first run and the `k`-th of those as its threshold, and its tiles none of
-/// whose keys reach the threshold skip the network and write nothing. Growing the levels by
+/// whose keys reach the threshold skip the network and write nothing (and a tile with at most
+/// `min(k, threads per block)` such keys writes them ranked, without it). Growing the levels by
 /// `g` keeps about `(g - 1) k` keys of each level above its threshold (on keys in random
 /// order), so few tiles pay for the network, while each level adds the latency of its passes:
 /// `g` is 8, or 4 for `k > 256`. Inputs of fewer than four first levels go in one level.
@@ -115,7 +116,9 @@ impl BitonicConfig<f32> {
     /// The ablation of §4.4.3 on `f32`, from the unoptimized network (shared memory and
     /// merged operators only) to the product, one optimization added per row; then the
     /// product with padding instead of the permutation, and with the thesis' 4 merges per
-    /// kernel, and with one merge per kernel (operators not merged).
+    /// kernel, and with one merge per kernel (operators not merged); then the levels, with
+    /// every kept tile through the network, and the product, where a kept tile with few keys
+    /// that reach its threshold skips it (`opt::FEW`).
     pub fn ablation() -> Vec<Self> {
         use tessera_kernels::ops::topk_bitonic::sweep as s;
         let c = |name, sort, reduce, max_merges| BitonicConfig {
@@ -150,7 +153,14 @@ impl BitonicConfig<f32> {
                 1,
             ),
             BitonicConfig {
-                name: "+ levels with thresholds (product)",
+                name: "+ levels with thresholds",
+                sort: s::LEVELS_SORT,
+                reduce: s::LEVELS_REDUCE,
+                max_merges: PRODUCT_MERGES,
+                sample: true,
+            },
+            BitonicConfig {
+                name: "+ few live keys skip the network (product)",
                 ..BitonicConfig::product()
             },
         ]
