@@ -1020,6 +1020,7 @@ mod device {
                 issue(at + (STAGES - 1) * grid, (cur + STAGES - 1) % STAGES);
                 copy_async_commit();
             }
+            // One tile of `$rows`, or else of the rows `load_tile` reads for it.
             macro_rules! tile {
                 ($full:literal, $dense:literal, $rows:expr) => {
                     hash_tile::<NT, IPT, A, $full, $dense, HOT>(
@@ -1032,6 +1033,13 @@ mod device {
                         g,
                         hot_key,
                         &mut hot_rows,
+                    )
+                };
+                ($full:literal, $dense:literal) => {
+                    tile!(
+                        $full,
+                        $dense,
+                        load_tile::<NT, IPT, A, $full>(keys, values, codes, n, start)
                     )
                 };
             }
@@ -1047,34 +1055,10 @@ mod device {
                             tile!(true, false, rows)
                         }
                     }
-                    (None, true, true) => {
-                        tile!(
-                            true,
-                            true,
-                            load_tile::<NT, IPT, A, true>(keys, values, codes, n, start)
-                        )
-                    }
-                    (None, true, false) => {
-                        tile!(
-                            true,
-                            false,
-                            load_tile::<NT, IPT, A, true>(keys, values, codes, n, start)
-                        )
-                    }
-                    (_, false, true) => {
-                        tile!(
-                            false,
-                            true,
-                            load_tile::<NT, IPT, A, false>(keys, values, codes, n, start)
-                        )
-                    }
-                    (_, false, false) => {
-                        tile!(
-                            false,
-                            false,
-                            load_tile::<NT, IPT, A, false>(keys, values, codes, n, start)
-                        )
-                    }
+                    (None, true, true) => tile!(true, true),
+                    (None, true, false) => tile!(true, false),
+                    (_, false, true) => tile!(false, true),
+                    (_, false, false) => tile!(false, false),
                 }
             };
             at += grid;
