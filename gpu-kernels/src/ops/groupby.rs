@@ -928,7 +928,6 @@ mod device {
         if shared {
             table.clear::<NT, A>(&codes);
         }
-        // SAFETY: forwarded contracts.
         let stage =
             if STAGED && p.stage_at != 0 && codes.iter().all(|&c| c & code::TYPE != code::F64) {
                 // SAFETY: only the address; the launch gives the staged tiles' memory there.
@@ -1153,7 +1152,6 @@ mod device {
         src: u32,
     ) -> TileRows<IPT, A> {
         let bytes = 4 * (NT * IPT) as u32;
-        // SAFETY: by contract.
         let column = |at: u32| {
             let mut rows = [0u32; IPT];
             // SAFETY: by contract.
