@@ -775,6 +775,80 @@ fn gpu_partitioned_shares_heavy_partitions(gpu: &Gpu) {
     }
 }
 
+/// The partitioned group-by's tile-local form (key ranges of 2^14 to 2^21 keys with at most
+/// two accumulators): tiles of 8,192 rows ordered in place, a warp per partition's run. On
+/// ranges far from 0 (up to `u32::MAX`), at sizes around the tile, with no payload (count
+/// alone), a shared `u32` payload, row ids (other value columns and mixes), and a heavy
+/// hitter whose partition is shared by several blocks. Sized for the sanitizer runs
+/// (`TESSERA_TEST_MAX_N=40000`).
+fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2206);
+    let aggs: [&[Agg]; 7] = [
+        &[Agg::Count],
+        &[Agg::Sum(0)],
+        &[Agg::Count, Agg::Mean(0)],
+        &[Agg::Sum(1)],
+        &[Agg::Max(3)],
+        &[Agg::Min(0), Agg::Max(0)],
+        &[Agg::Sum(2), Agg::Min(1), Agg::Count],
+    ];
+    for n in common::capped(&[1, 8191, 8192, 8193, 40_000, 300_007]) {
+        let v = values(n, &mut rng);
+        let host = [
+            ValueColumn::U32(&v.u),
+            ValueColumn::I32(&v.i),
+            ValueColumn::F32(&v.f),
+            ValueColumn::F64(&v.d),
+        ];
+        let (du, di, df, dd) = (
+            gpu.upload(&v.u).unwrap(),
+            gpu.upload(&v.i).unwrap(),
+            gpu.upload(&v.f).unwrap(),
+            gpu.upload(&v.d).unwrap(),
+        );
+        let device = [
+            DeviceValueColumn::U32(&du),
+            DeviceValueColumn::I32(&di),
+            DeviceValueColumn::F32(&df),
+            DeviceValueColumn::F64(&dd),
+        ];
+        let mut dists: Vec<(String, Vec<u32>)> = Vec::new();
+        for (base, bits) in [(0u32, 15u32), (1_000_000_007, 17), (0, 20), (12_345, 21)] {
+            let k = (0..n)
+                .map(|_| base + rng.random_range(0..1u32 << bits))
+                .collect();
+            dists.push((format!("{base} + 2^{bits}"), k));
+        }
+        let top = (0..n)
+            .map(|_| u32::MAX - rng.random_range(0..1u32 << 18))
+            .collect();
+        dists.push(("the top 2^18 of u32".into(), top));
+        let heavy = (0..n)
+            .map(|_| {
+                if rng.random_bool(0.8) {
+                    500_000
+                } else {
+                    rng.random_range(0..1u32 << 20)
+                }
+            })
+            .collect();
+        dists.push(("heavy hitter below 2^20".into(), heavy));
+        for (name, k) in &dists {
+            let dk = gpu.upload(k).unwrap();
+            for aggs in aggs {
+                let got =
+                    group_by_partitioned(gpu, &[DeviceKeyColumn::U32(&dk)], &device, aggs).unwrap();
+                let want = group_by(&[KeyColumn::U32(k)], &host, aggs).unwrap();
+                same(
+                    &got,
+                    &want,
+                    &format!("in place: {name}, {n} rows, {aggs:?}"),
+                );
+            }
+        }
+    }
+}
+
 /// What the GPU variants do not take is refused before any work, naming the fix.
 fn gpu_variants_refuse_what_they_do_not_take(gpu: &Gpu) {
     for (name, f) in VARIANTS {
@@ -1006,6 +1080,7 @@ harness! {
         gpu_sums_of_extreme_values_carry_exactly,
         gpu_staged_tiles_match_cpu,
         gpu_partitioned_shares_heavy_partitions,
+        gpu_partitioned_tiles_in_place,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,
     ],

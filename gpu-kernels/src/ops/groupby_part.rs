@@ -13,6 +13,13 @@
 //! look-back over the items (`block::block_tile_prefix`): an item publishes how many
 //! groups it writes (zero for a split partition's items but the last).
 //!
+//! Where the key's range needs few bits above a table's (at most [`LOCAL_MAX_BITS`]), the rows
+//! are not sorted at all: [`GROUPBY_PART_LOCAL`] orders each tile of [`LOCAL_TILE`] rows by
+//! partition in place (no histogram before it, no look-back, every write coalesced) and notes
+//! where each partition's run of the tile starts and how long it is; the aggregation then
+//! reads a partition's runs tile after tile, a warp per run ([`PartParams::tiles`] not 0).
+//! Keys count from the range's least ([`PartParams::base`]) in both forms.
+//!
 //! The records are [`record_words`](crate::ops::groupby::record_words) words each after a
 //! [`RECORDS_HEADER`](crate::ops::groupby::RECORDS_HEADER), as the other group-bys write them.
 use crate::ops::groupby::GROUPBY_MAX_AGGS;
@@ -66,6 +73,9 @@ pub struct PartParams {
     /// Device address of the split partitions' accumulator words: `2^slot_bits` per
     /// accumulator per split partition, in that order ([`GROUPBY_PART_INIT`] fills them).
     pub split_acc: u64,
+    /// With `tiles` not 0, device address of the runs [`GROUPBY_PART_LOCAL`] wrote: the word
+    /// of partition `q` and tile `t` at `q * tiles + t` ([`local_run`]).
+    pub runs: u64,
     /// Rows.
     pub n: u32,
     /// 0: the payload holds the value bits of a 32-bit column (every accumulator reads
@@ -76,6 +86,25 @@ pub struct PartParams {
     pub slot_bits: u32,
     /// Split partitions.
     pub splits: u32,
+    /// The least key: a row's partition and slot are those of `key - base`.
+    pub base: u32,
+    /// 0: the rows are sorted by partition and an item's `begin .. end` are rows. Else the
+    /// rows are ordered by partition within each tile of [`LOCAL_TILE`] (`tiles` of them), an
+    /// item's `begin .. end` are tiles, and `runs` says where each partition's rows are.
+    pub tiles: u32,
+}
+
+/// Rows of a tile of [`GROUPBY_PART_LOCAL`].
+pub const LOCAL_TILE: usize = 8192;
+
+/// Most bits of a tile-local partition (partitions up to 128, runs of 64 rows on average).
+pub const LOCAL_MAX_BITS: u32 = 7;
+
+/// The run word of a partition in a tile: its first row in the tile (low 16 bits) and its
+/// row count (high 16).
+#[inline(always)]
+pub const fn local_run(first: u32, rows: u32) -> u32 {
+    first | rows << 16
 }
 
 /// Most slot bits a table takes.
@@ -83,7 +112,7 @@ pub const PART_MAX_SLOT_BITS: u32 = 12;
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
-    use super::{PartItem, PartParams, WHOLE};
+    use super::{LOCAL_TILE, PartItem, PartParams, WHOLE};
     use crate::arch::{
         Atomic, Shared, ballot, block_idx, fence_device, lane_id, lanemask_lt, load_relaxed_u32,
         load_relaxed_u64, popc, red_global, sync_threads, thread_idx, warp_id,
@@ -103,24 +132,21 @@ mod device {
         pub slot: Shared<u32>,
     }
 
-    /// Aggregates one tile of rows `start ..` (below `end`) into the table.
+    /// Aggregates rows `row(j)` where `live[j]` into the table (every load issued before the
+    /// first atomic).
     ///
     /// # Safety
-    /// As for [`group_by_part`]; `start < end <= n`.
+    /// As for [`group_by_part`]; live rows are below `n`.
     #[inline(always)]
-    unsafe fn part_tile<const NT: usize, const IPT: usize, const A: usize>(
+    unsafe fn part_rows<const IPT: usize, const A: usize>(
         p: &PartParams,
         codes: &[u32; A],
         table: &SharedTable,
-        start: usize,
-        end: usize,
+        row: impl Fn(usize) -> usize,
+        live: [bool; IPT],
     ) {
-        let t = thread_idx();
-        let row = |j: usize| start + j * NT + t;
-        let live: [bool; IPT] = core::array::from_fn(|j| row(j) < end);
         let mask = (1u32 << p.slot_bits) - 1;
-        // Every load of the tile is issued before the first atomic.
-        // SAFETY: live rows are below end <= n.
+        // SAFETY: live rows are below n.
         let k: [u32; IPT] = core::array::from_fn(|j| {
             if live[j] {
                 unsafe { (p.keys as *const u32).add(row(j)).read() }
@@ -161,10 +187,58 @@ mod device {
             }
         }
         let spare = table.spare();
-        let entry: [u32; IPT] = core::array::from_fn(|j| if live[j] { k[j] & mask } else { spare });
+        let entry: [u32; IPT] = core::array::from_fn(|j| {
+            if live[j] {
+                k[j].wrapping_sub(p.base) & mask
+            } else {
+                spare
+            }
+        });
         table.count(&entry);
         for a in 0..A {
             table.update(a, codes[a], &entry, &raw[a]);
+        }
+    }
+
+    /// Aggregates partition `part`'s runs of tiles `begin .. end` (a tile-local
+    /// partitioning): each warp takes every `NT / 32`-th tile's run, `IPT` lanes' rows at a
+    /// time while they are all the run's, then what is left 32 rows at a time, so that no
+    /// warp waits on rows of another partition's.
+    ///
+    /// # Safety
+    /// As for [`group_by_part`]; `begin <= end <= p.tiles`.
+    #[inline(always)]
+    unsafe fn part_runs<const NT: usize, const IPT: usize, const A: usize>(
+        p: &PartParams,
+        codes: &[u32; A],
+        table: &SharedTable,
+        part: u32,
+        begin: usize,
+        end: usize,
+    ) {
+        let lane = lane_id() as usize;
+        let runs = (p.runs as *const u32).wrapping_add(part as usize * p.tiles as usize);
+        let mut t = begin + warp_id();
+        while t < end {
+            // SAFETY: a run word of the partition, t < tiles.
+            let run = unsafe { runs.add(t).read() };
+            let first = t * LOCAL_TILE + (run & 0xffff) as usize + lane;
+            let rows = (run >> 16) as usize;
+            let mut at = 0;
+            while at + 32 * IPT <= rows {
+                // SAFETY: rows of the run, below n.
+                unsafe {
+                    part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, [true; IPT])
+                };
+                at += 32 * IPT;
+            }
+            while at < rows {
+                let live = at + lane < rows;
+                // SAFETY: as above, where live.
+                unsafe { part_rows::<1, A>(p, codes, table, |_| first + at, [live]) };
+                at += 32;
+            }
+            t += NT / 32;
         }
     }
 
@@ -238,7 +312,7 @@ mod device {
                 // SAFETY: the records hold a record for every group, g among them.
                 unsafe {
                     let out = records.add(RECORDS_HEADER + g * words);
-                    out.write((part << p.slot_bits | s as u32) as u64);
+                    out.write(p.base.wrapping_add(part << p.slot_bits | s as u32) as u64);
                     out.add(1).write(count(s) as u64);
                     for a in 0..A {
                         out.add(2 + a).write(acc(a, s));
@@ -250,7 +324,8 @@ mod device {
         }
     }
 
-    /// The partitioned group-by of the launch's items, one per block.
+    /// The partitioned group-by of the launch's items, one per block; `LOCAL`: of a tile-local
+    /// partitioning (`p.tiles` not 0), whose items are tile ranges of a partition.
     ///
     /// # Safety
     /// `p` describes the sorted rows, one item per block (in partition order), the split
@@ -264,6 +339,7 @@ mod device {
         const IPT: usize,
         const A: usize,
         const CODE: u32,
+        const LOCAL: bool,
     >(
         p: &PartParams,
         status: *mut u64,
@@ -280,10 +356,18 @@ mod device {
         let table = unsafe { SharedTable::new::<A>(slots, 1, TableForm::default(), 0, sh.filled) };
         table.clear::<NT, A>(&codes);
         let (mut start, end) = (it.begin as usize, it.end as usize);
-        while start < end {
-            // SAFETY: start < end <= n.
-            unsafe { part_tile::<NT, IPT, A>(p, &codes, &table, start, end) };
-            start += NT * IPT;
+        if LOCAL {
+            // SAFETY: the item's tiles are below `tiles`.
+            unsafe { part_runs::<NT, IPT, A>(p, &codes, &table, it.part, start, end) };
+        } else {
+            let t = thread_idx();
+            while start < end {
+                let row = |j: usize| start + j * NT + t;
+                let live = core::array::from_fn(|j| row(j) < end);
+                // SAFETY: live rows are below end <= n.
+                unsafe { part_rows::<IPT, A>(p, &codes, &table, row, live) };
+                start += NT * IPT;
+            }
         }
         sync_threads();
         let slots = slots as usize;
@@ -369,9 +453,10 @@ pub use device::*;
 pub type PartArgs = (*const PartParams, *mut u64, *mut u64);
 
 macro_rules! part_kernels {
-    ($($spec:ident = $name:ident: $a:literal, $code:expr, MIN_BLOCKS = $mb:literal;)*) => {$(
+    ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, IPT = $ipt:literal,
+        MIN_BLOCKS = $mb:literal, LOCAL = $local:literal;)*) => {$(
         $crate::kernel! {
-            $spec = $name[NT = 256, IPT = 8, MIN_BLOCKS = $mb](
+            $spec = $name[NT = $nt, IPT = $ipt, MIN_BLOCKS = $mb](
                 params: *const PartParams, status: *mut u64, records: *mut u64
             ) {
                 let sh = PartShared {
@@ -383,7 +468,7 @@ macro_rules! part_kernels {
                 let p = unsafe { params.read() };
                 // SAFETY: the host sizes the launch, items, tables, status and records as
                 // `group_by_part` asks.
-                unsafe { group_by_part::<NT, IPT, $a, { $code }>(&p, status, records, sh) }
+                unsafe { group_by_part::<NT, IPT, $a, { $code }, $local>(&p, status, records, sh) }
             }
         }
     )*};
@@ -393,22 +478,216 @@ macro_rules! part_kernels {
 use crate::ops::groupby::{ANY_CODE, code};
 
 part_kernels! {
-    GROUPBY_PART_0 = groupby_part_0: 0, ANY_CODE, MIN_BLOCKS = 3;
-    GROUPBY_PART_SUM_U32 = groupby_part_sum_u32: 1, code::SUM | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_PART_SUM_I32 = groupby_part_sum_i32: 1, code::SUM | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_PART_SUM_F32 = groupby_part_sum_f32: 1, code::SUM | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_PART_SUM_F64 = groupby_part_sum_f64: 1, code::SUM | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_PART_MIN_U32 = groupby_part_min_u32: 1, code::MIN | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MIN_I32 = groupby_part_min_i32: 1, code::MIN | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MIN_F32 = groupby_part_min_f32: 1, code::MIN | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MIN_F64 = groupby_part_min_f64: 1, code::MIN | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_PART_MAX_U32 = groupby_part_max_u32: 1, code::MAX | code::U32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MAX_I32 = groupby_part_max_i32: 1, code::MAX | code::I32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MAX_F32 = groupby_part_max_f32: 1, code::MAX | code::F32, MIN_BLOCKS = 3;
-    GROUPBY_PART_MAX_F64 = groupby_part_max_f64: 1, code::MAX | code::F64, MIN_BLOCKS = 3;
-    GROUPBY_PART_2 = groupby_part_2: 2, ANY_CODE, MIN_BLOCKS = 2;
-    GROUPBY_PART_3 = groupby_part_3: 3, ANY_CODE, MIN_BLOCKS = 2;
-    GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, MIN_BLOCKS = 1;
+    GROUPBY_PART_0 = groupby_part_0: 0, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_SUM_U32 = groupby_part_sum_u32: 1, code::SUM | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_SUM_I32 = groupby_part_sum_i32: 1, code::SUM | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_SUM_F32 = groupby_part_sum_f32: 1, code::SUM | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_SUM_F64 = groupby_part_sum_f64: 1, code::SUM | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MIN_U32 = groupby_part_min_u32: 1, code::MIN | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MIN_I32 = groupby_part_min_i32: 1, code::MIN | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MIN_F32 = groupby_part_min_f32: 1, code::MIN | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MIN_F64 = groupby_part_min_f64: 1, code::MIN | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MAX_U32 = groupby_part_max_u32: 1, code::MAX | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MAX_I32 = groupby_part_max_i32: 1, code::MAX | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MAX_F32 = groupby_part_max_f32: 1, code::MAX | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_MAX_F64 = groupby_part_max_f64: 1, code::MAX | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
+    GROUPBY_PART_2 = groupby_part_2: 2, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 2, LOCAL = false;
+    GROUPBY_PART_3 = groupby_part_3: 3, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 2, LOCAL = false;
+    GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 1, LOCAL = false;
+    // A tile-local partitioning's aggregation: one block of 1,024 threads per SM around a
+    // table that fills its shared memory (fewer partitions, longer runs).
+    GROUPBY_PART_LOCAL_0 = groupby_part_local_0: 0, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+    GROUPBY_PART_LOCAL_SUM_U32 = groupby_part_local_sum_u32: 1, code::SUM | code::U32, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+    GROUPBY_PART_LOCAL_1 = groupby_part_local_1: 1, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+    GROUPBY_PART_LOCAL_2 = groupby_part_local_2: 2, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+}
+
+/// The aggregation kernel of a tile-local partitioning with `aggs` accumulators whose codes
+/// are `codes` (`None` past [`LOCAL_MAX_AGGS`]).
+pub fn local_kernel(codes: &[u32]) -> Option<crate::spec::KernelSpec<PartArgs>> {
+    use crate::ops::groupby::code;
+    Some(match codes {
+        [] => GROUPBY_PART_LOCAL_0,
+        [c] if *c == code::SUM | code::U32 => GROUPBY_PART_LOCAL_SUM_U32,
+        [_] => GROUPBY_PART_LOCAL_1,
+        [_, _] => GROUPBY_PART_LOCAL_2,
+        _ => return None,
+    })
+}
+
+/// Most accumulators a tile-local partitioning aggregates.
+pub const LOCAL_MAX_AGGS: usize = 2;
+
+/// Shared memory of [`GROUPBY_PART_LOCAL`].
+#[cfg(target_arch = "nvptx64")]
+#[derive(Clone, Copy)]
+pub struct LocalShared {
+    /// The ranking's counters and scan.
+    pub rank: crate::block::RadixRankShared,
+    /// The tile in partition order, keys then payload.
+    pub tile: crate::arch::Shared<u32>,
+}
+
+/// Orders one tile of rows by partition, in place: keys (and payload) from `keys_in` /
+/// `pay_in` to the same tile of `keys_out` / `pay_out`, and the tile's run word of each
+/// partition into `runs` (see [`PartParams::runs`]), each partition's row count added to
+/// `totals`. A row's partition is `(key - base) >> shift` in `bits` bits (at most 8). `payload`:
+/// 0 none, 1 the column `pay_in`, 2 each row's index.
+///
+/// # Safety
+/// One block per tile of `n` rows; the columns hold `n` rows; `runs` holds `2^bits * tiles`
+/// words, `totals` `2^bits`.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
+    io: (*const u32, *const u32, *mut u32, *mut u32),
+    n: usize,
+    base: u32,
+    shift: u32,
+    bits: u32,
+    payload: u32,
+    runs: *mut u32,
+    totals_out: *mut u32,
+    sh: LocalShared,
+) {
+    use crate::arch::{Atomic, block_idx, sync_threads, thread_idx};
+    use crate::block::{
+        NO_DIGIT, block_load_warp_striped, block_radix_count, block_radix_rank_finish,
+        warp_striped_count, warp_striped_offset,
+    };
+    const { assert!(NT == 256 && NT * IPT == LOCAL_TILE) };
+    let (keys_in, pay_in, keys_out, pay_out) = io;
+    let (tile, t) = (block_idx(), thread_idx());
+    let start = tile * LOCAL_TILE;
+    let valid = if FULL { LOCAL_TILE } else { n - start };
+    // SAFETY: the tile lies within the columns.
+    let keys = unsafe { block_load_warp_striped::<u32, NT, IPT>(keys_in.add(start), valid, 0) };
+    let vals: [u32; IPT] = match payload {
+        // SAFETY: as above.
+        1 => unsafe { block_load_warp_striped::<u32, NT, IPT>(pay_in.add(start), valid, 0) },
+        2 => core::array::from_fn(|k| (start + warp_striped_offset::<IPT>(t, k)) as u32),
+        _ => [0; IPT],
+    };
+    let mine = if FULL {
+        IPT
+    } else {
+        warp_striped_count::<IPT>(t, valid)
+    };
+    let mask = (1u32 << bits) - 1;
+    let digit = |k: usize| {
+        if k < mine {
+            (keys[k].wrapping_sub(base) >> shift) & mask
+        } else {
+            NO_DIGIT
+        }
+    };
+    let mut ranks = [0u32; IPT];
+    let totals = block_radix_count::<NT, IPT, 256, 1>(digit, &mut ranks, sh.rank, true, FULL);
+    let starts =
+        block_radix_rank_finish::<NT, IPT, 256, 1>(digit, &mut ranks, &totals, sh.rank, true, FULL);
+    let tiles = n.div_ceil(LOCAL_TILE);
+    if t <= mask as usize {
+        // SAFETY: one word per partition and tile; one total per partition.
+        unsafe {
+            runs.add(t * tiles + tile)
+                .write(local_run(starts[0], totals[0]));
+            if totals[0] != 0 {
+                u32::atomic_add(totals_out.add(t), totals[0]);
+            }
+        }
+    }
+    let move_out = |items: &[u32; IPT], out: *mut u32| {
+        for k in 0..mine.min(IPT) {
+            // SAFETY: ranks of the valid items are distinct positions below the tile's rows.
+            unsafe { sh.tile.write(ranks[k] as usize, items[k]) };
+        }
+        sync_threads();
+        for k in 0..IPT {
+            let i = k * NT + t;
+            if FULL || i < valid {
+                // SAFETY: written before the barrier; the tile's row i is within the column.
+                unsafe { out.add(start + i).write(sh.tile.read(i)) };
+            }
+        }
+    };
+    move_out(&keys, keys_out);
+    if payload != 0 {
+        sync_threads(); // every key has left the staging area
+        move_out(&vals, pay_out);
+    }
+}
+
+crate::kernel! {
+    /// One tile of a tile-local partitioning (see [`part_local`]).
+    GROUPBY_PART_LOCAL = groupby_part_local[NT = 256, IPT = 32, MIN_BLOCKS = 2](
+        keys_in: *const u32,
+        pay_in: *const u32,
+        keys_out: *mut u32,
+        pay_out: *mut u32,
+        n: u32,
+        base: u32,
+        shift: u32,
+        bits: u32,
+        payload: u32,
+        runs: *mut u32,
+        totals: *mut u32
+    ) {
+        let sh = LocalShared {
+            rank: crate::block::RadixRankShared {
+                counters: crate::shared_array!(local_counters: [u32; NT / 32 * 256]),
+                scan: crate::shared_array!(local_scan: [u32; crate::block::Tile::<u32, NT, 1>::SCAN_WORDS]),
+            },
+            tile: crate::shared_array!(local_tile: [u32; NT * IPT]),
+        };
+        let n = n as usize;
+        let io = (keys_in, pay_in, keys_out, pay_out);
+        let full = (crate::arch::block_idx() + 1) * NT * IPT <= n;
+        // SAFETY: the host launches one block per tile and sizes the buffers as `part_local`
+        // asks.
+        unsafe {
+            if full {
+                part_local::<NT, IPT, true>(io, n, base, shift, bits, payload, runs, totals, sh)
+            } else {
+                part_local::<NT, IPT, false>(io, n, base, shift, bits, payload, runs, totals, sh)
+            }
+        }
+    }
+}
+
+crate::kernel! {
+    /// The least and the greatest of `n` keys into `out[0]` and `out[1]` (which the host sets
+    /// to `u32::MAX` and 0). Any grid size.
+    GROUPBY_PART_RANGE = groupby_part_range[NT = 256, IPT = 16](keys: *const u32, n: u32, out: *mut u32) {
+        use crate::arch::{Atomic, lane_id, warp_reduce};
+        use crate::block::{Tile, block_load};
+        let n = n as usize;
+        let (mut lo, mut hi) = (u32::MAX, 0u32);
+        let mut tile = crate::arch::block_idx();
+        while tile * NT * IPT < n {
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut k = [0u32; IPT];
+            // SAFETY: the tile lies within the keys, whose start is 16-byte aligned.
+            unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
+            for (j, &v) in k.iter().enumerate() {
+                if Tile::<u32, NT, IPT>::offset(crate::arch::thread_idx(), j) < valid {
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                }
+            }
+            tile += crate::arch::grid_dim();
+        }
+        lo = warp_reduce(lo, |a, b| a.min(b));
+        hi = warp_reduce(hi, |a, b| a.max(b));
+        if lane_id() == 0 && lo <= hi {
+            // SAFETY: out holds two words.
+            unsafe {
+                u32::atomic_min(out, lo);
+                u32::atomic_max(out.add(1), hi);
+            }
+        }
+    }
 }
 
 /// The single-accumulator partitioned kernels, indexed by the accumulator's
@@ -487,7 +766,7 @@ mod tests {
         assert_eq!(size_of::<PartItem>(), 16);
         assert_eq!(
             size_of::<PartParams>(),
-            8 * 2 + 8 * GROUPBY_MAX_AGGS + 4 * GROUPBY_MAX_AGGS + 8 * 5 + 4 * 4
+            8 * 2 + 8 * GROUPBY_MAX_AGGS + 4 * GROUPBY_MAX_AGGS + 8 * 6 + 4 * 6
         );
     }
 }

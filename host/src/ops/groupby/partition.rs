@@ -1,15 +1,23 @@
 //! Partitioned group-by on the GPU (kernels in `tessera_kernels::ops::groupby_part`): for many
-//! groups over a narrow key range. The rows are sorted by the key's bits above its low
-//! [`PART_MAX_SLOT_BITS`] alone (one radix pass for keys below 2^20, two below 2^28, instead
-//! of the whole sort), and each partition of rows then aggregates in a shared-memory table
-//! indexed by those low bits, its groups written in key order. Keys of a wider range (or
-//! `i32` keys) take the sort-based group-by.
+//! groups over a narrow key range. Each partition of rows (the keys of one value of the bits
+//! above a table's) aggregates in a shared-memory table indexed by the key's low bits, its
+//! groups written in key order. Keys of a wider range (or `i32` keys) take the sort-based
+//! group-by.
+//!
+//! The key range comes first (one read of the keys). Where it needs at most
+//! [`LOCAL_MAX_BITS`] bits above a table that fills an SM's shared memory, each tile of rows
+//! is ordered by partition in place, which costs one read and one write of the rows and no
+//! histogram (the tile-local form). Else the rows are sorted by the key's bits above its low
+//! [`PART_MAX_SLOT_BITS`] (a histogram, then one radix pass for keys below 2^20 and two below
+//! 2^28, instead of the whole sort).
 use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
-    GROUPBY_PART_INIT, GROUPBY_PART_ONE, PART_MAX_SLOT_BITS, PartItem, PartParams, WHOLE,
+    GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE, GROUPBY_PART_RANGE, LOCAL_MAX_BITS,
+    LOCAL_TILE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE, local_kernel,
 };
+use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
     Accumulators, DeviceGrouped, GpuKey, check, kernel_for, payload_column, ptr, read_head,
@@ -19,7 +27,7 @@ use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{RadixSort, digit_histograms, row_ids};
-use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 const NAME: &str = "group_by_partitioned";
 
@@ -62,7 +70,7 @@ pub fn group_by_partitioned_device(
     }
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
-    match PartPlan::new(gpu, key.key(), accs.list.len())? {
+    match PartPlan::new(gpu, key.key(), &accs)? {
         Some(plan) => plan.run(gpu, values, accs),
         None => sort_checked(gpu, key.key(), values, accs),
     }
@@ -71,6 +79,8 @@ pub fn group_by_partitioned_device(
 /// A partitioned grouping of `n > 0` rows, planned from the key range.
 pub(super) struct PartPlan<'a> {
     keys: &'a DeviceColumn<u32>,
+    /// The tile-local form (`hist` then unused).
+    local: Option<LocalPlan>,
     /// Bit length of the largest key (at least `slot_bits`).
     key_bits: u32,
     /// Bits of a table's slot.
@@ -81,19 +91,37 @@ pub(super) struct PartPlan<'a> {
 }
 
 impl<'a> PartPlan<'a> {
-    /// The plan for `key` with `aggs` accumulators (the histograms of the key's digits above
-    /// the slot bits: one read of the keys, one synchronization), or `None` where the keys need
-    /// the sort-based group-by.
-    pub(super) fn new(gpu: &Gpu, key: GpuKey<'a>, aggs: usize) -> Result<Option<Self>> {
+    /// The plan for `key` with the accumulators `accs` (the key range: one read of the keys,
+    /// one synchronization; for the sorted form also the histograms of the key's digits above
+    /// the slot bits), or `None` where the keys need the sort-based group-by.
+    pub(super) fn new(gpu: &Gpu, key: GpuKey<'a>, accs: &Accumulators) -> Result<Option<Self>> {
         let GpuKey::U32(keys) = key else {
             return Ok(None);
         };
-        // A table of 4,096 slots leaves room for three blocks per SM with one accumulator.
-        let slot_bits = if aggs <= 1 {
-            PART_MAX_SLOT_BITS
-        } else {
-            PART_MAX_SLOT_BITS - 1
-        };
+        let aggs = accs.list.len();
+        let codes: Vec<u32> = accs.list.iter().map(|&(_, c)| c).collect();
+        if let Some(spec) = local_kernel(&codes) {
+            let (least, most) = key_range(gpu, keys)?;
+            let width = u32::BITS - (most - least).leading_zeros();
+            let slot_bits = local_slot_bits(gpu, &spec, aggs)?;
+            let bits = width.saturating_sub(slot_bits);
+            // Keys below one sorted-form table need neither form's pass.
+            if bits <= LOCAL_MAX_BITS && most >> sorted_slot_bits(aggs) != 0 {
+                return Ok(Some(PartPlan {
+                    keys,
+                    local: Some(LocalPlan {
+                        spec,
+                        base: least,
+                        slot_bits,
+                        bits,
+                    }),
+                    key_bits: slot_bits + bits,
+                    slot_bits,
+                    hist: Vec::new(),
+                }));
+            }
+        }
+        let slot_bits = sorted_slot_bits(aggs);
         // Three digits reach past bit 32.
         let mut hist = digit_histograms(gpu, keys, slot_bits, 3)?;
         let bins = hist.len() / 3;
@@ -117,6 +145,7 @@ impl<'a> PartPlan<'a> {
         hist.truncate(passes * bins);
         Ok(Some(PartPlan {
             keys,
+            local: None,
             key_bits,
             slot_bits,
             hist,
@@ -146,42 +175,93 @@ impl<'a> PartPlan<'a> {
         // accumulator reads, else row ids; none without accumulators.
         let shared_u32 = payload_column(values, &accs);
         // The partitioned rows live until the aggregation has read them.
-        let (mut sorted_keys, mut sorted_payload, mut ids) = (None, None, None);
-        if self.hist.is_empty() {
-            // One partition: the rows as they are.
-            params.keys = ptr(gpu, keys);
-            (params.rows, params.payload) = match shared_u32 {
-                Some(col) => (0, ptr(gpu, col)),
-                None => (2, 0),
-            };
-        } else {
+        let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
+        let work = if let Some(local) = &self.local {
+            // Row ids, where the partitioning needs them, are its rows' own indices.
             let payload = match (a, shared_u32) {
-                (0, _) => None,
-                (_, Some(col)) => Some(col),
+                (0, _) => 0,
+                (_, Some(_)) => 1,
                 _ => {
                     params.rows = 1;
-                    Some(&*ids.insert(row_ids(gpu, n)?))
+                    2
                 }
             };
+            let tiles = n.div_ceil(LOCAL_TILE);
+            let parts = 1usize << local.bits;
             let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
-            let mut sort = RadixSort::<u32>::new(gpu, n, payload.is_some()).map_err(room(n))?;
-            let (from, hist) = (self.slot_bits, self.hist);
-            match payload {
-                Some(p) => {
-                    let sp = sorted_payload.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
-                    sort.sort_digits(gpu, keys, sk, Some((p, &mut *sp)), from, hist)?;
-                    params.payload = ptr(gpu, sp);
+            let sp = sorted_payload.insert(
+                gpu.scratch::<u32>(if payload == 0 { 1 } else { n })
+                    .map_err(room(n))?,
+            );
+            let r = runs.insert(gpu.scratch::<u32>(parts * tiles).map_err(room(n))?);
+            let mut totals = gpu.zeros::<u32>(parts)?;
+            let pay_in = shared_u32.unwrap_or(keys);
+            let spec = GROUPBY_PART_LOCAL;
+            let cfg = tile_grid(&spec, n, 0)?;
+            let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
+            // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
+            // payload's one word where there is none, never written), `parts * tiles` run
+            // words and `parts` zeroed totals; every key is at least `base` and below
+            // `base + 2^(shift + bits)`.
+            unsafe {
+                gpu.launch(
+                    &spec,
+                    cfg,
+                    (
+                        keys,
+                        pay_in,
+                        &mut *sk,
+                        &mut *sp,
+                        &n32,
+                        &base,
+                        &shift,
+                        &bits,
+                        &payload,
+                        &mut *r,
+                        &mut totals,
+                    ),
+                )
+            }?;
+            (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
+            (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
+            Work::cut_local(&totals.to_vec(gpu)?, tiles, local_rows_per_item(gpu, n))
+        } else {
+            if self.hist.is_empty() {
+                // One partition: the rows as they are.
+                params.keys = ptr(gpu, keys);
+                (params.rows, params.payload) = match shared_u32 {
+                    Some(col) => (0, ptr(gpu, col)),
+                    None => (2, 0),
+                };
+            } else {
+                let payload = match (a, shared_u32) {
+                    (0, _) => None,
+                    (_, Some(col)) => Some(col),
+                    _ => {
+                        params.rows = 1;
+                        Some(&*ids.insert(row_ids(gpu, n)?))
+                    }
+                };
+                let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+                let mut sort = RadixSort::<u32>::new(gpu, n, payload.is_some()).map_err(room(n))?;
+                let (from, hist) = (self.slot_bits, self.hist);
+                match payload {
+                    Some(p) => {
+                        let sp = sorted_payload.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+                        sort.sort_digits(gpu, keys, sk, Some((p, &mut *sp)), from, hist)?;
+                        params.payload = ptr(gpu, sp);
+                    }
+                    None => sort.sort_digits(gpu, keys, sk, None, from, hist)?,
                 }
-                None => sort.sort_digits(gpu, keys, sk, None, from, hist)?,
+                params.keys = ptr(gpu, sk);
             }
-            params.keys = ptr(gpu, sk);
-        }
-        let parts = 1usize << self.key_bits.saturating_sub(self.slot_bits);
-        let starts = match &sorted_keys {
-            None => vec![0, n as u32],
-            Some(sk) => partition_starts(gpu, sk, self.slot_bits, parts)?,
+            let parts = 1usize << self.key_bits.saturating_sub(self.slot_bits);
+            let starts = match &sorted_keys {
+                None => vec![0, n as u32],
+                Some(sk) => partition_starts(gpu, sk, self.slot_bits, parts)?,
+            };
+            Work::cut(&starts, rows_per_item(gpu, n))
         };
-        let work = Work::cut(&starts, rows_per_item(gpu, n));
         params.splits = work.chunks.len() as u32;
 
         let slots = 1usize << self.slot_bits;
@@ -228,9 +308,15 @@ impl<'a> PartPlan<'a> {
                 8 * RECORDS_HEADER,
             ))?;
         let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
-        let more = [GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4];
-        let spec = kernel_for(&accs.list, GROUPBY_PART_0, GROUPBY_PART_ONE, more);
-        let smem = shared_table_bytes(slots as u32, 1, a, TableForm::default());
+        let (spec, form) = match &self.local {
+            Some(local) => (local.spec, LOCAL_FORM),
+            None => {
+                let more = [GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4];
+                let spec = kernel_for(&accs.list, GROUPBY_PART_0, GROUPBY_PART_ONE, more);
+                (spec, TableForm::default())
+            }
+        };
+        let smem = shared_table_bytes(slots as u32, 1, a, form);
         gpu.allow_max_dynamic_smem(&spec)?;
         let cfg = cudarc::driver::LaunchConfig {
             grid_dim: (work.items.len() as u32, 1, 1),
@@ -262,6 +348,55 @@ fn room(n: usize) -> impl Fn(Error) -> Error {
             16 * n
         ))
     }
+}
+
+/// The tile-local form of a plan: partitions of `bits` bits above `slot_bits`, counted from
+/// the least key `base`, and the aggregation kernel.
+struct LocalPlan {
+    spec: KernelSpec<PartArgs>,
+    base: u32,
+    slot_bits: u32,
+    bits: u32,
+}
+
+/// The tile-local form's tables: a slot per key (no key array).
+const LOCAL_FORM: TableForm = TableForm { dense: true };
+
+/// Slot bits of the sorted form's tables: 4,096 slots leave room for three blocks per SM with
+/// one accumulator.
+fn sorted_slot_bits(aggs: usize) -> u32 {
+    if aggs <= 1 {
+        PART_MAX_SLOT_BITS
+    } else {
+        PART_MAX_SLOT_BITS - 1
+    }
+}
+
+/// Slot bits of the tile-local form's tables with `aggs` accumulators: the largest table (at
+/// most 2^14 slots) that fits the shared memory of `spec`'s block, one per SM.
+fn local_slot_bits(gpu: &Gpu, spec: &KernelSpec<PartArgs>, aggs: usize) -> Result<u32> {
+    let room = gpu.allow_max_dynamic_smem(spec)?;
+    Ok((8..=14)
+        .rev()
+        .find(|&b| shared_table_bytes(1 << b, 1, aggs, LOCAL_FORM) <= room)
+        .unwrap_or(8))
+}
+
+/// The least and the greatest of the `keys` (`n > 0`; one read, one synchronization).
+fn key_range(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<(u32, u32)> {
+    let mut out = gpu.upload(&[u32::MAX, 0])?;
+    let spec = GROUPBY_PART_RANGE;
+    let cfg = grid_per_sm(gpu, &spec, spec.tiles(keys.len() as u64) as usize, 8)?;
+    let n = keys.len() as u32;
+    // SAFETY: `n` keys; two words set to the neutral values; any grid size.
+    unsafe { gpu.launch(&spec, cfg, (keys, &n, &mut out)) }?;
+    let r = out.to_vec(gpu)?;
+    Ok((r[0], r[1]))
+}
+
+/// Rows one block of the tile-local form aggregates at most: one block per SM.
+fn local_rows_per_item(gpu: &Gpu, n: usize) -> usize {
+    n.div_ceil(gpu.sm_count() as usize).max(1 << 16)
 }
 
 /// Rows one block aggregates at most: about eight blocks per SM over the rows, so that a
@@ -299,32 +434,53 @@ impl Work {
     /// Cuts the partitions (`starts`, `parts + 1` words) into items of at most `most` rows
     /// each, evenly within a partition; empty partitions get none.
     fn cut(starts: &[u32], most: usize) -> Work {
-        let mut items = Vec::with_capacity(starts.len());
-        let mut chunks = Vec::new();
-        for (q, w) in starts.windows(2).enumerate() {
-            let (begin, end) = (w[0] as usize, w[1] as usize);
-            let rows = end - begin;
-            if rows == 0 {
-                continue;
-            }
-            let pieces = rows.div_ceil(most);
-            let split = if pieces == 1 {
-                WHOLE
-            } else {
-                chunks.push(pieces as u32);
-                chunks.len() as u32 - 1
-            };
-            let each = rows.div_ceil(pieces);
-            for i in 0..pieces {
-                items.push(PartItem {
-                    begin: (begin + i * each) as u32,
-                    end: (begin + (i + 1) * each).min(end) as u32,
-                    part: q as u32,
-                    split,
-                });
-            }
+        let mut w = Work {
+            items: Vec::with_capacity(starts.len()),
+            chunks: Vec::new(),
+        };
+        for (q, s) in starts.windows(2).enumerate() {
+            let rows = (s[1] - s[0]) as usize;
+            w.push(q as u32, s[0] as usize, s[1] as usize, rows.div_ceil(most));
         }
-        Work { items, chunks }
+        w
+    }
+
+    /// Cuts the partitions of a tile-local form (`totals`: each one's rows, over `tiles`
+    /// tiles) into items of even tile ranges, as many per partition as its rows need at
+    /// `most` rows each (evenly, where its rows are spread over the tiles); empty partitions
+    /// get none.
+    fn cut_local(totals: &[u32], tiles: usize, most: usize) -> Work {
+        let mut w = Work {
+            items: Vec::with_capacity(totals.len()),
+            chunks: Vec::new(),
+        };
+        for (q, &rows) in totals.iter().enumerate() {
+            let pieces = (rows as usize).div_ceil(most).min(tiles);
+            w.push(q as u32, 0, tiles, pieces);
+        }
+        w
+    }
+
+    /// Partition `q`'s items: `begin .. end` cut evenly into `pieces` (none for 0).
+    fn push(&mut self, q: u32, begin: usize, end: usize, pieces: usize) {
+        if pieces == 0 {
+            return;
+        }
+        let split = if pieces == 1 {
+            WHOLE
+        } else {
+            self.chunks.push(pieces as u32);
+            self.chunks.len() as u32 - 1
+        };
+        let each = (end - begin).div_ceil(pieces);
+        for i in 0..pieces {
+            self.items.push(PartItem {
+                begin: (begin + i * each).min(end) as u32,
+                end: (begin + (i + 1) * each).min(end) as u32,
+                part: q,
+                split,
+            });
+        }
     }
 }
 
@@ -348,5 +504,37 @@ mod tests {
         assert_eq!(w.chunks, vec![2]);
         let none = Work::cut(&[0, 0], 4);
         assert!(none.items.is_empty() && none.chunks.is_empty());
+    }
+
+    #[test]
+    fn local_work_cuts_tile_ranges_by_rows() {
+        let w = Work::cut_local(&[0, 3, 9, 100], 10, 4);
+        let item = |begin, end, part, split| PartItem {
+            begin,
+            end,
+            part,
+            split,
+        };
+        assert_eq!(
+            w.items,
+            vec![
+                item(0, 10, 1, WHOLE),
+                item(0, 4, 2, 0),
+                item(4, 8, 2, 0),
+                item(8, 10, 2, 0),
+                // More pieces than tiles: one per tile.
+                item(0, 1, 3, 1),
+                item(1, 2, 3, 1),
+                item(2, 3, 3, 1),
+                item(3, 4, 3, 1),
+                item(4, 5, 3, 1),
+                item(5, 6, 3, 1),
+                item(6, 7, 3, 1),
+                item(7, 8, 3, 1),
+                item(8, 9, 3, 1),
+                item(9, 10, 3, 1),
+            ]
+        );
+        assert_eq!(w.chunks, vec![3, 10]);
     }
 }
