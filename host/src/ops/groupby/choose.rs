@@ -113,7 +113,7 @@ pub fn group_by_device(
         };
         return Ok((plan.run(gpu, accs)?, dense));
     }
-    if let Some(part) = PartPlan::new(gpu, key, &accs)? {
+    if let Some(part) = PartPlan::new(gpu, key, &accs, plan.sampled_range())? {
         let r = part.run(gpu, values, accs)?;
         return Ok((r, choice(GroupByVariant::Partitioned, est)));
     }

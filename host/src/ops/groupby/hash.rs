@@ -113,6 +113,9 @@ pub(super) struct HashPlan {
     staged: bool,
     est: usize,
     skewed: bool,
+    /// The least and the greatest sampled key of a `u32` key (without `u32::MAX`), where the
+    /// sample saw one.
+    sampled: Option<(u32, u32)>,
 }
 
 /// What the first look at the keys gave.
@@ -208,18 +211,25 @@ impl HashPlan {
         } else {
             base
         };
+        let sampled = (params.key_xor == 0 && words[3] <= words[4]).then_some((words[3], words[4]));
         Ok(HashPlan {
             params,
             staged: aggs > 0 && spec == wide,
             spec,
             est,
             skewed,
+            sampled,
         })
     }
 
     /// Whether the blocks' tables are dense.
     pub(super) fn dense(&self) -> bool {
         self.params.dense != 0
+    }
+
+    /// The sampled keys' range, for a `u32` key: the whole key range is at least as wide.
+    pub(super) fn sampled_range(&self) -> Option<(u32, u32)> {
+        self.sampled
     }
 
     /// The estimated group count.

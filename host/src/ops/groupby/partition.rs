@@ -70,7 +70,7 @@ pub fn group_by_partitioned_device(
     }
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
-    match PartPlan::new(gpu, key.key(), &accs)? {
+    match PartPlan::new(gpu, key.key(), &accs, None)? {
         Some(plan) => plan.run(gpu, values, accs),
         None => sort_checked(gpu, key.key(), values, accs),
     }
@@ -93,17 +93,30 @@ pub(super) struct PartPlan<'a> {
 impl<'a> PartPlan<'a> {
     /// The plan for `key` with the accumulators `accs` (the key range: one read of the keys,
     /// one synchronization; for the sorted form also the histograms of the key's digits above
-    /// the slot bits), or `None` where the keys need the sort-based group-by.
-    pub(super) fn new(gpu: &Gpu, key: GpuKey<'a>, accs: &Accumulators) -> Result<Option<Self>> {
+    /// the slot bits), or `None` where the keys need the sort-based group-by. `sampled`, the
+    /// range of a sample of the keys where there is one, skips the key range's read where the
+    /// sample alone is too wide for the tile-local form.
+    pub(super) fn new(
+        gpu: &Gpu,
+        key: GpuKey<'a>,
+        accs: &Accumulators,
+        sampled: Option<(u32, u32)>,
+    ) -> Result<Option<Self>> {
         let GpuKey::U32(keys) = key else {
             return Ok(None);
         };
         let aggs = accs.list.len();
         let codes: Vec<u32> = accs.list.iter().map(|&(_, c)| c).collect();
+        let width = |(least, most): (u32, u32)| u32::BITS - (most - least).leading_zeros();
         if let Some(spec) = local_kernel(&codes) {
-            let (least, most) = key_range(gpu, keys)?;
-            let width = u32::BITS - (most - least).leading_zeros();
             let slot_bits = local_slot_bits(gpu, &spec, aggs)?;
+            let too_wide = sampled.is_some_and(|r| width(r) > slot_bits + LOCAL_MAX_BITS);
+            let (least, most) = if too_wide {
+                (0, u32::MAX)
+            } else {
+                key_range(gpu, keys)?
+            };
+            let width = width((least, most));
             let bits = width.saturating_sub(slot_bits);
             // Keys below one sorted-form table need neither form's pass.
             if bits <= LOCAL_MAX_BITS && most >> sorted_slot_bits(aggs) != 0 {
