@@ -352,8 +352,9 @@ mod device {
         // SAFETY: one item per block.
         let it: PartItem = unsafe { (p.items as *const PartItem).add(item).read() };
         let slots = 1u32 << p.slot_bits;
-        // SAFETY: the launch gives the table's memory.
-        let table = unsafe { SharedTable::new::<A>(slots, 1, TableForm::default(), 0, sh.filled) };
+        let form = TableForm { dense: LOCAL };
+        // SAFETY: the launch gives the table's memory (the tile-local form's without keys).
+        let table = unsafe { SharedTable::new::<A>(slots, 1, form, 0, sh.filled) };
         table.clear::<NT, A>(&codes);
         let (mut start, end) = (it.begin as usize, it.end as usize);
         if LOCAL {

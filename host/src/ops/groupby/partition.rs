@@ -35,16 +35,19 @@ const NAME: &str = "group_by_partitioned";
 const MAX_PASSES: u32 = 2;
 
 /// The group-by of `keys` (key columns as [`crate::ops::group_by`] takes them) with `aggs`
-/// over `values`, partitioned:
-/// the rows sorted by the key's bits above its low 12 alone, then each partition aggregated
-/// in a shared-memory table, in key order. The result is ordered by key, with the semantics
-/// [`crate::cpu::group_by`] documents (float sums agree to rounding).
+/// over `values`, partitioned: the rows grouped by the key's high bits, then each partition
+/// aggregated in a shared-memory table indexed by the low bits, in key order. The result is
+/// ordered by key, with the semantics [`crate::cpu::group_by`] documents (float sums agree
+/// to rounding).
 ///
-/// It pays for many groups of a narrow key range: `u32` keys below 2^20 cost one radix pass
-/// and one aggregation pass, below 2^28 two and one, whatever the group count and skew (a
-/// partition with many rows is shared by several blocks). Packed key columns count as the
-/// `u32` key of their packed bits. Wider keys, and a lone `i32` key column, run the sort-based
-/// group-by ([`crate::ops::group_by_sort`]).
+/// It pays for many groups of a narrow key range, whatever the group count and skew (a
+/// partition with many rows is shared by several blocks). After one read of the keys for
+/// their range: with one or two accumulators and keys within a range of 2^21 (2^20 with
+/// two; half that where an SM has less than 200 KB of shared memory), each tile of 8,192 rows is ordered by partition in place (one read and one write of
+/// the rows), then aggregated (one read); otherwise `u32` keys below 2^20 cost a histogram,
+/// one radix pass and one aggregation pass, below 2^28 two passes. Packed key columns count
+/// as the `u32` key of their packed bits. Wider keys, and a lone `i32` key column, run the
+/// sort-based group-by ([`crate::ops::group_by_sort`]).
 ///
 /// Errors: as [`crate::ops::group_by_sort`]; and an `Err` naming the bytes
 /// when the device has no room for the partitioned rows and the records.
@@ -399,7 +402,7 @@ fn local_slot_bits(gpu: &Gpu, spec: &KernelSpec<PartArgs>, aggs: usize) -> Resul
 fn key_range(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<(u32, u32)> {
     let mut out = gpu.upload(&[u32::MAX, 0])?;
     let spec = GROUPBY_PART_RANGE;
-    let cfg = grid_per_sm(gpu, &spec, spec.tiles(keys.len() as u64) as usize, 8)?;
+    let cfg = grid_per_sm(gpu, &spec, keys.len(), 8)?;
     let n = keys.len() as u32;
     // SAFETY: `n` keys; two words set to the neutral values; any grid size.
     unsafe { gpu.launch(&spec, cfg, (keys, &n, &mut out)) }?;
