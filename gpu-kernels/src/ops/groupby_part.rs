@@ -115,7 +115,7 @@ mod device {
     use super::{LOCAL_TILE, PartItem, PartParams, WHOLE};
     use crate::arch::{
         Atomic, Shared, ballot, block_idx, fence_device, lane_id, lanemask_lt, load_relaxed_u32,
-        load_relaxed_u64, popc, red_global, sync_threads, thread_idx, warp_id,
+        load_relaxed_u64, popc, red_global, shfl_idx, sync_threads, thread_idx, warp_id,
     };
     use crate::ops::groupby::{
         ANY_CODE, RECORDS_HEADER, SharedTable, TableForm, record_words, red_acc,
@@ -201,9 +201,9 @@ mod device {
     }
 
     /// Aggregates partition `part`'s runs of tiles `begin .. end` (a tile-local
-    /// partitioning): each warp takes every `NT / 32`-th tile's run, `IPT` lanes' rows at a
-    /// time while they are all the run's, then what is left 32 rows at a time, so that no
-    /// warp waits on rows of another partition's.
+    /// partitioning): each warp takes every `NT / 32`-th tile's run (their run words loaded 32
+    /// at a time), `IPT` lanes' rows at a time while they are all the run's, then what is left
+    /// 32 rows at a time, so that no lane loads rows of another partition's.
     ///
     /// # Safety
     /// As for [`group_by_part`]; `begin <= end <= p.tiles`.
@@ -218,27 +218,39 @@ mod device {
     ) {
         let lane = lane_id() as usize;
         let runs = (p.runs as *const u32).wrapping_add(part as usize * p.tiles as usize);
-        let mut t = begin + warp_id();
-        while t < end {
-            // SAFETY: a run word of the partition, t < tiles.
-            let run = unsafe { runs.add(t).read() };
-            let first = t * LOCAL_TILE + (run & 0xffff) as usize + lane;
-            let rows = (run >> 16) as usize;
-            let mut at = 0;
-            while at + 32 * IPT <= rows {
-                // SAFETY: rows of the run, below n.
-                unsafe {
-                    part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, [true; IPT])
-                };
-                at += 32 * IPT;
+        let warps = NT / 32;
+        let mut t0 = begin + warp_id();
+        while t0 < end {
+            // Lane m holds the run word of the warp's m-th next tile: one load for 32 runs.
+            let mine = t0 + lane * warps;
+            // SAFETY: a run word of the partition, below `tiles`.
+            let words = if mine < end {
+                unsafe { runs.add(mine).read() }
+            } else {
+                0
+            };
+            let mut m = 0;
+            while m < 32 && t0 + m * warps < end {
+                let run = shfl_idx(words, m as u32);
+                let first = (t0 + m * warps) * LOCAL_TILE + (run & 0xffff) as usize + lane;
+                let rows = (run >> 16) as usize;
+                let mut at = 0;
+                while at + 32 * IPT <= rows {
+                    // SAFETY: rows of the run, below n.
+                    unsafe {
+                        part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, [true; IPT])
+                    };
+                    at += 32 * IPT;
+                }
+                while at < rows {
+                    let live = at + lane < rows;
+                    // SAFETY: as above, where live.
+                    unsafe { part_rows::<1, A>(p, codes, table, |_| first + at, [live]) };
+                    at += 32;
+                }
+                m += 1;
             }
-            while at < rows {
-                let live = at + lane < rows;
-                // SAFETY: as above, where live.
-                unsafe { part_rows::<1, A>(p, codes, table, |_| first + at, [live]) };
-                at += 32;
-            }
-            t += NT / 32;
+            t0 += 32 * warps;
         }
     }
 
@@ -523,21 +535,33 @@ pub const LOCAL_MAX_AGGS: usize = 2;
 #[cfg(target_arch = "nvptx64")]
 #[derive(Clone, Copy)]
 pub struct LocalShared {
-    /// The ranking's counters and scan.
-    pub rank: crate::block::RadixRankShared,
+    /// Each partition's row count in the tile, then its cursor ([`LOCAL_BINS`] words).
+    pub counts: crate::arch::Shared<u32>,
     /// The tile in partition order, keys then payload.
     pub tile: crate::arch::Shared<u32>,
 }
 
+/// Most partitions of a tile-local partitioning: `2^LOCAL_MAX_BITS`.
+pub const LOCAL_BINS: usize = 1 << LOCAL_MAX_BITS;
+
+/// Copies of the partitions' totals [`GROUPBY_PART_LOCAL`] adds to (tile `t` to copy
+/// `t % LOCAL_TOTAL_COPIES`), so that the tiles' adds do not queue on one word per partition.
+pub const LOCAL_TOTAL_COPIES: usize = 32;
+
 /// Orders one tile of rows by partition, in place: keys (and payload) from `keys_in` /
 /// `pay_in` to the same tile of `keys_out` / `pay_out`, and the tile's run word of each
-/// partition into `runs` (see [`PartParams::runs`]), each partition's row count added to
-/// `totals`. A row's partition is `(key - base) >> shift` in `bits` bits (at most 8). `payload`:
-/// 0 none, 1 the column `pay_in`, 2 each row's index.
+/// partition into `runs` (see [`PartParams::runs`]), each partition's row count added to its
+/// word of the tile's copy of `totals` (`LOCAL_TOTAL_COPIES` copies of `2^bits` words). A
+/// row's partition is `(key - base) >> shift` in `bits` bits (at most [`LOCAL_MAX_BITS`]).
+/// `payload`: 0 none, 1 the column `pay_in`, 2 each row's index.
+///
+/// The order within a partition's run is that of shared-memory atomics (the aggregation does
+/// not need the rows' order): a count per row, a scan of the counts, and a place per row taken
+/// from its partition's cursor.
 ///
 /// # Safety
 /// One block per tile of `n` rows; the columns hold `n` rows; `runs` holds `2^bits * tiles`
-/// words, `totals` `2^bits`.
+/// words, `totals` `LOCAL_TOTAL_COPIES * 2^bits`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -549,60 +573,78 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
     bits: u32,
     payload: u32,
     runs: *mut u32,
-    totals_out: *mut u32,
+    totals: *mut u32,
     sh: LocalShared,
 ) {
-    use crate::arch::{Atomic, block_idx, sync_threads, thread_idx};
-    use crate::block::{
-        NO_DIGIT, block_load_warp_striped, block_radix_count, block_radix_rank_finish,
-        warp_striped_count, warp_striped_offset,
+    use crate::arch::{
+        Atomic, block_idx, lane_id, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
     };
-    const { assert!(NT == 256 && NT * IPT == LOCAL_TILE) };
+    use crate::block::{block_load_warp_striped, warp_striped_count, warp_striped_offset};
+    const { assert!(NT * IPT == LOCAL_TILE && NT >= LOCAL_BINS && LOCAL_BINS == 4 * 32) };
     let (keys_in, pay_in, keys_out, pay_out) = io;
     let (tile, t) = (block_idx(), thread_idx());
     let start = tile * LOCAL_TILE;
     let valid = if FULL { LOCAL_TILE } else { n - start };
+    if t < LOCAL_BINS {
+        // SAFETY: t < LOCAL_BINS.
+        unsafe { sh.counts.write(t, 0) };
+    }
     // SAFETY: the tile lies within the columns.
     let keys = unsafe { block_load_warp_striped::<u32, NT, IPT>(keys_in.add(start), valid, 0) };
-    let vals: [u32; IPT] = match payload {
-        // SAFETY: as above.
-        1 => unsafe { block_load_warp_striped::<u32, NT, IPT>(pay_in.add(start), valid, 0) },
-        2 => core::array::from_fn(|k| (start + warp_striped_offset::<IPT>(t, k)) as u32),
-        _ => [0; IPT],
-    };
     let mine = if FULL {
         IPT
     } else {
         warp_striped_count::<IPT>(t, valid)
     };
     let mask = (1u32 << bits) - 1;
-    let digit = |k: usize| {
+    let digit = |k: usize| ((keys[k].wrapping_sub(base) >> shift) & mask) as usize;
+    sync_threads();
+    for k in 0..IPT {
         if k < mine {
-            (keys[k].wrapping_sub(base) >> shift) & mask
-        } else {
-            NO_DIGIT
-        }
-    };
-    let mut ranks = [0u32; IPT];
-    let totals = block_radix_count::<NT, IPT, 256, 1>(digit, &mut ranks, sh.rank, true, FULL);
-    let starts =
-        block_radix_rank_finish::<NT, IPT, 256, 1>(digit, &mut ranks, &totals, sh.rank, true, FULL);
-    let tiles = n.div_ceil(LOCAL_TILE);
-    if t <= mask as usize {
-        // SAFETY: one word per partition and tile; one total per partition.
-        unsafe {
-            runs.add(t * tiles + tile)
-                .write(local_run(starts[0], totals[0]));
-            if totals[0] != 0 {
-                u32::atomic_add(totals_out.add(t), totals[0]);
-            }
+            // SAFETY: digits are below 2^bits <= LOCAL_BINS.
+            unsafe { sh.counts.atomic_add(digit(k), 1) };
         }
     }
-    let move_out = |items: &[u32; IPT], out: *mut u32| {
-        for k in 0..mine.min(IPT) {
-            // SAFETY: ranks of the valid items are distinct positions below the tile's rows.
-            unsafe { sh.tile.write(ranks[k] as usize, items[k]) };
+    sync_threads();
+    if warp_id() == 0 {
+        // Lane l scans partitions 4 l .. 4 l + 4, and turns each count into its cursor.
+        let l = lane_id() as usize;
+        // SAFETY: 4 * 32 words, written before the barrier.
+        let c: [u32; 4] = core::array::from_fn(|j| unsafe { sh.counts.read(4 * l + j) });
+        let sum = c[0] + c[1] + c[2] + c[3];
+        let mut at = warp_inclusive_sum(sum) - sum;
+        let tiles = n.div_ceil(LOCAL_TILE);
+        let copy = totals.wrapping_add((tile % LOCAL_TOTAL_COPIES) << bits);
+        for (j, &c) in c.iter().enumerate() {
+            let d = 4 * l + j;
+            if d <= mask as usize {
+                // SAFETY: one run word per partition and tile, one total per partition.
+                unsafe {
+                    runs.add(d * tiles + tile).write(local_run(at, c));
+                    if c != 0 {
+                        u32::atomic_add(copy.add(d), c);
+                    }
+                }
+            }
+            // SAFETY: d < LOCAL_BINS; warp 0 alone between the barriers.
+            unsafe { sh.counts.write(d, at) };
+            at += c;
         }
+    }
+    sync_threads();
+    let places: [u32; IPT] = core::array::from_fn(|k| {
+        if k < mine {
+            // SAFETY: the partition's cursor; its places are below its start plus its count.
+            unsafe {
+                let at = sh.counts.atomic_add(digit(k), 1);
+                sh.tile.write(at as usize, keys[k]);
+                at
+            }
+        } else {
+            0
+        }
+    });
+    let write_out = |out: *mut u32| {
         sync_threads();
         for k in 0..IPT {
             let i = k * NT + t;
@@ -612,16 +654,29 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
             }
         }
     };
-    move_out(&keys, keys_out);
+    write_out(keys_out);
     if payload != 0 {
+        // Loaded only now, so that the keys' phase holds fewer registers.
+        let vals: [u32; IPT] = if payload == 1 {
+            // SAFETY: as for the keys.
+            unsafe { block_load_warp_striped::<u32, NT, IPT>(pay_in.add(start), valid, 0) }
+        } else {
+            core::array::from_fn(|k| (start + warp_striped_offset::<IPT>(t, k)) as u32)
+        };
         sync_threads(); // every key has left the staging area
-        move_out(&vals, pay_out);
+        for k in 0..IPT {
+            if k < mine {
+                // SAFETY: the row's place, below the tile's rows.
+                unsafe { sh.tile.write(places[k] as usize, vals[k]) };
+            }
+        }
+        write_out(pay_out);
     }
 }
 
 crate::kernel! {
     /// One tile of a tile-local partitioning (see [`part_local`]).
-    GROUPBY_PART_LOCAL = groupby_part_local[NT = 256, IPT = 32, MIN_BLOCKS = 2](
+    GROUPBY_PART_LOCAL = groupby_part_local[NT = 512, IPT = 16, MIN_BLOCKS = 2](
         keys_in: *const u32,
         pay_in: *const u32,
         keys_out: *mut u32,
@@ -635,10 +690,7 @@ crate::kernel! {
         totals: *mut u32
     ) {
         let sh = LocalShared {
-            rank: crate::block::RadixRankShared {
-                counters: crate::shared_array!(local_counters: [u32; NT / 32 * 256]),
-                scan: crate::shared_array!(local_scan: [u32; crate::block::Tile::<u32, NT, 1>::SCAN_WORDS]),
-            },
+            counts: crate::shared_array!(local_counts: [u32; LOCAL_BINS]),
             tile: crate::shared_array!(local_tile: [u32; NT * IPT]),
         };
         let n = n as usize;

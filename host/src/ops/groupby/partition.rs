@@ -15,7 +15,8 @@ use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_byte
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
     GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE, GROUPBY_PART_RANGE, LOCAL_MAX_BITS,
-    LOCAL_TILE, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE, local_kernel,
+    LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
+    local_kernel,
 };
 use tessera_kernels::spec::KernelSpec;
 
@@ -210,15 +211,15 @@ impl<'a> PartPlan<'a> {
                     .map_err(room(n))?,
             );
             let r = runs.insert(gpu.scratch::<u32>(parts * tiles).map_err(room(n))?);
-            let mut totals = gpu.zeros::<u32>(parts)?;
+            let mut totals = gpu.zeros::<u32>(LOCAL_TOTAL_COPIES * parts)?;
             let pay_in = shared_u32.unwrap_or(keys);
             let spec = GROUPBY_PART_LOCAL;
             let cfg = tile_grid(&spec, n, 0)?;
             let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
             // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
             // payload's one word where there is none, never written), `parts * tiles` run
-            // words and `parts` zeroed totals; every key is at least `base` and below
-            // `base + 2^(shift + bits)`.
+            // words and `LOCAL_TOTAL_COPIES * parts` zeroed totals; every key is at least
+            // `base` and below `base + 2^(shift + bits)`.
             unsafe {
                 gpu.launch(
                     &spec,
@@ -240,7 +241,18 @@ impl<'a> PartPlan<'a> {
             }?;
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
-            Work::cut_local(&totals.to_vec(gpu)?, tiles, local_rows_per_item(gpu, n))
+            let copies = totals.to_vec(gpu)?;
+            let totals: Vec<u64> = (0..parts)
+                .map(|q| {
+                    copies
+                        .iter()
+                        .skip(q)
+                        .step_by(parts)
+                        .map(|&c| c as u64)
+                        .sum()
+                })
+                .collect();
+            Work::cut_local(&totals, tiles, n, gpu.sm_count() as usize)
         } else {
             if self.hist.is_empty() {
                 // One partition: the rows as they are.
@@ -410,11 +422,6 @@ fn key_range(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<(u32, u32)> {
     Ok((r[0], r[1]))
 }
 
-/// Rows one block of the tile-local form aggregates at most: one block per SM.
-fn local_rows_per_item(gpu: &Gpu, n: usize) -> usize {
-    n.div_ceil(gpu.sm_count() as usize).max(1 << 16)
-}
-
 /// Rows one block aggregates at most: about eight blocks per SM over the rows, so that a
 /// heavy partition is shared out and the blocks balance.
 fn rows_per_item(gpu: &Gpu, n: usize) -> usize {
@@ -461,17 +468,23 @@ impl Work {
         w
     }
 
-    /// Cuts the partitions of a tile-local form (`totals`: each one's rows, over `tiles`
-    /// tiles) into items of even tile ranges, as many per partition as its rows need at
-    /// `most` rows each (evenly, where its rows are spread over the tiles); empty partitions
-    /// get none.
-    fn cut_local(totals: &[u32], tiles: usize, most: usize) -> Work {
+    /// Cuts the partitions of a tile-local form (`totals`: each one's rows of the `n`, over
+    /// `tiles` tiles) into about `blocks` items (one per block the device runs at once) of
+    /// even tile ranges, each partition's share of them its share of the rows, rounded (at
+    /// least one, at most one per tile; even rows per item where a partition's rows are
+    /// spread evenly over the tiles); empty partitions get none.
+    fn cut_local(totals: &[u64], tiles: usize, n: usize, blocks: usize) -> Work {
         let mut w = Work {
             items: Vec::with_capacity(totals.len()),
             chunks: Vec::new(),
         };
         for (q, &rows) in totals.iter().enumerate() {
-            let pieces = (rows as usize).div_ceil(most).min(tiles);
+            let share = (rows as u128 * blocks as u128 + n as u128 / 2) / n.max(1) as u128;
+            let pieces = if rows == 0 {
+                0
+            } else {
+                (share as usize).clamp(1, tiles)
+            };
             w.push(q as u32, 0, tiles, pieces);
         }
         w
@@ -524,7 +537,8 @@ mod tests {
 
     #[test]
     fn local_work_cuts_tile_ranges_by_rows() {
-        let w = Work::cut_local(&[0, 3, 9, 100], 10, 4);
+        // 112 rows over 28 blocks: 4 rows a block, so 3 rows take one, 9 two.
+        let w = Work::cut_local(&[0, 3, 9, 100], 10, 112, 28);
         let item = |begin, end, part, split| PartItem {
             begin,
             end,
@@ -535,9 +549,8 @@ mod tests {
             w.items,
             vec![
                 item(0, 10, 1, WHOLE),
-                item(0, 4, 2, 0),
-                item(4, 8, 2, 0),
-                item(8, 10, 2, 0),
+                item(0, 5, 2, 0),
+                item(5, 10, 2, 0),
                 // More pieces than tiles: one per tile.
                 item(0, 1, 3, 1),
                 item(1, 2, 3, 1),
@@ -551,6 +564,6 @@ mod tests {
                 item(9, 10, 3, 1),
             ]
         );
-        assert_eq!(w.chunks, vec![3, 10]);
+        assert_eq!(w.chunks, vec![2, 10]);
     }
 }
