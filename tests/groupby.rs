@@ -849,6 +849,44 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
     }
 }
 
+/// `group_by` takes an even sample's key range for the partitioned group-by's tile-local form
+/// without reading the keys' range; keys the sample missed outside it (below it, above it,
+/// `u32::MAX`) send the grouping back to the whole range, with the same answer.
+fn gpu_group_by_checks_a_sampled_range(gpu: &Gpu) {
+    let mut rng = StdRng::seed_from_u64(2207);
+    for n in common::capped(&[40_000, 300_007]) {
+        let v = values(n, &mut rng);
+        let du = gpu.upload(&v.u).unwrap();
+        let even: Vec<u32> = (0..n)
+            .map(|_| 1_000_000 + rng.random_range(0..1 << 19))
+            .collect();
+        // Rows right after sampled ones (the sample reads row j * n / s), which it misses.
+        let s = n.min(GROUPBY_SAMPLES);
+        let missed = [10, s / 2, s - 3].map(|j| j * n / s + 1);
+        let mut cases = vec![("none outside", even.clone())];
+        for (name, outlier) in [("below", 5), ("above", 3_000_000), ("u32::MAX", u32::MAX)] {
+            let mut k = even.clone();
+            for &i in &missed {
+                k[i] = outlier;
+            }
+            cases.push((name, k));
+        }
+        for (name, k) in cases {
+            let dk = gpu.upload(&k).unwrap();
+            let aggs = [Agg::Count, Agg::Sum(0)];
+            let got = tessera::ops::group_by(
+                gpu,
+                &[DeviceKeyColumn::U32(&dk)],
+                &[DeviceValueColumn::U32(&du)],
+                &aggs,
+            )
+            .unwrap();
+            let want = group_by(&[KeyColumn::U32(&k)], &[ValueColumn::U32(&v.u)], &aggs).unwrap();
+            same(&got, &want, &format!("sampled range, {name}, {n} rows"));
+        }
+    }
+}
+
 /// What the GPU variants do not take is refused before any work, naming the fix.
 fn gpu_variants_refuse_what_they_do_not_take(gpu: &Gpu) {
     for (name, f) in VARIANTS {
@@ -1081,6 +1119,7 @@ harness! {
         gpu_staged_tiles_match_cpu,
         gpu_partitioned_shares_heavy_partitions,
         gpu_partitioned_tiles_in_place,
+        gpu_group_by_checks_a_sampled_range,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,
     ],

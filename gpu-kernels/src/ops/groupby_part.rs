@@ -552,7 +552,9 @@ pub const LOCAL_TOTAL_COPIES: usize = 32;
 /// `pay_in` to the same tile of `keys_out` / `pay_out`, and the tile's run word of each
 /// partition into `runs` (see [`PartParams::runs`]), each partition's row count added to its
 /// word of the tile's copy of `totals` (`LOCAL_TOTAL_COPIES` copies of `2^bits` words). A
-/// row's partition is `(key - base) >> shift` in `bits` bits (at most [`LOCAL_MAX_BITS`]).
+/// row's partition is `(key - base) >> shift` in `bits` bits (at most [`LOCAL_MAX_BITS`]);
+/// a key outside that range (`key - base` of more than `shift + bits` bits: the range was a
+/// sample's) sets the word after the totals, and the host does not aggregate the rows.
 /// `payload`: 0 none, 1 the column `pay_in`, 2 each row's index.
 ///
 /// The order within a partition's run is that of shared-memory atomics (the aggregation does
@@ -561,7 +563,7 @@ pub const LOCAL_TOTAL_COPIES: usize = 32;
 ///
 /// # Safety
 /// One block per tile of `n` rows; the columns hold `n` rows; `runs` holds `2^bits * tiles`
-/// words, `totals` `LOCAL_TOTAL_COPIES * 2^bits`.
+/// words, `totals` `LOCAL_TOTAL_COPIES * 2^bits + 1`; `shift + bits < 32`.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -577,7 +579,7 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
     sh: LocalShared,
 ) {
     use crate::arch::{
-        Atomic, block_idx, lane_id, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
+        Atomic, ballot, block_idx, lane_id, sync_threads, thread_idx, warp_id, warp_inclusive_sum,
     };
     use crate::block::{block_load_warp_striped, warp_striped_count, warp_striped_offset};
     const { assert!(NT * IPT == LOCAL_TILE && NT >= LOCAL_BINS && LOCAL_BINS == 4 * 32) };
@@ -598,6 +600,15 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
     };
     let mask = (1u32 << bits) - 1;
     let digit = |k: usize| ((keys[k].wrapping_sub(base) >> shift) & mask) as usize;
+    // Every key tested (no early exit, so that the loop unrolls over registers).
+    let mut outside = false;
+    for (k, &key) in keys.iter().enumerate() {
+        outside |= k < mine && key.wrapping_sub(base) >> (shift + bits) != 0;
+    }
+    if ballot(outside) != 0 && lane_id() == 0 {
+        // SAFETY: the word after the totals.
+        unsafe { u32::atomic_max(totals.add(LOCAL_TOTAL_COPIES << bits), 1) };
+    }
     sync_threads();
     for k in 0..IPT {
         if k < mine {

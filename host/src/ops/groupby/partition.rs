@@ -97,14 +97,18 @@ pub(super) struct PartPlan<'a> {
 impl<'a> PartPlan<'a> {
     /// The plan for `key` with the accumulators `accs` (the key range: one read of the keys,
     /// one synchronization; for the sorted form also the histograms of the key's digits above
-    /// the slot bits), or `None` where the keys need the sort-based group-by. `sampled`, the
-    /// range of a sample of the keys where there is one, skips the key range's read where the
-    /// sample alone is too wide for the tile-local form.
+    /// the slot bits), or `None` where the keys need the sort-based group-by.
+    ///
+    /// `sampled`, what a sample of the keys showed where there was one: a sample alone too
+    /// wide for the tile-local form skips the range's read; an even (not skewed) sample gives
+    /// the tile-local form its range, widened by a thirty-second on either side, without the
+    /// read. Its pass then checks every key against that range, and a key outside it sends
+    /// the grouping back here without a sample (see [`PartPlan::run`]).
     pub(super) fn new(
         gpu: &Gpu,
         key: GpuKey<'a>,
         accs: &Accumulators,
-        sampled: Option<(u32, u32)>,
+        sampled: Option<SampledRange>,
     ) -> Result<Option<Self>> {
         let GpuKey::U32(keys) = key else {
             return Ok(None);
@@ -114,11 +118,17 @@ impl<'a> PartPlan<'a> {
         let width = |(least, most): (u32, u32)| u32::BITS - (most - least).leading_zeros();
         if let Some(spec) = local_kernel(&codes) {
             let slot_bits = local_slot_bits(gpu, &spec, aggs)?;
-            let too_wide = sampled.is_some_and(|r| width(r) > slot_bits + LOCAL_MAX_BITS);
-            let (least, most) = if too_wide {
-                (0, u32::MAX)
-            } else {
-                key_range(gpu, keys)?
+            let too_wide = sampled.is_some_and(|r| width(r.range) > slot_bits + LOCAL_MAX_BITS);
+            let ((least, most), guessed) = match sampled {
+                _ if too_wide => ((0, u32::MAX), false),
+                Some(SampledRange {
+                    range: (lo, hi),
+                    skewed: false,
+                }) => {
+                    let margin = (hi - lo) / 32 + 1;
+                    ((lo.saturating_sub(margin), hi.saturating_add(margin)), true)
+                }
+                _ => (key_range(gpu, keys)?, false),
             };
             let width = width((least, most));
             let bits = width.saturating_sub(slot_bits);
@@ -136,6 +146,10 @@ impl<'a> PartPlan<'a> {
                     slot_bits,
                     hist: Vec::new(),
                 }));
+            }
+            if guessed {
+                // The sample's range is too wide for the form: so is the whole range.
+                return Self::new(gpu, key, accs, None);
             }
         }
         let slot_bits = sorted_slot_bits(aggs);
@@ -211,15 +225,16 @@ impl<'a> PartPlan<'a> {
                     .map_err(room(n))?,
             );
             let r = runs.insert(gpu.scratch::<u32>(parts * tiles).map_err(room(n))?);
-            let mut totals = gpu.zeros::<u32>(LOCAL_TOTAL_COPIES * parts)?;
+            // The copies of the totals, then the word a key outside the range sets.
+            let mut totals = gpu.zeros::<u32>(LOCAL_TOTAL_COPIES * parts + 1)?;
             let pay_in = shared_u32.unwrap_or(keys);
             let spec = GROUPBY_PART_LOCAL;
             let cfg = tile_grid(&spec, n, 0)?;
             let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
             // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
             // payload's one word where there is none, never written), `parts * tiles` run
-            // words and `LOCAL_TOTAL_COPIES * parts` zeroed totals; every key is at least
-            // `base` and below `base + 2^(shift + bits)`.
+            // words and `LOCAL_TOTAL_COPIES * parts + 1` zeroed words for the totals and the
+            // range's check.
             unsafe {
                 gpu.launch(
                     &spec,
@@ -242,6 +257,14 @@ impl<'a> PartPlan<'a> {
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
             let copies = totals.to_vec(gpu)?;
+            if copies[LOCAL_TOTAL_COPIES * parts] != 0 {
+                // A key outside the sample's range: again with the whole range.
+                drop((sorted_keys, sorted_payload, runs));
+                return match PartPlan::new(gpu, GpuKey::U32(keys), &accs, None)? {
+                    Some(plan) => plan.run(gpu, values, accs),
+                    None => sort_checked(gpu, GpuKey::U32(keys), values, accs),
+                };
+            }
             let totals: Vec<u64> = (0..parts)
                 .map(|q| {
                     copies
@@ -379,12 +402,21 @@ fn room(n: usize) -> impl Fn(Error) -> Error {
 }
 
 /// The tile-local form of a plan: partitions of `bits` bits above `slot_bits`, counted from
-/// the least key `base`, and the aggregation kernel.
+/// the least key `base` (of the keys' range or a sample's, which the pass checks), and the
+/// aggregation kernel.
 struct LocalPlan {
     spec: KernelSpec<PartArgs>,
     base: u32,
     slot_bits: u32,
     bits: u32,
+}
+
+/// What a sample of the keys showed: the least and the greatest sampled key, and whether the
+/// sample was skewed (its range then says little about the keys it missed).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SampledRange {
+    pub(super) range: (u32, u32),
+    pub(super) skewed: bool,
 }
 
 /// The tile-local form's tables: a slot per key (no key array).
