@@ -849,9 +849,10 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
     }
 }
 
-/// `group_by` takes an even sample's key range for the partitioned group-by's tile-local form
-/// without reading the keys' range; keys the sample missed outside it (below it, above it,
-/// `u32::MAX`) send the grouping back to the whole range, with the same answer.
+/// `group_by` plans the partitioned group-by's tile-local form from a sample's key range
+/// (2^21 keys from a little below the least sampled one) without reading the keys' range;
+/// keys the sample missed outside that range (below it, above it, `u32::MAX`) send the
+/// grouping back to the whole range, with the same answer.
 fn gpu_group_by_checks_a_sampled_range(gpu: &Gpu) {
     let mut rng = StdRng::seed_from_u64(2207);
     for n in common::capped(&[40_000, 300_007]) {

@@ -227,13 +227,9 @@ impl HashPlan {
         self.params.dense != 0
     }
 
-    /// The sampled keys' range, for a `u32` key (the whole key range is at least as wide),
-    /// and whether the sample was skewed.
-    pub(super) fn sampled_range(&self) -> Option<super::partition::SampledRange> {
-        self.sampled.map(|range| super::partition::SampledRange {
-            range,
-            skewed: self.skewed,
-        })
+    /// The sampled keys' range, for a `u32` key: the whole key range is at least as wide.
+    pub(super) fn sampled_range(&self) -> Option<(u32, u32)> {
+        self.sampled
     }
 
     /// The estimated group count.

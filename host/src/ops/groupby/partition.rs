@@ -99,16 +99,17 @@ impl<'a> PartPlan<'a> {
     /// one synchronization; for the sorted form also the histograms of the key's digits above
     /// the slot bits), or `None` where the keys need the sort-based group-by.
     ///
-    /// `sampled`, what a sample of the keys showed where there was one: a sample alone too
-    /// wide for the tile-local form skips the range's read; an even (not skewed) sample gives
-    /// the tile-local form its range, widened by a thirty-second on either side, without the
-    /// read. Its pass then checks every key against that range, and a key outside it sends
-    /// the grouping back here without a sample (see [`PartPlan::run`]).
+    /// `sampled`, the least and the greatest key of a sample of the keys where there was one:
+    /// a sample alone too wide for the tile-local form skips the range's read; else the form
+    /// takes the widest range it can from a little below the sample's least key (a
+    /// thirty-second of the sample's range), without the read. Its pass then checks every key
+    /// against that range, and a key outside it sends the grouping back here without a sample
+    /// (see [`PartPlan::run`]).
     pub(super) fn new(
         gpu: &Gpu,
         key: GpuKey<'a>,
         accs: &Accumulators,
-        sampled: Option<SampledRange>,
+        sampled: Option<(u32, u32)>,
     ) -> Result<Option<Self>> {
         let GpuKey::U32(keys) = key else {
             return Ok(None);
@@ -118,17 +119,17 @@ impl<'a> PartPlan<'a> {
         let width = |(least, most): (u32, u32)| u32::BITS - (most - least).leading_zeros();
         if let Some(spec) = local_kernel(&codes) {
             let slot_bits = local_slot_bits(gpu, &spec, aggs)?;
-            let too_wide = sampled.is_some_and(|r| width(r.range) > slot_bits + LOCAL_MAX_BITS);
+            let widest = slot_bits + LOCAL_MAX_BITS;
             let ((least, most), guessed) = match sampled {
-                _ if too_wide => ((0, u32::MAX), false),
-                Some(SampledRange {
-                    range: (lo, hi),
-                    skewed: false,
-                }) => {
-                    let margin = (hi - lo) / 32 + 1;
-                    ((lo.saturating_sub(margin), hi.saturating_add(margin)), true)
+                Some(r) if width(r) > widest => ((0, u32::MAX), false),
+                Some((lo, hi)) => {
+                    // As wide a range as the form takes, from a little below the sample's
+                    // least key: keys the sample missed are likely within it, even skewed.
+                    let base = lo.saturating_sub((hi - lo) / 32 + 1);
+                    let top = base.saturating_add(((1u64 << widest) - 1) as u32);
+                    ((base, top.max(hi)), true)
                 }
-                _ => (key_range(gpu, keys)?, false),
+                None => (key_range(gpu, keys)?, false),
             };
             let width = width((least, most));
             let bits = width.saturating_sub(slot_bits);
@@ -409,14 +410,6 @@ struct LocalPlan {
     base: u32,
     slot_bits: u32,
     bits: u32,
-}
-
-/// What a sample of the keys showed: the least and the greatest sampled key, and whether the
-/// sample was skewed (its range then says little about the keys it missed).
-#[derive(Clone, Copy, Debug)]
-pub(super) struct SampledRange {
-    pub(super) range: (u32, u32),
-    pub(super) skewed: bool,
 }
 
 /// The tile-local form's tables: a slot per key (no key array).
