@@ -16,7 +16,7 @@ use tessera::ops::{
     ResultColumn, ValueColumn, group_by_device, group_by_hash, group_by_partitioned, group_by_sort,
     groups_from_sample_keys,
 };
-use tessera::{Error, Gpu};
+use tessera::{DeviceColumn, Error, Gpu};
 
 /// Sizes: empty, one row, a few, and past any parallel split.
 const SIZES: [usize; 6] = [0, 1, 2, 17, 4097, 100_003];
@@ -242,6 +242,48 @@ struct Values {
     i: Vec<i32>,
     f: Vec<f32>,
     d: Vec<f64>,
+}
+
+impl Values {
+    /// The four columns, in the order the tests' aggregates number them.
+    fn host(&self) -> [ValueColumn<'_>; 4] {
+        [
+            ValueColumn::U32(&self.u),
+            ValueColumn::I32(&self.i),
+            ValueColumn::F32(&self.f),
+            ValueColumn::F64(&self.d),
+        ]
+    }
+
+    /// The four columns on the device.
+    fn upload(&self, gpu: &Gpu) -> DeviceValues {
+        DeviceValues {
+            u: gpu.upload(&self.u).unwrap(),
+            i: gpu.upload(&self.i).unwrap(),
+            f: gpu.upload(&self.f).unwrap(),
+            d: gpu.upload(&self.d).unwrap(),
+        }
+    }
+}
+
+/// [`Values`] on the device.
+struct DeviceValues {
+    u: DeviceColumn<u32>,
+    i: DeviceColumn<i32>,
+    f: DeviceColumn<f32>,
+    d: DeviceColumn<f64>,
+}
+
+impl DeviceValues {
+    /// The four columns, in [`Values::host`]'s order.
+    fn columns(&self) -> [DeviceValueColumn<'_>; 4] {
+        [
+            DeviceValueColumn::U32(&self.u),
+            DeviceValueColumn::I32(&self.i),
+            DeviceValueColumn::F32(&self.f),
+            DeviceValueColumn::F64(&self.d),
+        ]
+    }
 }
 
 fn values(n: usize, rng: &mut StdRng) -> Values {
@@ -517,24 +559,8 @@ fn variant_matches_cpu(gpu: &Gpu, group_by_gpu: GpuGroupBy, k: &[u32], v: &Value
     let signed: Vec<i32> = k.iter().map(|&x| x as i32).collect();
     let dk = gpu.upload(k).unwrap();
     let ds = gpu.upload(&signed).unwrap();
-    let (du, di, df, dd) = (
-        gpu.upload(&v.u).unwrap(),
-        gpu.upload(&v.i).unwrap(),
-        gpu.upload(&v.f).unwrap(),
-        gpu.upload(&v.d).unwrap(),
-    );
-    let host = [
-        ValueColumn::U32(&v.u),
-        ValueColumn::I32(&v.i),
-        ValueColumn::F32(&v.f),
-        ValueColumn::F64(&v.d),
-    ];
-    let device = [
-        DeviceValueColumn::U32(&du),
-        DeviceValueColumn::I32(&di),
-        DeviceValueColumn::F32(&df),
-        DeviceValueColumn::F64(&dd),
-    ];
+    let uploaded = v.upload(gpu);
+    let (host, device) = (v.host(), uploaded.columns());
     for c in 0..host.len() {
         let aggs = column_aggs(c);
         let got = group_by_gpu(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs).unwrap();
@@ -794,24 +820,8 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
     ];
     for n in common::capped(&[1, 8191, 8192, 8193, 40_000, 300_007]) {
         let v = values(n, &mut rng);
-        let host = [
-            ValueColumn::U32(&v.u),
-            ValueColumn::I32(&v.i),
-            ValueColumn::F32(&v.f),
-            ValueColumn::F64(&v.d),
-        ];
-        let (du, di, df, dd) = (
-            gpu.upload(&v.u).unwrap(),
-            gpu.upload(&v.i).unwrap(),
-            gpu.upload(&v.f).unwrap(),
-            gpu.upload(&v.d).unwrap(),
-        );
-        let device = [
-            DeviceValueColumn::U32(&du),
-            DeviceValueColumn::I32(&di),
-            DeviceValueColumn::F32(&df),
-            DeviceValueColumn::F64(&dd),
-        ];
+        let uploaded = v.upload(gpu);
+        let (host, device) = (v.host(), uploaded.columns());
         let mut dists: Vec<(String, Vec<u32>)> = Vec::new();
         for (base, bits) in [(0u32, 15u32), (1_000_000_007, 17), (0, 20), (12_345, 21)] {
             let k = (0..n)

@@ -466,6 +466,19 @@ pub use device::*;
 pub type PartArgs = (*const PartParams, *mut u64, *mut u64);
 
 macro_rules! part_kernels {
+    // The sorted form's kernels: 256 threads of 8 rows.
+    (sorted: $($spec:ident = $name:ident: $a:literal, $code:expr, MIN_BLOCKS = $mb:literal;)*) => {
+        part_kernels! {$(
+            $spec = $name: $a, $code, NT = 256, IPT = 8, MIN_BLOCKS = $mb, LOCAL = false;
+        )*}
+    };
+    // The tile-local form's: one block of 1,024 threads per SM around a table that fills its
+    // shared memory (fewer partitions, longer runs).
+    (local: $($spec:ident = $name:ident: $a:literal, $code:expr;)*) => {
+        part_kernels! {$(
+            $spec = $name: $a, $code, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+        )*}
+    };
     ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, IPT = $ipt:literal,
         MIN_BLOCKS = $mb:literal, LOCAL = $local:literal;)*) => {$(
         $crate::kernel! {
@@ -491,28 +504,31 @@ macro_rules! part_kernels {
 use crate::ops::groupby::{ANY_CODE, code};
 
 part_kernels! {
-    GROUPBY_PART_0 = groupby_part_0: 0, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_SUM_U32 = groupby_part_sum_u32: 1, code::SUM | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_SUM_I32 = groupby_part_sum_i32: 1, code::SUM | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_SUM_F32 = groupby_part_sum_f32: 1, code::SUM | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_SUM_F64 = groupby_part_sum_f64: 1, code::SUM | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MIN_U32 = groupby_part_min_u32: 1, code::MIN | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MIN_I32 = groupby_part_min_i32: 1, code::MIN | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MIN_F32 = groupby_part_min_f32: 1, code::MIN | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MIN_F64 = groupby_part_min_f64: 1, code::MIN | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MAX_U32 = groupby_part_max_u32: 1, code::MAX | code::U32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MAX_I32 = groupby_part_max_i32: 1, code::MAX | code::I32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MAX_F32 = groupby_part_max_f32: 1, code::MAX | code::F32, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_MAX_F64 = groupby_part_max_f64: 1, code::MAX | code::F64, NT = 256, IPT = 8, MIN_BLOCKS = 3, LOCAL = false;
-    GROUPBY_PART_2 = groupby_part_2: 2, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 2, LOCAL = false;
-    GROUPBY_PART_3 = groupby_part_3: 3, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 2, LOCAL = false;
-    GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, NT = 256, IPT = 8, MIN_BLOCKS = 1, LOCAL = false;
-    // A tile-local partitioning's aggregation: one block of 1,024 threads per SM around a
-    // table that fills its shared memory (fewer partitions, longer runs).
-    GROUPBY_PART_LOCAL_0 = groupby_part_local_0: 0, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
-    GROUPBY_PART_LOCAL_SUM_U32 = groupby_part_local_sum_u32: 1, code::SUM | code::U32, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
-    GROUPBY_PART_LOCAL_1 = groupby_part_local_1: 1, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
-    GROUPBY_PART_LOCAL_2 = groupby_part_local_2: 2, ANY_CODE, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+    sorted:
+    GROUPBY_PART_0 = groupby_part_0: 0, ANY_CODE, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_U32 = groupby_part_sum_u32: 1, code::SUM | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_I32 = groupby_part_sum_i32: 1, code::SUM | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_F32 = groupby_part_sum_f32: 1, code::SUM | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_SUM_F64 = groupby_part_sum_f64: 1, code::SUM | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_U32 = groupby_part_min_u32: 1, code::MIN | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_I32 = groupby_part_min_i32: 1, code::MIN | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_F32 = groupby_part_min_f32: 1, code::MIN | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MIN_F64 = groupby_part_min_f64: 1, code::MIN | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_U32 = groupby_part_max_u32: 1, code::MAX | code::U32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_I32 = groupby_part_max_i32: 1, code::MAX | code::I32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_F32 = groupby_part_max_f32: 1, code::MAX | code::F32, MIN_BLOCKS = 3;
+    GROUPBY_PART_MAX_F64 = groupby_part_max_f64: 1, code::MAX | code::F64, MIN_BLOCKS = 3;
+    GROUPBY_PART_2 = groupby_part_2: 2, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_PART_3 = groupby_part_3: 3, ANY_CODE, MIN_BLOCKS = 2;
+    GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, MIN_BLOCKS = 1;
+}
+
+part_kernels! {
+    local:
+    GROUPBY_PART_LOCAL_0 = groupby_part_local_0: 0, ANY_CODE;
+    GROUPBY_PART_LOCAL_SUM_U32 = groupby_part_local_sum_u32: 1, code::SUM | code::U32;
+    GROUPBY_PART_LOCAL_1 = groupby_part_local_1: 1, ANY_CODE;
+    GROUPBY_PART_LOCAL_2 = groupby_part_local_2: 2, ANY_CODE;
 }
 
 /// The aggregation kernel of a tile-local partitioning with `aggs` accumulators whose codes

@@ -5,11 +5,11 @@
 //! shared-memory table holds the groups, the hash group-by costs about one read of the keys
 //! and values (every row a shared-memory atomic, the global table one update per group per
 //! block); past that its rows update a table in device memory with global atomics, whose
-//! cost grows with the table. The partitioned group-by costs, whatever G and the skew, one
-//! read of the keys for their range, then for a range of up to 2^21 keys one read and write
-//! of the rows (ordered by partition within tiles) and one read, for wider ranges below
-//! 2^28 a histogram of the keys, one or two radix passes and one read; the sort-based one
-//! the whole radix sort (three or four passes) and one more pass. So: hash
+//! cost grows with the table. The partitioned group-by costs, whatever G and the skew, for a
+//! key range of up to 2^21 keys (which the sample's range plans, and the pass checks) one
+//! read and write of the rows, ordered by partition within tiles, and one read; for wider
+//! ranges below 2^28 a histogram of the keys, one or two radix passes and one read. The
+//! sort-based one costs the whole radix sort (three or four passes) and one more pass. So: hash
 //! while the groups fit shared memory, else partitioned where the key range allows, else
 //! sort. `tessera bench groupby` prints every variant next to the choice at each G and
 //! distribution, which is how the thresholds were checked (figures in `docs/perf-log.md`).

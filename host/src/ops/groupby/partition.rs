@@ -542,15 +542,18 @@ impl Work {
 mod tests {
     use super::*;
 
-    #[test]
-    fn work_skips_empty_partitions_and_splits_heavy_ones() {
-        let w = Work::cut(&[0, 0, 3, 3, 10], 4);
-        let item = |begin, end, part, split| PartItem {
+    fn item(begin: u32, end: u32, part: u32, split: u32) -> PartItem {
+        PartItem {
             begin,
             end,
             part,
             split,
-        };
+        }
+    }
+
+    #[test]
+    fn work_skips_empty_partitions_and_splits_heavy_ones() {
+        let w = Work::cut(&[0, 0, 3, 3, 10], 4);
         assert_eq!(
             w.items,
             vec![item(0, 3, 1, WHOLE), item(3, 7, 3, 0), item(7, 10, 3, 0),]
@@ -564,12 +567,6 @@ mod tests {
     fn local_work_cuts_tile_ranges_by_rows() {
         // 112 rows over 28 blocks: 4 rows a block, so 3 rows take one, 9 two.
         let w = Work::cut_local(&[0, 3, 9, 100], 10, 112, 28);
-        let item = |begin, end, part, split| PartItem {
-            begin,
-            end,
-            part,
-            split,
-        };
         assert_eq!(
             w.items,
             vec![
