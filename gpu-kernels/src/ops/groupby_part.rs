@@ -531,8 +531,8 @@ part_kernels! {
     GROUPBY_PART_LOCAL_2 = groupby_part_local_2: 2, ANY_CODE;
 }
 
-/// The aggregation kernel of a tile-local partitioning with `aggs` accumulators whose codes
-/// are `codes` (`None` past [`LOCAL_MAX_AGGS`]).
+/// The aggregation kernel of a tile-local partitioning with the accumulators whose codes are
+/// `codes` (`None` past two accumulators).
 pub fn local_kernel(codes: &[u32]) -> Option<crate::spec::KernelSpec<PartArgs>> {
     use crate::ops::groupby::code;
     Some(match codes {
@@ -543,9 +543,6 @@ pub fn local_kernel(codes: &[u32]) -> Option<crate::spec::KernelSpec<PartArgs>> 
         _ => return None,
     })
 }
-
-/// Most accumulators a tile-local partitioning aggregates.
-pub const LOCAL_MAX_AGGS: usize = 2;
 
 /// Shared memory of [`GROUPBY_PART_LOCAL`].
 #[cfg(target_arch = "nvptx64")]

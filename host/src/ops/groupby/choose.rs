@@ -14,7 +14,7 @@
 //! sort. `tessera bench groupby` prints every variant next to the choice at each G and
 //! distribution, which is how the thresholds were checked (figures in `docs/perf-log.md`).
 use super::hash::{FirstLook, HashPlan};
-use super::partition::PartPlan;
+use super::partition::partitioned;
 use super::records::{DeviceGrouped, GpuKey, check};
 use super::sort::sort_checked;
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
@@ -115,8 +115,7 @@ pub fn group_by_device(
         };
         return Ok((plan.run(gpu, accs)?, dense));
     }
-    if let Some(part) = PartPlan::new(gpu, key, &accs, plan.sampled_range())? {
-        let r = part.run(gpu, values, accs)?;
+    if let Some(r) = partitioned(gpu, key, values, &accs, plan.sampled_range())? {
         return Ok((r, choice(GroupByVariant::Partitioned, est)));
     }
     let r = sort_checked(gpu, key, values, accs)?;

@@ -4,7 +4,8 @@
 //! groups written in key order. Keys of a wider range (or `i32` keys) take the sort-based
 //! group-by.
 //!
-//! The key range comes first (one read of the keys). Where it needs at most
+//! The key range comes first (one read of the keys, or a sample's range that the pass then
+//! checks: [`partitioned`]). Where it needs at most
 //! [`LOCAL_MAX_BITS`] bits above a table that fills an SM's shared memory, each tile of rows
 //! is ordered by partition in place, which costs one read and one write of the rows and no
 //! histogram (the tile-local form). Else the rows are sorted by the key's bits above its low
@@ -44,9 +45,10 @@ const MAX_PASSES: u32 = 2;
 /// It pays for many groups of a narrow key range, whatever the group count and skew (a
 /// partition with many rows is shared by several blocks). After one read of the keys for
 /// their range: with one or two accumulators and keys within a range of 2^21 (2^20 with
-/// two; half that where an SM has less than 200 KB of shared memory), each tile of 8,192 rows is ordered by partition in place (one read and one write of
-/// the rows), then aggregated (one read); otherwise `u32` keys below 2^20 cost a histogram,
-/// one radix pass and one aggregation pass, below 2^28 two passes. Packed key columns count
+/// two; half that where an SM has less than 200 KB of shared memory), each tile of 8,192
+/// rows is ordered by partition in place (one read and one write of the rows), then
+/// aggregated (one read); otherwise `u32` keys below 2^20 cost a histogram, one radix pass
+/// and one aggregation pass, below 2^28 two passes. Packed key columns count
 /// as the `u32` key of their packed bits. Wider keys, and a lone `i32` key column, run the
 /// sort-based group-by ([`crate::ops::group_by_sort`]).
 ///
@@ -74,10 +76,33 @@ pub fn group_by_partitioned_device(
     }
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
-    match PartPlan::new(gpu, key.key(), &accs, None)? {
-        Some(plan) => plan.run(gpu, values, accs),
+    match partitioned(gpu, key.key(), values, &accs, None)? {
+        Some(r) => Ok(r),
         None => sort_checked(gpu, key.key(), values, accs),
     }
+}
+
+/// The partitioned group-by of `key` with the accumulators `accs` over `values`, or `None`
+/// where the keys need the sort-based group-by. `sampled` as [`PartPlan::new`] takes it: where
+/// a key lies outside a sample's range, the grouping is planned again from the whole range.
+pub(super) fn partitioned(
+    gpu: &Gpu,
+    key: GpuKey,
+    values: &[DeviceValueColumn],
+    accs: &Accumulators,
+    sampled: Option<(u32, u32)>,
+) -> Result<Option<DeviceGrouped>> {
+    for sampled in [sampled, None] {
+        let Some(plan) = PartPlan::new(gpu, key, accs, sampled)? else {
+            return Ok(None);
+        };
+        if let Some(r) = plan.run(gpu, values, accs)? {
+            return Ok(Some(r));
+        }
+    }
+    Err(Error::invalid(format!(
+        "{NAME}: a key lay outside the keys' own range (internal)"
+    )))
 }
 
 /// A partitioned grouping of `n > 0` rows, planned from the key range.
@@ -103,8 +128,7 @@ impl<'a> PartPlan<'a> {
     /// a sample alone too wide for the tile-local form skips the range's read; else the form
     /// takes the widest range it can from a little below the sample's least key (a
     /// thirty-second of the sample's range), without the read. Its pass then checks every key
-    /// against that range, and a key outside it sends the grouping back here without a sample
-    /// (see [`PartPlan::run`]).
+    /// against that range, and [`PartPlan::run`] returns `None` where a key lies outside it.
     pub(super) fn new(
         gpu: &Gpu,
         key: GpuKey<'a>,
@@ -184,13 +208,14 @@ impl<'a> PartPlan<'a> {
         }))
     }
 
-    /// Partitions, aggregates and writes the groups.
+    /// Partitions, aggregates and writes the groups; `None` (nothing aggregated) where a key
+    /// lies outside a tile-local plan's range.
     pub(super) fn run(
         self,
         gpu: &Gpu,
         values: &[DeviceValueColumn],
-        accs: Accumulators,
-    ) -> Result<DeviceGrouped> {
+        accs: &Accumulators,
+    ) -> Result<Option<DeviceGrouped>> {
         let keys = self.keys;
         let n = keys.len();
         let a = accs.list.len();
@@ -205,7 +230,7 @@ impl<'a> PartPlan<'a> {
         }
         // The payload the partitioning moves with the keys: the `u32` column every
         // accumulator reads, else row ids; none without accumulators.
-        let shared_u32 = payload_column(values, &accs);
+        let shared_u32 = payload_column(values, accs);
         // The partitioned rows live until the aggregation has read them.
         let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
         let work = if let Some(local) = &self.local {
@@ -257,14 +282,10 @@ impl<'a> PartPlan<'a> {
             }?;
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
-            let copies = totals.to_vec(gpu)?;
-            if copies[LOCAL_TOTAL_COPIES * parts] != 0 {
-                // A key outside the sample's range: again with the whole range.
-                drop((sorted_keys, sorted_payload, runs));
-                return match PartPlan::new(gpu, GpuKey::U32(keys), &accs, None)? {
-                    Some(plan) => plan.run(gpu, values, accs),
-                    None => sort_checked(gpu, GpuKey::U32(keys), values, accs),
-                };
+            let words = totals.to_vec(gpu)?;
+            let (copies, outside) = words.split_at(LOCAL_TOTAL_COPIES * parts);
+            if outside[0] != 0 {
+                return Ok(None);
             }
             let totals: Vec<u64> = (0..parts)
                 .map(|q| {
@@ -386,7 +407,12 @@ impl<'a> PartPlan<'a> {
                 "{NAME}: the pass counted {groups} groups among {n} rows (internal)"
             )));
         }
-        Ok(DeviceGrouped::new(accs, groups, Some(records), head))
+        Ok(Some(DeviceGrouped::new(
+            accs.clone(),
+            groups,
+            Some(records),
+            head,
+        )))
     }
 }
 
