@@ -202,8 +202,8 @@ mod device {
 
     /// Aggregates partition `part`'s runs of tiles `begin .. end` (a tile-local
     /// partitioning): each warp takes every `NT / 32`-th tile's run (their run words loaded 32
-    /// at a time), `IPT` lanes' rows at a time while they are all the run's, then what is left
-    /// 32 rows at a time, so that no lane loads rows of another partition's.
+    /// at a time), `32 * IPT` rows at a time, a lane's rows past the run's end not loaded (their
+    /// atomics go to the lane's spare entry).
     ///
     /// # Safety
     /// As for [`group_by_part`]; `begin <= end <= p.tiles`.
@@ -234,19 +234,14 @@ mod device {
                 let run = shfl_idx(words, m as u32);
                 let first = (t0 + m * warps) * LOCAL_TILE + (run & 0xffff) as usize + lane;
                 let rows = (run >> 16) as usize;
+                // Every load of up to `32 * IPT` rows is issued before their atomics: a run
+                // of about 128 rows costs one round trip to memory, not one per 32 rows.
                 let mut at = 0;
-                while at + 32 * IPT <= rows {
-                    // SAFETY: rows of the run, below n.
-                    unsafe {
-                        part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, [true; IPT])
-                    };
-                    at += 32 * IPT;
-                }
                 while at < rows {
-                    let live = at + lane < rows;
-                    // SAFETY: as above, where live.
-                    unsafe { part_rows::<1, A>(p, codes, table, |_| first + at, [live]) };
-                    at += 32;
+                    let live = core::array::from_fn(|j| at + 32 * j + lane < rows);
+                    // SAFETY: live rows are rows of the run, below n.
+                    unsafe { part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, live) };
+                    at += 32 * IPT;
                 }
                 m += 1;
             }
