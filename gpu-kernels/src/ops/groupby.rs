@@ -1709,11 +1709,25 @@ crate::kernel! {
         sync_threads();
         let (keys, n) = (keys as *const u32, n as usize);
         let samples = n.min(GROUPBY_SAMPLES);
+        // Row `j * n / samples` of sample `j`: a shift where `samples` is the constant.
+        let row = |j: usize| if n >= GROUPBY_SAMPLES { j * n / GROUPBY_SAMPLES } else { j };
+        // Every sampled key loaded before the first is counted: one round trip, not one per
+        // key.
+        const PER: usize = GROUPBY_SAMPLES / NT;
+        let sampled: [u32; PER] = core::array::from_fn(|i| {
+            let j = t + i * NT;
+            if j < samples {
+                // SAFETY: row(j) < n.
+                unsafe { keys.add(row(j)).read() }
+            } else {
+                EMPTY_KEY
+            }
+        });
         let (mut lo, mut hi) = (u32::MAX, 0u32);
-        let mut j = t;
-        while j < samples {
-            // SAFETY: j * n / samples < n.
-            let key = unsafe { keys.add(j * n / samples).read() };
+        for (i, &key) in sampled.iter().enumerate() {
+            if t + i * NT >= samples {
+                continue;
+            }
             if key == EMPTY_KEY {
                 // SAFETY: one word.
                 unsafe { red_add_u32(stats.addr(0), 1) };
@@ -1721,8 +1735,18 @@ crate::kernel! {
                 (lo, hi) = (lo.min(key ^ key_xor), hi.max(key ^ key_xor));
                 let mut h = crate::hash::home_slot(key, SLOTS);
                 loop {
-                    // SAFETY: h < SLOTS; fewer keys than slots, so the walk ends.
-                    let old = unsafe { cas_u32(set.addr(h as usize), EMPTY_KEY, key) };
+                    // A slot that holds the key already takes no compare-and-swap (few keys:
+                    // every row's swap would queue on one word).
+                    // SAFETY: h < SLOTS; fewer keys than slots, so the walk ends. A race with
+                    // another thread's swap is benign: a stale EMPTY_KEY goes to the swap,
+                    // which returns the key that won.
+                    let seen = unsafe { crate::arch::load_shared_u32(set.addr(h as usize)) };
+                    let old = if seen == EMPTY_KEY {
+                        // SAFETY: as above.
+                        unsafe { cas_u32(set.addr(h as usize), EMPTY_KEY, key) }
+                    } else {
+                        seen
+                    };
                     if old == EMPTY_KEY || old == key {
                         // SAFETY: h < SLOTS.
                         unsafe { red_add_u32(counts.addr(h as usize), 1) };
@@ -1731,9 +1755,11 @@ crate::kernel! {
                     h = crate::hash::next_slot(h, SLOTS);
                 }
             }
-            j += NT;
         }
-        if lo <= hi {
+        // One atomic per warp for the block's range.
+        let lo = crate::arch::warp_reduce(lo, |a, b| a.min(b));
+        let hi = crate::arch::warp_reduce(hi, |a, b| a.max(b));
+        if lo <= hi && crate::arch::lane_id() == 0 {
             // SAFETY: two words.
             unsafe {
                 min_u32(stats.addr(4), lo);
@@ -1762,15 +1788,21 @@ crate::kernel! {
             // SAFETY: one word, complete after the barrier.
             tally(unsafe { stats.read(0) }, EMPTY_KEY);
         }
-        for (i, &m) in mine.iter().enumerate() {
-            if m != 0 {
-                // SAFETY: words 1 to 3.
-                unsafe { red_add_u32(stats.addr(1 + i), m) };
+        // A warp's tallies first, then one atomic per warp (the 64-bit maximum is a
+        // compare-and-swap loop).
+        let mine = mine.map(|m| crate::arch::warp_reduce(m, |a, b| a + b));
+        let best = crate::arch::warp_reduce(best, |a, b| a.max(b));
+        if crate::arch::lane_id() == 0 {
+            for (i, &m) in mine.iter().enumerate() {
+                if m != 0 {
+                    // SAFETY: words 1 to 3.
+                    unsafe { red_add_u32(stats.addr(1 + i), m) };
+                }
             }
-        }
-        if best != 0 {
-            // SAFETY: one word.
-            unsafe { crate::arch::shared_atomic::max_u64(top.addr(0), best) };
+            if best != 0 {
+                // SAFETY: one word.
+                unsafe { crate::arch::shared_atomic::max_u64(top.addr(0), best) };
+            }
         }
         sync_threads();
         if t < 5 {

@@ -45,6 +45,16 @@ pub struct PartItem {
 /// [`PartItem::split`] of a partition one item covers.
 pub const WHOLE: u32 = u32::MAX;
 
+/// [`PartItem::part`] of an item with no rows (the padding [`GROUPBY_PART_CUT`] writes past
+/// the items it cut): its block returns at once.
+pub const NO_PART: u32 = u32::MAX;
+
+/// Most items [`GROUPBY_PART_CUT`] cuts `parts` partitions into for `blocks` blocks: each
+/// partition's share of `blocks`, rounded (at most half a block over), and at least one.
+pub const fn local_items(parts: usize, blocks: usize) -> usize {
+    blocks + 2 * parts
+}
+
 /// Parameters of a partitioned group-by.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -358,6 +368,10 @@ mod device {
         let item = block_idx();
         // SAFETY: one item per block.
         let it: PartItem = unsafe { (p.items as *const PartItem).add(item).read() };
+        if it.part == super::NO_PART {
+            // Padding after the items: no block waits on it.
+            return;
+        }
         let slots = 1u32 << p.slot_bits;
         let form = TableForm { dense: LOCAL };
         // SAFETY: the launch gives the table's memory (the tile-local form's without keys).
@@ -562,7 +576,7 @@ pub const LOCAL_TOTAL_COPIES: usize = 32;
 /// word of the tile's copy of `totals` (`LOCAL_TOTAL_COPIES` copies of `2^bits` words). A
 /// row's partition is `(key - base) >> shift` in `bits` bits (at most [`LOCAL_MAX_BITS`]);
 /// a key outside that range (`key - base` of more than `shift + bits` bits: the range was a
-/// sample's) sets the word after the totals, and the host does not aggregate the rows.
+/// sample's) sets the word after the totals, and [`GROUPBY_PART_CUT`] then cuts no items.
 /// `payload`: 0 none, 1 the column `pay_in`, 2 each row's index.
 ///
 /// The order within a partition's run is that of shared-memory atomics (the aggregation does
@@ -728,6 +742,91 @@ crate::kernel! {
 }
 
 crate::kernel! {
+    /// Cuts the partitions of a tile-local partitioning into items, as `Work::cut_local` does
+    /// on the host, so that the aggregation is queued without a round trip: partition `q`'s
+    /// rows are the sum of its words in the `LOCAL_TOTAL_COPIES` copies of `totals` (`parts`
+    /// words each, then the word a key outside the range sets); its share of `blocks` blocks,
+    /// `rows * blocks / n` rounded, clamped to `1 ..= tiles` (none for no rows), is its count
+    /// of items of even tile ranges, in partition order. A split partition (more than one
+    /// item) gets the next index among them and its item count in `chunks`. The items after
+    /// the last, up to `most` ([`local_items`]), are padding ([`NO_PART`]). A key outside the
+    /// range sets the records' second header word and leaves every item padding.
+    ///
+    /// One block; `parts <= NT`, `n > 0`; `items` holds `most` items (four words each),
+    /// `chunks` `parts` words.
+    GROUPBY_PART_CUT = groupby_part_cut[NT = 128, IPT = 1](
+        totals: *const u32,
+        parts: u32,
+        tiles: u32,
+        n: u32,
+        blocks: u32,
+        items: *mut u32,
+        most: u32,
+        chunks: *mut u32,
+        records: *mut u64
+    ) {
+        use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any};
+        const { assert!(NT >= LOCAL_BINS) };
+        let q = crate::arch::thread_idx();
+        let (parts, items) = (parts as usize, items.cast::<PartItem>());
+        // SAFETY: the word after the copies.
+        let outside = unsafe { totals.add(LOCAL_TOTAL_COPIES * parts).read() } != 0;
+        let mut rows = 0u64;
+        if q < parts && !outside {
+            for c in 0..LOCAL_TOTAL_COPIES {
+                // SAFETY: copy c's word of partition q.
+                rows += unsafe { totals.add(c * parts + q).read() } as u64;
+            }
+        }
+        let share = (rows * blocks as u64 + n as u64 / 2) / n as u64;
+        let pieces = if rows == 0 {
+            0
+        } else {
+            share.clamp(1, tiles as u64) as u32
+        };
+        let temp = crate::shared_array!(cut_scan: [u32; ANY_SCAN_WORDS]);
+        let (first, total) = block_exclusive_sum_any(pieces, temp);
+        crate::arch::sync_threads();
+        let (split, _) = block_exclusive_sum_any((pieces > 1) as u32, temp);
+        let most = most as usize;
+        if pieces > 1 {
+            // SAFETY: fewer split partitions than partitions.
+            unsafe { chunks.add(split as usize).write(pieces) };
+        }
+        let each = tiles.div_ceil(pieces.max(1));
+        for i in 0..pieces {
+            let at = (first + i) as usize;
+            if at < most {
+                let item = PartItem {
+                    begin: (i * each).min(tiles),
+                    end: ((i + 1) * each).min(tiles),
+                    part: q as u32,
+                    split: if pieces == 1 { WHOLE } else { split },
+                };
+                // SAFETY: at < most, the items' length.
+                unsafe { items.add(at).write(item) };
+            }
+        }
+        let mut at = total as usize + q;
+        while at < most {
+            let pad = PartItem {
+                begin: 0,
+                end: 0,
+                part: NO_PART,
+                split: WHOLE,
+            };
+            // SAFETY: at < most.
+            unsafe { items.add(at).write(pad) };
+            at += NT;
+        }
+        if q == 0 && outside {
+            // SAFETY: the records' header.
+            unsafe { records.add(1).write(1) };
+        }
+    }
+}
+
+crate::kernel! {
     /// The least and the greatest of `n` keys into `out[0]` and `out[1]` (which the host sets
     /// to `u32::MAX` and 0). Any grid size.
     GROUPBY_PART_RANGE = groupby_part_range[NT = 256, IPT = 16](keys: *const u32, n: u32, out: *mut u32) {
@@ -815,7 +914,8 @@ crate::kernel! {
         let (aggs, len) = (aggs as usize, p.splits as usize * slots);
         let mut i = crate::arch::global_idx();
         while i < len {
-            let (split, s) = (i / slots, i % slots);
+            // Shifts, not a 64-bit division by a value the compiler does not know.
+            let (split, s) = (i >> p.slot_bits, i & (slots - 1));
             // SAFETY: the tables hold `len` counts and `aggs * len` words.
             unsafe {
                 (p.split_counts as *mut u32).add(i).write(0);

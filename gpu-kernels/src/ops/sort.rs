@@ -73,7 +73,7 @@ pub use device::*;
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use super::*;
-    use crate::arch::{Atomic, Shared, block_idx, grid_dim, sync_threads, thread_idx, warp_reduce};
+    use crate::arch::{Atomic, Shared, block_idx, grid_dim, sync_threads, thread_idx};
     use crate::block::*;
     use crate::radix::{RadixBits, RadixKey};
 
@@ -107,13 +107,9 @@ mod device {
         }
         sync_threads();
         let mut tile = block_idx();
-        // The block's keys: digit 0 is not counted by atomics (the top digits of narrow keys,
-        // where every lane's atomic would hit one word) but from this and the other digits.
-        let mut keys_seen = 0u32;
         while tile * NT * IPT < n {
             let start = tile * NT * IPT;
             let valid = (n - start).min(NT * IPT);
-            keys_seen += valid as u32;
             let mut raw = [K::Bits::default(); IPT];
             // SAFETY: the tile lies within `keys`.
             unsafe { block_load::<K::Bits, NT, IPT>(keys.add(start), valid, &mut raw) };
@@ -122,33 +118,12 @@ mod device {
                     let b = K::ordered(r, descending);
                     for p in 0..passes {
                         let d = b.digit(shift + p as u32 * bits, bits) as usize;
-                        if d != 0 {
-                            // SAFETY: (p << bits) + d < words.
-                            unsafe { sh.atomic_add((p << bits) + d, 1) };
-                        }
+                        // SAFETY: (p << bits) + d < words.
+                        unsafe { sh.atomic_add((p << bits) + d, 1) };
                     }
                 }
             }
             tile += grid_dim();
-        }
-        sync_threads();
-        // Warp q sets pass q's digit 0 (and every `NT / 32`-th pass after it): the block's
-        // keys less its other digits.
-        let (mut q, lane) = (t / 32, t % 32);
-        while q < passes {
-            let mut others = 0u32;
-            let mut d = 1 + lane;
-            while d < 1 << bits {
-                // SAFETY: (q << bits) + d < words.
-                others += unsafe { sh.read((q << bits) + d) };
-                d += 32;
-            }
-            let others = warp_reduce(others, |a, b| a.wrapping_add(b));
-            if lane == 0 {
-                // SAFETY: as above; digit 0 got no atomics.
-                unsafe { sh.write(q << bits, keys_seen.wrapping_sub(others)) };
-            }
-            q += NT / 32;
         }
         sync_threads();
         let mut i = t;

@@ -15,9 +15,9 @@ use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
-    GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE, GROUPBY_PART_RANGE, LOCAL_MAX_BITS,
-    LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
-    local_kernel,
+    GROUPBY_PART_CUT, GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE, GROUPBY_PART_RANGE,
+    LOCAL_MAX_BITS, LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem,
+    PartParams, WHOLE, local_items, local_kernel,
 };
 use tessera_kernels::spec::KernelSpec;
 
@@ -231,9 +231,32 @@ impl<'a> PartPlan<'a> {
         // The payload the partitioning moves with the keys: the `u32` column every
         // accumulator reads, else row ids; none without accumulators.
         let shared_u32 = payload_column(values, accs);
+        // Room for a record per possible group: no more than the rows, or the keys below
+        // 2^key_bits.
+        let most = n.min(1usize << self.key_bits);
+        let words = accs.words();
+        let mut records = gpu
+            .scratch::<u64>(RECORDS_HEADER + most * words)
+            .map_err(|e| {
+                Error::invalid(format!(
+                    "{NAME}: the records of up to {most} groups need {} bytes of device memory \
+                     beside the partitioned rows, which the device does not have ({e}); group \
+                     fewer rows at a time",
+                    (RECORDS_HEADER + most * words) * 8
+                ))
+            })?;
+        gpu.stream()
+            .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
+            .map_err(Error::driver(
+                "zeroing a group-by's header",
+                8 * RECORDS_HEADER,
+            ))?;
+        let slots = 1usize << self.slot_bits;
         // The partitioned rows live until the aggregation has read them.
         let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
-        let work = if let Some(local) = &self.local {
+        // The items (one per block, in partition order) and each split partition's count.
+        let (items, chunks, blocks): (DeviceColumn<u32>, DeviceColumn<u32>, usize);
+        if let Some(local) = &self.local {
             // Row ids, where the partitioning needs them, are its rows' own indices.
             let payload = match (a, shared_u32) {
                 (0, _) => 0,
@@ -282,22 +305,40 @@ impl<'a> PartPlan<'a> {
             }?;
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
-            let words = totals.to_vec(gpu)?;
-            let (copies, outside) = words.split_at(LOCAL_TOTAL_COPIES * parts);
-            if outside[0] != 0 {
-                return Ok(None);
-            }
-            let totals: Vec<u64> = (0..parts)
-                .map(|q| {
-                    copies
-                        .iter()
-                        .skip(q)
-                        .step_by(parts)
-                        .map(|&c| c as u64)
-                        .sum()
-                })
-                .collect();
-            Work::cut_local(&totals, tiles, n, gpu.sm_count() as usize)
+            // The items are cut on the device (`Work::cut_local` is its twin), from the
+            // totals the host does not wait for; every partition may be split.
+            let sms = gpu.sm_count() as usize;
+            blocks = local_items(parts, sms);
+            let mut it = gpu.scratch::<u32>(4 * blocks)?;
+            let mut ch = gpu.scratch::<u32>(parts)?;
+            let spec = GROUPBY_PART_CUT;
+            let cfg = cudarc::driver::LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (spec.threads(), 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let (p32, t32, b32, m32) = (parts as u32, tiles as u32, sms as u32, blocks as u32);
+            // SAFETY: one block of at least `parts` threads; the totals as the pass wrote
+            // them; `blocks` items of four words, `parts` chunk words, the records' header.
+            unsafe {
+                gpu.launch(
+                    &spec,
+                    cfg,
+                    (
+                        &totals,
+                        &p32,
+                        &t32,
+                        &n32,
+                        &b32,
+                        &mut it,
+                        &m32,
+                        &mut ch,
+                        &mut records,
+                    ),
+                )
+            }?;
+            params.splits = parts as u32;
+            (items, chunks) = (it, ch);
         } else {
             if self.hist.is_empty() {
                 // One partition: the rows as they are.
@@ -333,17 +374,16 @@ impl<'a> PartPlan<'a> {
                 None => vec![0, n as u32],
                 Some(sk) => partition_starts(gpu, sk, self.slot_bits, parts)?,
             };
-            Work::cut(&starts, rows_per_item(gpu, n))
-        };
-        params.splits = work.chunks.len() as u32;
-
-        let slots = 1usize << self.slot_bits;
-        let items = gpu.upload(bytemuck::cast_slice::<PartItem, u32>(&work.items))?;
-        params.items = ptr(gpu, &items);
-        let (chunks, done, split_counts, split_acc);
-        if !work.chunks.is_empty() {
-            let splits = work.chunks.len();
+            let work = Work::cut(&starts, rows_per_item(gpu, n));
+            params.splits = work.chunks.len() as u32;
+            blocks = work.items.len();
+            items = gpu.upload(bytemuck::cast_slice::<PartItem, u32>(&work.items))?;
             chunks = gpu.upload(&work.chunks)?;
+        }
+        params.items = ptr(gpu, &items);
+        let (done, split_counts, split_acc);
+        if params.splits > 0 {
+            let splits = params.splits as usize;
             done = gpu.zeros::<u32>(splits)?;
             split_counts = gpu.scratch::<u32>(splits * slots)?;
             split_acc = gpu.scratch::<u64>((splits * a * slots).max(1))?;
@@ -359,28 +399,7 @@ impl<'a> PartPlan<'a> {
             // SAFETY: the parameters name the split partitions' tables, sized above.
             unsafe { gpu.launch(&spec, cfg, (&buf, &a32)) }?;
         }
-
-        // Room for a record per possible group: no more than the rows, or the keys below
-        // 2^key_bits.
-        let most = n.min(1usize << self.key_bits);
-        let words = accs.words();
-        let mut records = gpu
-            .scratch::<u64>(RECORDS_HEADER + most * words)
-            .map_err(|e| {
-                Error::invalid(format!(
-                    "{NAME}: the records of up to {most} groups need {} bytes of device memory \
-                     beside the partitioned rows, which the device does not have ({e}); group \
-                     fewer rows at a time",
-                    (RECORDS_HEADER + most * words) * 8
-                ))
-            })?;
-        gpu.stream()
-            .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
-            .map_err(Error::driver(
-                "zeroing a group-by's header",
-                8 * RECORDS_HEADER,
-            ))?;
-        let mut status = gpu.zeros::<u64>(work.items.len() * STATUS_STRIDE)?;
+        let mut status = gpu.zeros::<u64>(blocks * STATUS_STRIDE)?;
         let (spec, form) = match &self.local {
             Some(local) => (local.spec, LOCAL_FORM),
             None => {
@@ -392,16 +411,20 @@ impl<'a> PartPlan<'a> {
         let smem = shared_table_bytes(slots as u32, 1, a, form);
         gpu.allow_max_dynamic_smem(&spec)?;
         let cfg = cudarc::driver::LaunchConfig {
-            grid_dim: (work.items.len() as u32, 1, 1),
+            grid_dim: (blocks as u32, 1, 1),
             block_dim: (spec.threads(), 1, 1),
             shared_mem_bytes: smem as u32,
         };
         // SAFETY: the parameters describe the partitioned rows, one item per block in
-        // partition order, the split partitions' tables (initialized above) and counters
-        // (zeroed); a zeroed status word per item; records with a zeroed header and room for
-        // every group; the table's dynamic shared memory.
+        // partition order (padding after them), the split partitions' tables (initialized
+        // above) and counters (zeroed); a zeroed status word per item; records with a zeroed
+        // header and room for every group; the table's dynamic shared memory.
         unsafe { gpu.launch(&spec, cfg, (&buf, &mut status, &mut records)) }?;
-        let (groups, _, head) = read_head(gpu, &records, most, words)?;
+        let (groups, outside, head) = read_head(gpu, &records, most, words)?;
+        if outside {
+            // A key outside a sample's range: nothing was aggregated.
+            return Ok(None);
+        }
         if groups == 0 || groups > most {
             return Err(Error::invalid(format!(
                 "{NAME}: the pass counted {groups} groups among {n} rows (internal)"
@@ -523,7 +546,9 @@ impl Work {
     /// `tiles` tiles) into about `blocks` items (one per block the device runs at once) of
     /// even tile ranges, each partition's share of them its share of the rows, rounded (at
     /// least one, at most one per tile; even rows per item where a partition's rows are
-    /// spread evenly over the tiles); empty partitions get none.
+    /// spread evenly over the tiles); empty partitions get none. The twin of
+    /// `GROUPBY_PART_CUT`, which cuts them on the device.
+    #[cfg(test)]
     fn cut_local(totals: &[u64], tiles: usize, n: usize, blocks: usize) -> Work {
         let mut w = Work {
             items: Vec::with_capacity(totals.len()),
