@@ -778,11 +778,13 @@ crate::kernel! {
                 rows += unsafe { totals.add(c * parts + q).read() } as u64;
             }
         }
-        let share = (rows * blocks as u64 + n as u64 / 2) / n as u64;
+        // Neither a division by 0 nor a clamp's panic on the device (n > 0, tiles > 0).
+        let n = (n as u64).max(1);
+        let share = (rows * blocks as u64 + n / 2) / n;
         let pieces = if rows == 0 {
             0
         } else {
-            share.clamp(1, tiles as u64) as u32
+            share.min(tiles as u64).max(1) as u32
         };
         let temp = crate::shared_array!(cut_scan: [u32; ANY_SCAN_WORDS]);
         let (first, total) = block_exclusive_sum_any(pieces, temp);
