@@ -1714,6 +1714,7 @@ crate::kernel! {
         // Every sampled key loaded before the first is counted: one round trip, not one per
         // key.
         const PER: usize = GROUPBY_SAMPLES / NT;
+        const { assert!(PER * NT == GROUPBY_SAMPLES, "the threads' keys cover the sample") };
         let sampled: [u32; PER] = core::array::from_fn(|i| {
             let j = t + i * NT;
             if j < samples {
