@@ -805,8 +805,10 @@ fn gpu_partitioned_shares_heavy_partitions(gpu: &Gpu) {
 /// two accumulators): tiles of 8,192 rows ordered in place, a warp per partition's run. On
 /// ranges far from 0 (up to `u32::MAX`), at sizes around the tile, with no payload (count
 /// alone), a shared `u32` payload, row ids (other value columns and mixes), and a heavy
-/// hitter whose partition is shared by several blocks. Sized for the sanitizer runs
-/// (`TESSERA_TEST_MAX_N=40000`).
+/// hitter whose partition is shared by several blocks. Wider ranges below 2^28 take two
+/// levels (a radix pass on the partition's bits above the tile's first), where a tile holds
+/// the rows of two radix digits: ranges of 2^22 and 2^26 keys, and a heavy hitter among
+/// 2^25. Sized for the sanitizer runs (`TESSERA_TEST_MAX_N=40000`).
 fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
     let mut rng = StdRng::seed_from_u64(2206);
     let aggs: [&[Agg]; 7] = [
@@ -823,7 +825,15 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
         let uploaded = v.upload(gpu);
         let (host, device) = (v.host(), uploaded.columns());
         let mut dists: Vec<(String, Vec<u32>)> = Vec::new();
-        for (base, bits) in [(0u32, 15u32), (1_000_000_007, 17), (0, 20), (12_345, 21)] {
+        let ranges = [
+            (0u32, 15u32),
+            (1_000_000_007, 17),
+            (0, 20),
+            (12_345, 21),
+            (0, 22),
+            (12_345, 26),
+        ];
+        for (base, bits) in ranges {
             let k = (0..n)
                 .map(|_| base + rng.random_range(0..1u32 << bits))
                 .collect();
@@ -843,6 +853,16 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
             })
             .collect();
         dists.push(("heavy hitter below 2^20".into(), heavy));
+        let heavy = (0..n)
+            .map(|_| {
+                if rng.random_bool(0.6) {
+                    5_000_000
+                } else {
+                    rng.random_range(0..1u32 << 25)
+                }
+            })
+            .collect();
+        dists.push(("heavy hitter below 2^25".into(), heavy));
         for (name, k) in &dists {
             let dk = gpu.upload(k).unwrap();
             for aggs in aggs {
@@ -868,15 +888,25 @@ fn gpu_group_by_checks_a_sampled_range(gpu: &Gpu) {
     for n in common::capped(&[40_000, 300_007]) {
         let v = values(n, &mut rng);
         let du = gpu.upload(&v.u).unwrap();
+        // A range the tile-local form takes, and one that the sorted form's joint histogram
+        // takes (2^24 keys; its bins reach 2^27).
         let even: Vec<u32> = (0..n)
             .map(|_| 1_000_000 + rng.random_range(0..1 << 19))
             .collect();
+        let wide: Vec<u32> = (0..n).map(|_| rng.random_range(0..1 << 24)).collect();
         // Rows right after sampled ones (the sample reads row j * n / s), which it misses.
         let s = n.min(GROUPBY_SAMPLES);
         let missed = [10, s / 2, s - 3].map(|j| j * n / s + 1);
-        let mut cases = vec![("none outside", even.clone())];
-        for (name, outlier) in [("below", 5), ("above", 3_000_000), ("u32::MAX", u32::MAX)] {
-            let mut k = even.clone();
+        let mut cases = vec![("none outside", even.clone()), ("wide", wide.clone())];
+        let outliers = [
+            ("below", 5, &even),
+            ("above", 3_000_000, &even),
+            ("u32::MAX", u32::MAX, &even),
+            ("wide, past the joint bins", (1 << 27) + 5, &wide),
+            ("wide, u32::MAX", u32::MAX, &wide),
+        ];
+        for (name, outlier, keys) in outliers {
+            let mut k = keys.clone();
             for &i in &missed {
                 k[i] = outlier;
             }
@@ -894,6 +924,61 @@ fn gpu_group_by_checks_a_sampled_range(gpu: &Gpu) {
             .unwrap();
             let want = group_by(&[KeyColumn::U32(&k)], &[ValueColumn::U32(&v.u)], &aggs).unwrap();
             same(&got, &want, &format!("sampled range, {name}, {n} rows"));
+        }
+    }
+}
+
+/// The partitions' row counts of the partitioned group-by's histogram kernel equal the
+/// CPU's on every size around its tile (1,024 x 16 keys) and past one tile per SM, and are
+/// `None` where a key lies past its 2^15 partitions (from a base, or below it).
+fn gpu_joint_bins_match_cpu(gpu: &Gpu) {
+    use tessera::ops::testing::groupby_joint_bins;
+    let mut rng = StdRng::seed_from_u64(2208);
+    let sizes = [0, 1, 16_383, 16_384, 16_385, 300_007, (1 << 22) + 5];
+    for n in common::capped(&sizes) {
+        for (base, shift) in [
+            (0u32, 12u32),
+            (0, 14),
+            (1_000_003, 13),
+            (u32::MAX - (1 << 26), 11),
+        ] {
+            let span = 1u64 << (shift + 15);
+            let top = (base as u64 + span - 1).min(u32::MAX as u64) as u32;
+            let uniform: Vec<u32> = (0..n).map(|_| rng.random_range(base..=top)).collect();
+            let one = vec![top; n];
+            let heavy: Vec<u32> = (0..n)
+                .map(|_| {
+                    if rng.random_bool(0.5) {
+                        base + 12_345
+                    } else {
+                        rng.random_range(base..=top)
+                    }
+                })
+                .collect();
+            for (what, k) in [("uniform", uniform), ("one key", one), ("heavy", heavy)] {
+                let dk = gpu.upload(&k).unwrap();
+                let got = groupby_joint_bins(gpu, &dk, base, shift).unwrap();
+                let mut want = vec![0u32; 1 << 15];
+                for &key in &k {
+                    want[((key - base) >> shift) as usize] += 1;
+                }
+                let at = format!("{what}, {n} keys, base {base}, shift {shift}");
+                assert_eq!(got, Some(want), "{at}");
+                if n > 0 && top < u32::MAX {
+                    let mut k = k.clone();
+                    k[n / 2] = top + 1;
+                    let dk = gpu.upload(&k).unwrap();
+                    let got = groupby_joint_bins(gpu, &dk, base, shift).unwrap();
+                    assert_eq!(got, None, "{at}, a key past the partitions");
+                }
+                if n > 0 && base > 0 {
+                    let mut k = k.clone();
+                    k[n - 1] = base - 1;
+                    let dk = gpu.upload(&k).unwrap();
+                    let got = groupby_joint_bins(gpu, &dk, base, shift).unwrap();
+                    assert_eq!(got, None, "{at}, a key below the base");
+                }
+            }
         }
     }
 }
@@ -1131,6 +1216,7 @@ harness! {
         gpu_partitioned_shares_heavy_partitions,
         gpu_partitioned_tiles_in_place,
         gpu_group_by_checks_a_sampled_range,
+        gpu_joint_bins_match_cpu,
         gpu_variants_refuse_what_they_do_not_take,
         gpu_group_by_chooses_by_the_estimate,
     ],

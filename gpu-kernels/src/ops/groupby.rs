@@ -1449,8 +1449,9 @@ crate::kernel! {
     GROUPBY_INIT = groupby_init[NT = 256, IPT = 1](
         params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
     ) {
-        // SAFETY: one parameter struct.
-        let p = unsafe { params.read() };
+        // SAFETY: one parameter struct, aligned, not written while the kernel runs. Read
+        // through a reference: a copy lowers to a byte loop into local memory.
+        let p = unsafe { &*params };
         let len = p.global_slots as usize + 1;
         let mut s = crate::arch::global_idx();
         while s < len {
@@ -1515,8 +1516,16 @@ pub const fn record_words(aggs: usize) -> usize {
     2 + aggs
 }
 
-/// Words before the records: the group count and the overflow flag.
+/// Words before the records: [`HEAD_GROUPS`] and [`HEAD_RETRY`].
 pub const RECORDS_HEADER: usize = 2;
+
+/// The records' header word with the group count.
+pub const HEAD_GROUPS: usize = 0;
+
+/// The records' header word that is not 0 where the records are not the grouping's and the
+/// host plans again: a hash table overflowed, or a key lay outside the range a tile-local
+/// partitioning took from a sample.
+pub const HEAD_RETRY: usize = 1;
 
 /// Lanes that rank one key together in [`GROUPBY_RANK`].
 pub const RANK_LANES: usize = 8;
@@ -1571,8 +1580,8 @@ crate::kernel! {
         if block_idx() == 0 && thread_idx() == 0 {
             // SAFETY: the header's words; the state's.
             unsafe {
-                records.write(g as u64);
-                records.add(1).write(state.add(STATE_OVERFLOW).read() as u64);
+                records.add(HEAD_GROUPS).write(g as u64);
+                records.add(HEAD_RETRY).write(state.add(STATE_OVERFLOW).read() as u64);
             }
         }
         let per_block = NT / RANK_LANES;

@@ -112,15 +112,16 @@ crate::kernel! {
     ) {
         use crate::arch::{Atomic, lane_id, warp_reduce};
         use crate::ops::groupby_keys::GROUPBY_MAX_KEYS;
-        // SAFETY: one parameter struct.
-        let p = unsafe { params.read() };
+        // SAFETY: one parameter struct, aligned, not written while the kernel runs. Read
+        // through a reference: a copy lowers to a byte loop into local memory.
+        let p = unsafe { &*params };
         let stride = crate::arch::grid_dim() * NT;
         for c in 0..(p.keys as usize).min(GROUPBY_MAX_KEYS) {
             let (mut lo, mut hi) = (u64::MAX, 0u64);
             let mut i = crate::arch::global_idx();
             while i < p.n as usize {
                 // SAFETY: i < n, c < keys.
-                let v = unsafe { ordered_at(&p, c, i) };
+                let v = unsafe { ordered_at(p, c, i) };
                 lo = lo.min(v);
                 hi = hi.max(v);
                 i += stride;
@@ -144,13 +145,14 @@ macro_rules! pack_kernels {
             /// Each row's packed key (the host sizes the shifts so that it fits). Any grid
             /// size.
             $name = $kname[NT = 256, IPT = 1](params: *const KeyPackParams, out: *mut $t) {
-                // SAFETY: one parameter struct.
-                let p = unsafe { params.read() };
+                // SAFETY: one parameter struct, aligned, not written while the kernel runs. Read
+                // through a reference: a copy lowers to a byte loop into local memory.
+                let p = unsafe { &*params };
                 let stride = crate::arch::grid_dim() * NT;
                 let mut i = crate::arch::global_idx();
                 while i < p.n as usize {
                     // SAFETY: i < n, the output's length; the packed key fits `$t`.
-                    unsafe { out.add(i).write(packed_at(&p, i) as $t) };
+                    unsafe { out.add(i).write(packed_at(p, i) as $t) };
                     i += stride;
                 }
             }

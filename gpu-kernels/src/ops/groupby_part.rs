@@ -74,7 +74,9 @@ pub struct PartParams {
     pub codes: [u32; GROUPBY_MAX_AGGS],
     /// Device address of the [`PartItem`]s, one per block.
     pub items: u64,
-    /// Device address of each split partition's item count (`u32`).
+    /// Device address of each split partition's item count (`u32`), `splits` words, then
+    /// one word with the number of split partitions the items use (at most `splits`):
+    /// [`GROUPBY_PART_INIT`] fills only their tables.
     pub chunks: u64,
     /// Device address of each split partition's finished items (`u32`, zeroed).
     pub done: u64,
@@ -102,6 +104,13 @@ pub struct PartParams {
     /// rows are ordered by partition within each tile of [`LOCAL_TILE`] (`tiles` of them), an
     /// item's `begin .. end` are tiles, and `runs` says where each partition's rows are.
     pub tiles: u32,
+    /// With `tiles` not 0: 0, an item's `part` indexes the runs; else its low `run_bits` bits
+    /// do, the rows having been sorted by the partition's bits above those first. A tile
+    /// where one value of those bits ends and the next begins then holds runs of both, and
+    /// the aggregation skips the rows of a partition not the item's.
+    pub run_bits: u32,
+    /// Unused (no padding in the struct).
+    pub reserved: u32,
 }
 
 /// Rows of a tile of [`GROUPBY_PART_LOCAL`].
@@ -154,6 +163,7 @@ mod device {
         table: &SharedTable,
         row: impl Fn(usize) -> usize,
         live: [bool; IPT],
+        only: Option<u32>,
     ) {
         let mask = (1u32 << p.slot_bits) - 1;
         // SAFETY: live rows are below n.
@@ -198,11 +208,9 @@ mod device {
         }
         let spare = table.spare();
         let entry: [u32; IPT] = core::array::from_fn(|j| {
-            if live[j] {
-                k[j].wrapping_sub(p.base) & mask
-            } else {
-                spare
-            }
+            let key = k[j].wrapping_sub(p.base);
+            let mine = only.is_none_or(|part| key >> p.slot_bits == part);
+            if live[j] && mine { key & mask } else { spare }
         });
         table.count(&entry);
         for a in 0..A {
@@ -213,7 +221,8 @@ mod device {
     /// Aggregates partition `part`'s runs of tiles `begin .. end` (a tile-local
     /// partitioning): each warp takes every `NT / 32`-th tile's run (their run words loaded 32
     /// at a time), `32 * IPT` rows at a time, a lane's rows past the run's end not loaded (their
-    /// atomics go to the lane's spare entry).
+    /// atomics go to the lane's spare entry), as are rows of another partition where the
+    /// runs are those of `part`'s low `p.run_bits` bits.
     ///
     /// # Safety
     /// As for [`group_by_part`]; `begin <= end <= p.tiles`.
@@ -227,7 +236,12 @@ mod device {
         end: usize,
     ) {
         let lane = lane_id() as usize;
-        let runs = (p.runs as *const u32).wrapping_add(part as usize * p.tiles as usize);
+        let (run, only) = if p.run_bits == 0 {
+            (part, None)
+        } else {
+            (part & ((1 << p.run_bits) - 1), Some(part))
+        };
+        let runs = (p.runs as *const u32).wrapping_add(run as usize * p.tiles as usize);
         let warps = NT / 32;
         let mut t0 = begin + warp_id();
         while t0 < end {
@@ -250,7 +264,9 @@ mod device {
                 while at < rows {
                     let live = core::array::from_fn(|j| at + 32 * j + lane < rows);
                     // SAFETY: live rows are rows of the run, below n.
-                    unsafe { part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, live) };
+                    unsafe {
+                        part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, live, only)
+                    };
                     at += 32 * IPT;
                 }
                 m += 1;
@@ -387,7 +403,7 @@ mod device {
                 let row = |j: usize| start + j * NT + t;
                 let live = core::array::from_fn(|j| row(j) < end);
                 // SAFETY: live rows are below end <= n.
-                unsafe { part_rows::<IPT, A>(p, &codes, &table, row, live) };
+                unsafe { part_rows::<IPT, A>(p, &codes, &table, row, live, None) };
                 start += NT * IPT;
             }
         }
@@ -577,6 +593,8 @@ pub const LOCAL_TOTAL_COPIES: usize = 32;
 /// row's partition is `(key - base) >> shift` in `bits` bits (at most [`LOCAL_MAX_BITS`]);
 /// a key outside that range (`key - base` of more than `shift + bits` bits: the range was a
 /// sample's) sets the word after the totals, and [`GROUPBY_PART_CUT`] then cuts no items.
+/// With `wrap`, a row's partition is the low `bits` bits of `(key - base) >> shift` and no
+/// key is outside (the rows were sorted by the bits above first).
 /// `payload`: 0 none, 1 the column `pay_in`, 2 each row's index.
 ///
 /// The order within a partition's run is that of shared-memory atomics (the aggregation does
@@ -595,6 +613,7 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
     base: u32,
     shift: u32,
     bits: u32,
+    wrap: bool,
     payload: u32,
     runs: *mut u32,
     totals: *mut u32,
@@ -625,7 +644,7 @@ pub unsafe fn part_local<const NT: usize, const IPT: usize, const FULL: bool>(
     // Every key tested (no early exit, so that the loop unrolls over registers).
     let mut outside = false;
     for (k, &key) in keys.iter().enumerate() {
-        outside |= k < mine && key.wrapping_sub(base) >> (shift + bits) != 0;
+        outside |= !wrap && k < mine && key.wrapping_sub(base) >> (shift + bits) != 0;
     }
     if ballot(outside) != 0 && lane_id() == 0 {
         // SAFETY: the word after the totals.
@@ -718,6 +737,7 @@ crate::kernel! {
         base: u32,
         shift: u32,
         bits: u32,
+        wrap: u32,
         payload: u32,
         runs: *mut u32,
         totals: *mut u32
@@ -728,14 +748,15 @@ crate::kernel! {
         };
         let n = n as usize;
         let io = (keys_in, pay_in, keys_out, pay_out);
+        let wrap = wrap != 0;
         let full = (crate::arch::block_idx() + 1) * NT * IPT <= n;
         // SAFETY: the host launches one block per tile and sizes the buffers as `part_local`
         // asks.
         unsafe {
             if full {
-                part_local::<NT, IPT, true>(io, n, base, shift, bits, payload, runs, totals, sh)
+                part_local::<NT, IPT, true>(io, n, base, shift, bits, wrap, payload, runs, totals, sh)
             } else {
-                part_local::<NT, IPT, false>(io, n, base, shift, bits, payload, runs, totals, sh)
+                part_local::<NT, IPT, false>(io, n, base, shift, bits, wrap, payload, runs, totals, sh)
             }
         }
     }
@@ -748,12 +769,13 @@ crate::kernel! {
     /// words each, then the word a key outside the range sets); its share of `blocks` blocks,
     /// `rows * blocks / n` rounded, clamped to `1 ..= tiles` (none for no rows), is its count
     /// of items of even tile ranges, in partition order. A split partition (more than one
-    /// item) gets the next index among them and its item count in `chunks`. The items after
+    /// item) gets the next index among them and its item count in `chunks`, whose word
+    /// `parts` gets the number of split partitions. The items after
     /// the last, up to `most` ([`local_items`]), are padding ([`NO_PART`]). A key outside the
     /// range sets the records' second header word and leaves every item padding.
     ///
     /// One block; `parts <= NT`, `n > 0`; `items` holds `most` items (four words each),
-    /// `chunks` `parts` words.
+    /// `chunks` `parts + 1` words.
     GROUPBY_PART_CUT = groupby_part_cut[NT = 128, IPT = 1](
         totals: *const u32,
         parts: u32,
@@ -789,11 +811,15 @@ crate::kernel! {
         let temp = crate::shared_array!(cut_scan: [u32; ANY_SCAN_WORDS]);
         let (first, total) = block_exclusive_sum_any(pieces, temp);
         crate::arch::sync_threads();
-        let (split, _) = block_exclusive_sum_any((pieces > 1) as u32, temp);
+        let (split, used) = block_exclusive_sum_any((pieces > 1) as u32, temp);
         let most = most as usize;
         if pieces > 1 {
             // SAFETY: fewer split partitions than partitions.
             unsafe { chunks.add(split as usize).write(pieces) };
+        }
+        if q == 0 {
+            // SAFETY: the word after the `parts` counts.
+            unsafe { chunks.add(parts).write(used) };
         }
         let each = tiles.div_ceil(pieces.max(1));
         for i in 0..pieces {
@@ -823,7 +849,88 @@ crate::kernel! {
         }
         if q == 0 && outside {
             // SAFETY: the records' header.
-            unsafe { records.add(1).write(1) };
+            unsafe { records.add(crate::ops::groupby::HEAD_RETRY).write(1) };
+        }
+    }
+}
+
+/// Bits of the partitions [`GROUPBY_PART_HIST`] counts: two 8-bit radix digits above a
+/// sorted-form table, or a radix digit above the bits of a tile-local partitioning.
+pub const HIST_JOINT_BITS: u32 = 15;
+
+/// Words of [`GROUPBY_PART_HIST`]'s output: a count per partition, then the count of the keys
+/// past them.
+pub const HIST_JOINT_WORDS: usize = (1 << HIST_JOINT_BITS) + 1;
+
+/// Dynamic shared memory of [`GROUPBY_PART_HIST`]: a word per partition.
+pub const HIST_JOINT_SHARED: usize = 4 << HIST_JOINT_BITS;
+
+crate::kernel! {
+    /// Each partition's row count, the partition of a key `(key - base) >> shift`, for the
+    /// first `2^HIST_JOINT_BITS` partitions, into `bins`, then the count of the keys past
+    /// them into `bins[2^HIST_JOINT_BITS]`. One shared-memory atomic per key, where counting
+    /// two 8-bit digits apart takes two; every digit's histogram is a sum of these counts.
+    ///
+    /// `bins` zeroed, [`HIST_JOINT_WORDS`] words; [`HIST_JOINT_SHARED`] bytes of dynamic
+    /// shared memory; `shift < 32`; the keys' start 16-byte aligned. Any grid size.
+    GROUPBY_PART_HIST = groupby_part_hist[NT = 1024, IPT = 16](
+        keys: *const u32,
+        n: u32,
+        base: u32,
+        shift: u32,
+        bins: *mut u32
+    ) {
+        use crate::arch::{Atomic, grid_dim, lane_id, red_global, sync_threads, thread_idx, warp_reduce};
+        use crate::block::{Tile, block_load};
+        const BINS: usize = 1 << HIST_JOINT_BITS;
+        // SAFETY: the host gives HIST_JOINT_SHARED bytes.
+        let sh = unsafe { crate::arch::dynamic_shared::<u32>(BINS) };
+        let t = thread_idx();
+        let mut i = t;
+        while i < BINS {
+            // SAFETY: i < BINS.
+            unsafe { sh.write(i, 0) };
+            i += NT;
+        }
+        sync_threads();
+        let n = n as usize;
+        let mut outside = 0u32;
+        let mut tile = crate::arch::block_idx();
+        while tile * NT * IPT < n {
+            let start = tile * NT * IPT;
+            let valid = (n - start).min(NT * IPT);
+            let mut k = [0u32; IPT];
+            // SAFETY: the tile lies within the keys, whose start is 16-byte aligned.
+            unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
+            for (j, &v) in k.iter().enumerate() {
+                if Tile::<u32, NT, IPT>::offset(t, j) < valid {
+                    let bin = (v.wrapping_sub(base) >> shift) as usize;
+                    if bin < BINS {
+                        // SAFETY: bin < BINS.
+                        unsafe { sh.atomic_add(bin, 1) };
+                    } else {
+                        outside += 1;
+                    }
+                }
+            }
+            tile += grid_dim();
+        }
+        sync_threads();
+        let mut i = t;
+        while i < BINS {
+            // SAFETY: i < BINS, in both.
+            unsafe {
+                let c = sh.read(i);
+                if c != 0 {
+                    red_global::add_u32(bins.add(i), c);
+                }
+            }
+            i += NT;
+        }
+        let outside = warp_reduce(outside, |a, b| a + b);
+        if lane_id() == 0 && outside != 0 {
+            // SAFETY: the word after the partitions'.
+            unsafe { u32::atomic_add(bins.add(BINS), outside) };
         }
     }
 }
@@ -907,13 +1014,17 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// Empties the split partitions' tables: counts 0, each of the `aggs` accumulators' words
+    /// Empties the tables of the split partitions the items use (the word after the
+    /// `splits` chunk counts says how many): counts 0, each of the `aggs` accumulators' words
     /// its starting word.
     GROUPBY_PART_INIT = groupby_part_init[NT = 256, IPT = 1](params: *const PartParams, aggs: u32) {
-        // SAFETY: one parameter struct.
-        let p = unsafe { params.read() };
+        // SAFETY: one parameter struct, aligned, not written while the kernel runs. Read
+        // through a reference: a copy lowers to a byte loop into local memory.
+        let p = unsafe { &*params };
         let slots = 1usize << p.slot_bits;
-        let (aggs, len) = (aggs as usize, p.splits as usize * slots);
+        // SAFETY: the chunk counts are followed by the number of split partitions used.
+        let used = unsafe { (p.chunks as *const u32).add(p.splits as usize).read() };
+        let (aggs, len) = (aggs as usize, used.min(p.splits) as usize * slots);
         let mut i = crate::arch::global_idx();
         while i < len {
             // Shifts, not a 64-bit division by a value the compiler does not know.
@@ -940,7 +1051,7 @@ mod tests {
         assert_eq!(size_of::<PartItem>(), 16);
         assert_eq!(
             size_of::<PartParams>(),
-            8 * 2 + 8 * GROUPBY_MAX_AGGS + 4 * GROUPBY_MAX_AGGS + 8 * 6 + 4 * 6
+            8 * 2 + 8 * GROUPBY_MAX_AGGS + 4 * GROUPBY_MAX_AGGS + 8 * 6 + 4 * 8
         );
     }
 }

@@ -64,7 +64,7 @@ mod device {
     use super::{RunsParams, carry_words};
     use crate::arch::{Shared, Shuffle, lane_id, load_vector, shfl_up, sync_threads, thread_idx};
     use crate::ops::groupby::{ANY_CODE, acc_combine, acc_init, acc_operand, code};
-    use crate::ops::groupby::{RECORDS_HEADER, record_words};
+    use crate::ops::groupby::{HEAD_GROUPS, HEAD_RETRY, RECORDS_HEADER, record_words};
 
     /// The part of a run a span of rows holds: the heads among them, and the count and
     /// accumulators of the rows since the last head (all of them without one).
@@ -337,8 +337,10 @@ mod device {
         if tile == tiles - 1 && thread_idx() == 0 {
             // SAFETY: the header's two words.
             unsafe {
-                records.write((tile_base + tile_heads) as u64);
-                records.add(1).write(0);
+                records
+                    .add(HEAD_GROUPS)
+                    .write((tile_base + tile_heads) as u64);
+                records.add(HEAD_RETRY).write(0);
             }
         }
         let cw = carry_words(A);

@@ -359,3 +359,14 @@ pub const PK_BLOCK_SORT_KERNELS: [BlockSortKernel; 4] = {
     }
     out
 };
+
+/// The partitioned group-by's row count of each partition `(key - base) >> shift` below
+/// `2^15` (`GROUPBY_PART_HIST`), or `None` where a key lies past them.
+pub fn groupby_joint_bins(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    base: u32,
+    shift: u32,
+) -> Result<Option<Vec<u32>>> {
+    crate::ops::groupby::joint_bins(gpu, keys, base, shift)
+}

@@ -31,6 +31,8 @@ mod keys;
 pub(crate) use keys::key_layout;
 mod ordered;
 mod partition;
+#[cfg(feature = "testing")]
+pub(crate) use partition::joint_bins;
 mod records;
 mod sort;
 

@@ -8,16 +8,19 @@
 //! checks: [`partitioned`]). Where it needs at most
 //! [`LOCAL_MAX_BITS`] bits above a table that fills an SM's shared memory, each tile of rows
 //! is ordered by partition in place, which costs one read and one write of the rows and no
-//! histogram (the tile-local form). Else the rows are sorted by the key's bits above its low
-//! [`PART_MAX_SLOT_BITS`] (a histogram, then one radix pass for keys below 2^20 and two below
-//! 2^28, instead of the whole sort).
+//! histogram (the tile-local form). Keys below 2^(that table's bits + [`HIST_JOINT_BITS`])
+//! take two levels: each partition's row count (one shared-memory atomic per key), one radix
+//! pass on the partition's bits above the tile-local form's, then that form. Else the rows
+//! are sorted by the key's bits above its low [`PART_MAX_SLOT_BITS`] (a histogram, then one
+//! radix pass for keys below 2^20 and two below 2^28, instead of the whole sort).
 use tessera_kernels::layout::STATUS_STRIDE;
 use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_bytes};
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
-    GROUPBY_PART_CUT, GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE, GROUPBY_PART_RANGE,
-    LOCAL_MAX_BITS, LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem,
-    PartParams, WHOLE, local_items, local_kernel,
+    GROUPBY_PART_CUT, GROUPBY_PART_HIST, GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE,
+    GROUPBY_PART_RANGE, HIST_JOINT_BITS, HIST_JOINT_SHARED, HIST_JOINT_WORDS, LOCAL_MAX_BITS,
+    LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
+    local_items, local_kernel,
 };
 use tessera_kernels::spec::KernelSpec;
 
@@ -47,8 +50,10 @@ const MAX_PASSES: u32 = 2;
 /// their range: with one or two accumulators and keys within a range of 2^21 (2^20 with
 /// two; half that where an SM has less than 200 KB of shared memory), each tile of 8,192
 /// rows is ordered by partition in place (one read and one write of the rows), then
-/// aggregated (one read); otherwise `u32` keys below 2^20 cost a histogram, one radix pass
-/// and one aggregation pass, below 2^28 two passes. Packed key columns count
+/// aggregated (one read); keys below 2^29 (2^28 with two; half that with less shared
+/// memory) cost a histogram and one radix pass before that; otherwise `u32` keys below 2^20
+/// cost a histogram, one radix pass and one aggregation pass, below 2^28 two passes. Packed
+/// key columns count
 /// as the `u32` key of their packed bits. Wider keys, and a lone `i32` key column, run the
 /// sort-based group-by ([`crate::ops::group_by_sort`]).
 ///
@@ -166,6 +171,7 @@ impl<'a> PartPlan<'a> {
                         base: least,
                         slot_bits,
                         bits,
+                        upper: None,
                     }),
                     key_bits: slot_bits + bits,
                     slot_bits,
@@ -176,10 +182,43 @@ impl<'a> PartPlan<'a> {
                 // The sample's range is too wide for the form: so is the whole range.
                 return Self::new(gpu, key, accs, None);
             }
+            // Two levels: the rows sorted by the radix digit above the form's bits, then each
+            // tile ordered by those bits. For keys from 0 (the radix pass sorts the keys' own
+            // bits) below 2^(slot_bits + HIST_JOINT_BITS), as the sample's greatest key (or
+            // the range) suggests and the partitions' counts check.
+            let top = sampled.map_or(most, |(_, hi)| hi);
+            if bits > LOCAL_MAX_BITS
+                && top >> slot_bits >> HIST_JOINT_BITS == 0
+                && let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)?
+            {
+                return Ok(Some(PartPlan {
+                    keys,
+                    local: Some(LocalPlan {
+                        spec,
+                        base: 0,
+                        slot_bits,
+                        bits: LOCAL_MAX_BITS,
+                        upper: Some(bins),
+                    }),
+                    key_bits: slot_bits + HIST_JOINT_BITS,
+                    slot_bits,
+                    hist: Vec::new(),
+                }));
+            }
         }
         let slot_bits = sorted_slot_bits(aggs);
-        // Three digits reach past bit 32.
-        let mut hist = digit_histograms(gpu, keys, slot_bits, 3)?;
+        // A sample's keys all within the joint digits: likely every key, which the joint
+        // histogram checks. Else three digits, which reach past bit 32.
+        let joint = match sampled {
+            Some((_, hi)) if hi >> slot_bits >> HIST_JOINT_BITS == 0 => {
+                joint_bins(gpu, keys, 0, slot_bits)?
+            }
+            _ => None,
+        };
+        let mut hist = match joint {
+            Some(bins) => bin_digits(&bins, 3),
+            None => digit_histograms(gpu, keys, slot_bits, 3)?,
+        };
         let bins = hist.len() / 3;
         // The highest digit not 0 in every key, and its largest value there.
         let top = (0..3).rev().find_map(|d| {
@@ -254,11 +293,12 @@ impl<'a> PartPlan<'a> {
         let slots = 1usize << self.slot_bits;
         // The partitioned rows live until the aggregation has read them.
         let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
+        let (mut radix_keys, mut radix_payload) = (None, None);
         // The items (one per block, in partition order) and each split partition's count.
         let (items, chunks, blocks): (DeviceColumn<u32>, DeviceColumn<u32>, usize);
         if let Some(local) = &self.local {
             // Row ids, where the partitioning needs them, are its rows' own indices.
-            let payload = match (a, shared_u32) {
+            let mut payload = match (a, shared_u32) {
                 (0, _) => 0,
                 (_, Some(_)) => 1,
                 _ => {
@@ -266,6 +306,28 @@ impl<'a> PartPlan<'a> {
                     2
                 }
             };
+            let (mut keys_in, mut pay_in) = (keys, shared_u32.unwrap_or(keys));
+            if let Some(bins) = &local.upper {
+                // The radix pass moves the payload: row ids from a column of them.
+                let moved = match (payload, shared_u32) {
+                    (0, _) => None,
+                    (_, Some(col)) => Some(col),
+                    _ => Some(&*ids.insert(row_ids(gpu, n)?)),
+                };
+                let rk = radix_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+                let mut sort = RadixSort::<u32>::new(gpu, n, moved.is_some()).map_err(room(n))?;
+                let from = local.slot_bits + local.bits;
+                let hist = bins_above(bins, local.bits);
+                match moved {
+                    Some(p) => {
+                        let rp = radix_payload.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
+                        sort.sort_digits(gpu, keys, &mut *rk, Some((p, &mut *rp)), from, hist)?;
+                        (pay_in, payload) = (&*rp, 1);
+                    }
+                    None => sort.sort_digits(gpu, keys, &mut *rk, None, from, hist)?,
+                }
+                keys_in = &*rk;
+            }
             let tiles = n.div_ceil(LOCAL_TILE);
             let parts = 1usize << local.bits;
             let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
@@ -276,10 +338,10 @@ impl<'a> PartPlan<'a> {
             let r = runs.insert(gpu.scratch::<u32>(parts * tiles).map_err(room(n))?);
             // The copies of the totals, then the word a key outside the range sets.
             let mut totals = gpu.zeros::<u32>(LOCAL_TOTAL_COPIES * parts + 1)?;
-            let pay_in = shared_u32.unwrap_or(keys);
             let spec = GROUPBY_PART_LOCAL;
             let cfg = tile_grid(&spec, n, 0)?;
             let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
+            let wrap = u32::from(local.upper.is_some());
             // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
             // payload's one word where there is none, never written), `parts * tiles` run
             // words and `LOCAL_TOTAL_COPIES * parts + 1` zeroed words for the totals and the
@@ -289,7 +351,7 @@ impl<'a> PartPlan<'a> {
                     &spec,
                     cfg,
                     (
-                        keys,
+                        keys_in,
                         pay_in,
                         &mut *sk,
                         &mut *sp,
@@ -297,6 +359,7 @@ impl<'a> PartPlan<'a> {
                         &base,
                         &shift,
                         &bits,
+                        &wrap,
                         &payload,
                         &mut *r,
                         &mut totals,
@@ -305,40 +368,47 @@ impl<'a> PartPlan<'a> {
             }?;
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
-            // The items are cut on the device (`Work::cut_local` is its twin), from the
-            // totals the host does not wait for; every partition may be split.
-            let sms = gpu.sm_count() as usize;
-            blocks = local_items(parts, sms);
-            let mut it = gpu.scratch::<u32>(4 * blocks)?;
-            let mut ch = gpu.scratch::<u32>(parts)?;
-            let spec = GROUPBY_PART_CUT;
-            let cfg = cudarc::driver::LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (spec.threads(), 1, 1),
-                shared_mem_bytes: 0,
-            };
-            let (p32, t32, b32, m32) = (parts as u32, tiles as u32, sms as u32, blocks as u32);
-            // SAFETY: one block of at least `parts` threads; the totals as the pass wrote
-            // them; `blocks` items of four words, `parts` chunk words, the records' header.
-            unsafe {
-                gpu.launch(
-                    &spec,
-                    cfg,
-                    (
-                        &totals,
-                        &p32,
-                        &t32,
-                        &n32,
-                        &b32,
-                        &mut it,
-                        &m32,
-                        &mut ch,
-                        &mut records,
-                    ),
-                )
-            }?;
-            params.splits = parts as u32;
-            (items, chunks) = (it, ch);
+            if let Some(bins) = &local.upper {
+                // Cut on the host, which has the partitions' counts.
+                let work = Work::cut_upper(bins, local.bits, n, gpu.sm_count() as usize);
+                params.run_bits = local.bits;
+                (items, chunks, blocks) = work.upload(gpu, &mut params)?;
+            } else {
+                // The items are cut on the device (`Work::cut_local` is its twin), from the
+                // totals the host does not wait for; every partition may be split.
+                let sms = gpu.sm_count() as usize;
+                blocks = local_items(parts, sms);
+                let mut it = gpu.scratch::<u32>(4 * blocks)?;
+                let mut ch = gpu.scratch::<u32>(parts + 1)?;
+                let spec = GROUPBY_PART_CUT;
+                let cfg = cudarc::driver::LaunchConfig {
+                    grid_dim: (1, 1, 1),
+                    block_dim: (spec.threads(), 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                let (p32, t32, b32, m32) = (parts as u32, tiles as u32, sms as u32, blocks as u32);
+                // SAFETY: one block of at least `parts` threads; the totals as the pass wrote
+                // them; `blocks` items of four words, `parts + 1` chunk words, the records' header.
+                unsafe {
+                    gpu.launch(
+                        &spec,
+                        cfg,
+                        (
+                            &totals,
+                            &p32,
+                            &t32,
+                            &n32,
+                            &b32,
+                            &mut it,
+                            &m32,
+                            &mut ch,
+                            &mut records,
+                        ),
+                    )
+                }?;
+                params.splits = parts as u32;
+                (items, chunks) = (it, ch);
+            }
         } else {
             if self.hist.is_empty() {
                 // One partition: the rows as they are.
@@ -375,10 +445,7 @@ impl<'a> PartPlan<'a> {
                 Some(sk) => partition_starts(gpu, sk, self.slot_bits, parts)?,
             };
             let work = Work::cut(&starts, rows_per_item(gpu, n));
-            params.splits = work.chunks.len() as u32;
-            blocks = work.items.len();
-            items = gpu.upload(bytemuck::cast_slice::<PartItem, u32>(&work.items))?;
-            chunks = gpu.upload(&work.chunks)?;
+            (items, chunks, blocks) = work.upload(gpu, &mut params)?;
         }
         params.items = ptr(gpu, &items);
         let (done, split_counts, split_acc);
@@ -459,6 +526,9 @@ struct LocalPlan {
     base: u32,
     slot_bits: u32,
     bits: u32,
+    /// Two levels: each partition's row count ([`joint_bins`]), the partition's bits above
+    /// `bits` a radix digit that the rows are sorted by before the tile-local pass.
+    upper: Option<Vec<u32>>,
 }
 
 /// The tile-local form's tables: a slot per key (no key array).
@@ -494,6 +564,57 @@ fn key_range(gpu: &Gpu, keys: &DeviceColumn<u32>) -> Result<(u32, u32)> {
     unsafe { gpu.launch(&spec, cfg, (keys, &n, &mut out)) }?;
     let r = out.to_vec(gpu)?;
     Ok((r[0], r[1]))
+}
+
+/// Each partition's row count, the partition of a key `(key - base) >> shift`, for the first
+/// `2^HIST_JOINT_BITS` partitions ([`GROUPBY_PART_HIST`], one shared-memory atomic per key):
+/// `None` where a key lies past them, or where an SM's shared memory cannot hold their
+/// counts. One read of the keys, one synchronization.
+pub(crate) fn joint_bins(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    base: u32,
+    shift: u32,
+) -> Result<Option<Vec<u32>>> {
+    let spec = GROUPBY_PART_HIST;
+    if gpu.allow_max_dynamic_smem(&spec)? < HIST_JOINT_SHARED {
+        return Ok(None);
+    }
+    let n = keys.len();
+    let mut out = gpu.zeros::<u32>(HIST_JOINT_WORDS)?;
+    // One block per SM: the counts take more than half an SM's shared memory.
+    let blocks = spec.tiles(n as u64).clamp(1, gpu.sm_count() as u64) as u32;
+    let cfg = cudarc::driver::LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (spec.threads(), 1, 1),
+        shared_mem_bytes: HIST_JOINT_SHARED as u32,
+    };
+    let n32 = n as u32;
+    // SAFETY: `n` keys (a column's start is aligned); zeroed output words; the counts'
+    // shared memory; shift < 32; any grid size.
+    unsafe { gpu.launch(&spec, cfg, (keys, &n32, &base, &shift, &mut out)) }?;
+    let mut bins = out.to_vec(gpu)?;
+    if bins.pop() != Some(0) {
+        return Ok(None);
+    }
+    Ok(Some(bins))
+}
+
+/// The row counts of the values of the partitions' bits above their low `bits`.
+fn bins_above(bins: &[u32], bits: u32) -> Vec<u32> {
+    bins.chunks(1 << bits).map(|g| g.iter().sum()).collect()
+}
+
+/// The histograms of `digits` 8-bit digits of each partition's index, from partition counts
+/// (`bins`), as [`digit_histograms`] gives them for the keys.
+fn bin_digits(bins: &[u32], digits: usize) -> Vec<u32> {
+    let mut hist = vec![0u32; digits << 8];
+    for (p, &c) in bins.iter().enumerate() {
+        for d in 0..digits {
+            hist[d << 8 | (p >> (8 * d) & 255)] += c;
+        }
+    }
+    hist
 }
 
 /// Rows one block aggregates at most: about eight blocks per SM over the rows, so that a
@@ -566,6 +687,48 @@ impl Work {
         w
     }
 
+    /// Cuts the partitions of a two-level form (`bins`: each one's rows of the `n`; its low
+    /// `bits` bits those of the tile-local pass, the bits above them the radix digit the rows
+    /// were sorted by first) as [`Work::cut_local`] does, each into even ranges of the tiles
+    /// where its digit's rows lie.
+    fn cut_upper(bins: &[u32], bits: u32, n: usize, blocks: usize) -> Work {
+        let mut w = Work {
+            items: Vec::new(),
+            chunks: Vec::new(),
+        };
+        let sub = 1usize << bits;
+        let mut first = 0;
+        for (d, group) in bins.chunks(sub).enumerate() {
+            let rows: usize = group.iter().map(|&c| c as usize).sum();
+            let (begin, end) = (first / LOCAL_TILE, (first + rows).div_ceil(LOCAL_TILE));
+            for (q, &c) in group.iter().enumerate() {
+                let share = (c as u128 * blocks as u128 + n as u128 / 2) / n.max(1) as u128;
+                let pieces = if c == 0 {
+                    0
+                } else {
+                    (share as usize).clamp(1, end - begin)
+                };
+                w.push((d * sub + q) as u32, begin, end, pieces);
+            }
+            first += rows;
+        }
+        w
+    }
+
+    /// Uploads the items and the chunk counts, then how many split partitions there are
+    /// (which the tables' init reads), and sets `params.splits`: `(items, chunks, blocks)`.
+    fn upload(
+        self,
+        gpu: &Gpu,
+        params: &mut PartParams,
+    ) -> Result<(DeviceColumn<u32>, DeviceColumn<u32>, usize)> {
+        params.splits = self.chunks.len() as u32;
+        let items = gpu.upload(bytemuck::cast_slice::<PartItem, u32>(&self.items))?;
+        let mut counts = self.chunks;
+        counts.push(params.splits);
+        Ok((items, gpu.upload(&counts)?, self.items.len()))
+    }
+
     /// Partition `q`'s items: `begin .. end` cut evenly into `pieces` (none for 0).
     fn push(&mut self, q: u32, begin: usize, end: usize, pieces: usize) {
         if pieces == 0 {
@@ -600,6 +763,29 @@ mod tests {
             part,
             split,
         }
+    }
+
+    #[test]
+    fn two_level_items_span_their_digits_tiles() {
+        const T: u32 = LOCAL_TILE as u32;
+        // Digit 0: partition 0 with 3 tiles of rows, partition 1 with 5 rows (tiles 0 .. 4);
+        // digit 1: partition 2 with a tile of rows from row 3 T + 5 (tiles 3 .. 5).
+        let bins = [3 * T, 5, T, 0];
+        let w = Work::cut_upper(&bins, 1, 4 * T as usize + 5, 4);
+        assert_eq!(
+            w.items,
+            vec![
+                item(0, 2, 0, 0),
+                item(2, 4, 0, 0),
+                item(4, 4, 0, 0),
+                item(0, 4, 1, WHOLE),
+                item(3, 5, 2, WHOLE),
+            ]
+        );
+        assert_eq!(w.chunks, vec![3]);
+        assert_eq!(bins_above(&bins, 1), vec![3 * T + 5, T]);
+        assert_eq!(bin_digits(&[1, 2, 3], 2)[..3], [1, 2, 3]);
+        assert_eq!(bin_digits(&[1; 257], 2)[256..258], [256, 1]);
     }
 
     #[test]

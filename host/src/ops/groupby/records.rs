@@ -325,7 +325,9 @@ pub(super) fn read_range(
 }
 
 /// Reads the header and the first [`EAGER_GROUPS`] records of `records` (room for `most`
-/// groups) in one copy: the group count, the overflow flag, and those records.
+/// groups) in one copy: the group count, whether the records are not the grouping's
+/// ([`k::HEAD_RETRY`]: a hash table overflowed, or a key lay outside a sampled range), and
+/// those records.
 pub(super) fn read_head(
     gpu: &Gpu,
     records: &DeviceColumn<u64>,
@@ -334,7 +336,7 @@ pub(super) fn read_head(
 ) -> Result<(usize, bool, Vec<u64>)> {
     let first = k::RECORDS_HEADER + most.min(EAGER_GROUPS) * words;
     let mut head = read_range(gpu, records, 0..first)?;
-    let (groups, overflow) = (head[0] as usize, head[1] != 0);
+    let (groups, overflow) = (head[k::HEAD_GROUPS] as usize, head[k::HEAD_RETRY] != 0);
     head.drain(..k::RECORDS_HEADER);
     Ok((groups, overflow, head))
 }
