@@ -221,13 +221,14 @@ mod device {
     /// Aggregates partition `part`'s runs of tiles `begin .. end` (a tile-local
     /// partitioning): each warp takes every `NT / 32`-th tile's run (their run words loaded 32
     /// at a time), `32 * IPT` rows at a time, a lane's rows past the run's end not loaded (their
-    /// atomics go to the lane's spare entry), as are rows of another partition where the
-    /// runs are those of `part`'s low `p.run_bits` bits.
+    /// atomics go to the lane's spare entry). `ONLY` (`p.run_bits` not 0): the runs are
+    /// those of `part`'s low `p.run_bits` bits, and rows of another partition are skipped
+    /// too; a parameter of the function, so that the other form's loop does not test rows.
     ///
     /// # Safety
     /// As for [`group_by_part`]; `begin <= end <= p.tiles`.
     #[inline(always)]
-    unsafe fn part_runs<const NT: usize, const IPT: usize, const A: usize>(
+    unsafe fn part_runs<const NT: usize, const IPT: usize, const A: usize, const ONLY: bool>(
         p: &PartParams,
         codes: &[u32; A],
         table: &SharedTable,
@@ -236,10 +237,10 @@ mod device {
         end: usize,
     ) {
         let lane = lane_id() as usize;
-        let (run, only) = if p.run_bits == 0 {
-            (part, None)
-        } else {
+        let (run, only) = if ONLY {
             (part & ((1 << p.run_bits) - 1), Some(part))
+        } else {
+            (part, None)
         };
         let runs = (p.runs as *const u32).wrapping_add(run as usize * p.tiles as usize);
         let warps = NT / 32;
@@ -396,7 +397,13 @@ mod device {
         let (mut start, end) = (it.begin as usize, it.end as usize);
         if LOCAL {
             // SAFETY: the item's tiles are below `tiles`.
-            unsafe { part_runs::<NT, IPT, A>(p, &codes, &table, it.part, start, end) };
+            unsafe {
+                if p.run_bits == 0 {
+                    part_runs::<NT, IPT, A, false>(p, &codes, &table, it.part, start, end)
+                } else {
+                    part_runs::<NT, IPT, A, true>(p, &codes, &table, it.part, start, end)
+                }
+            };
         } else {
             let t = thread_idx();
             while start < end {

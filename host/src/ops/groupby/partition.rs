@@ -36,6 +36,9 @@ use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 const NAME: &str = "group_by_partitioned";
 
+/// Bits of a radix pass's digit.
+const RADIX_BITS: u32 = 8;
+
 /// Most radix passes the partitioning runs (beyond them the sort-based group-by costs less).
 const MAX_PASSES: u32 = 2;
 
@@ -191,16 +194,20 @@ impl<'a> PartPlan<'a> {
                 && top >> slot_bits >> HIST_JOINT_BITS == 0
                 && let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)?
             {
+                // The radix digit takes the partition's high 8 bits, the tile-local pass the
+                // rest (at least one): the fewer its bits, the longer its runs.
+                let high = bins.iter().rposition(|&c| c != 0).unwrap_or(0) as u32;
+                let part_bits = u32::BITS - high.leading_zeros();
                 return Ok(Some(PartPlan {
                     keys,
                     local: Some(LocalPlan {
                         spec,
                         base: 0,
                         slot_bits,
-                        bits: LOCAL_MAX_BITS,
+                        bits: part_bits.saturating_sub(RADIX_BITS).max(1),
                         upper: Some(bins),
                     }),
-                    key_bits: slot_bits + HIST_JOINT_BITS,
+                    key_bits: slot_bits + part_bits,
                     slot_bits,
                     hist: Vec::new(),
                 }));
@@ -600,9 +607,13 @@ pub(crate) fn joint_bins(
     Ok(Some(bins))
 }
 
-/// The row counts of the values of the partitions' bits above their low `bits`.
+/// The row counts of the values of the partitions' bits above their low `bits` (a radix
+/// digit's histogram: the partitions in use have at most `bits + RADIX_BITS` bits).
 fn bins_above(bins: &[u32], bits: u32) -> Vec<u32> {
-    bins.chunks(1 << bits).map(|g| g.iter().sum()).collect()
+    let mut hist: Vec<u32> = bins.chunks(1 << bits).map(|g| g.iter().sum()).collect();
+    debug_assert!(hist.iter().skip(1 << RADIX_BITS).all(|&c| c == 0));
+    hist.resize(1 << RADIX_BITS, 0);
+    hist
 }
 
 /// The histograms of `digits` 8-bit digits of each partition's index, from partition counts
@@ -783,7 +794,7 @@ mod tests {
             ]
         );
         assert_eq!(w.chunks, vec![3]);
-        assert_eq!(bins_above(&bins, 1), vec![3 * T + 5, T]);
+        assert_eq!(bins_above(&bins, 1)[..3], [3 * T + 5, T, 0]);
         assert_eq!(bin_digits(&[1, 2, 3], 2)[..3], [1, 2, 3]);
         assert_eq!(bin_digits(&[1; 257], 2)[256..258], [256, 1]);
     }
