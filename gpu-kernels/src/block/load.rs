@@ -1,6 +1,6 @@
 //! BlockLoad and BlockLoadSel.
 use super::Tile;
-use crate::arch::{load_vector, thread_idx};
+use crate::arch::{block_idx, grid_dim, load_vector, thread_idx};
 
 #[inline(always)]
 unsafe fn load_full<T: Copy, const NT: usize, const IPT: usize, const V: usize>(
@@ -72,6 +72,33 @@ pub unsafe fn block_load<T: Copy, const NT: usize, const IPT: usize>(
 ) {
     // SAFETY: forwarded.
     unsafe { load_dispatch::<T, T, NT, IPT>(tile, n, items, None) }
+}
+
+/// Calls `f` on each of the `n` items at `items`, the block taking tiles of `NT * IPT` items
+/// `block_idx() + k * grid_dim()` ([`block_load`] each), a thread its items of a tile.
+///
+/// # Safety
+/// `items` is valid for `n` reads and aligned to 16 bytes.
+#[inline(always)]
+pub unsafe fn grid_for_each<T: Copy + Default, const NT: usize, const IPT: usize>(
+    items: *const T,
+    n: usize,
+    mut f: impl FnMut(T),
+) {
+    let mut tile = block_idx();
+    while tile * NT * IPT < n {
+        let start = tile * NT * IPT;
+        let valid = (n - start).min(NT * IPT);
+        let mut v = [T::default(); IPT];
+        // SAFETY: the tile lies within the items; its start keeps their alignment.
+        unsafe { block_load::<T, NT, IPT>(items.add(start), valid, &mut v) };
+        for (j, &x) in v.iter().enumerate() {
+            if Tile::<T, NT, IPT>::offset(thread_idx(), j) < valid {
+                f(x);
+            }
+        }
+        tile += grid_dim();
+    }
 }
 
 /// Like [`block_load`], but only items whose flag is set are read (a vector is read when any

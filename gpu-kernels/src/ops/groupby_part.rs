@@ -887,8 +887,8 @@ crate::kernel! {
         shift: u32,
         bins: *mut u32
     ) {
-        use crate::arch::{Atomic, grid_dim, lane_id, red_global, sync_threads, thread_idx, warp_reduce};
-        use crate::block::{Tile, block_load};
+        use crate::arch::{Atomic, lane_id, red_global, sync_threads, thread_idx, warp_reduce};
+        use crate::block::grid_for_each;
         const BINS: usize = 1 << HIST_JOINT_BITS;
         // SAFETY: the host gives HIST_JOINT_SHARED bytes.
         let sh = unsafe { crate::arch::dynamic_shared::<u32>(BINS) };
@@ -900,28 +900,19 @@ crate::kernel! {
             i += NT;
         }
         sync_threads();
-        let n = n as usize;
         let mut outside = 0u32;
-        let mut tile = crate::arch::block_idx();
-        while tile * NT * IPT < n {
-            let start = tile * NT * IPT;
-            let valid = (n - start).min(NT * IPT);
-            let mut k = [0u32; IPT];
-            // SAFETY: the tile lies within the keys, whose start is 16-byte aligned.
-            unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
-            for (j, &v) in k.iter().enumerate() {
-                if Tile::<u32, NT, IPT>::offset(t, j) < valid {
-                    let bin = (v.wrapping_sub(base) >> shift) as usize;
-                    if bin < BINS {
-                        // SAFETY: bin < BINS.
-                        unsafe { sh.atomic_add(bin, 1) };
-                    } else {
-                        outside += 1;
-                    }
+        // SAFETY: `n` keys, whose start is 16-byte aligned.
+        unsafe {
+            grid_for_each::<u32, NT, IPT>(keys, n as usize, |v| {
+                let bin = (v.wrapping_sub(base) >> shift) as usize;
+                if bin < BINS {
+                    // SAFETY: bin < BINS.
+                    sh.atomic_add(bin, 1);
+                } else {
+                    outside += 1;
                 }
-            }
-            tile += grid_dim();
-        }
+            })
+        };
         sync_threads();
         let mut i = t;
         while i < BINS {
@@ -947,24 +938,15 @@ crate::kernel! {
     /// to `u32::MAX` and 0). Any grid size.
     GROUPBY_PART_RANGE = groupby_part_range[NT = 256, IPT = 16](keys: *const u32, n: u32, out: *mut u32) {
         use crate::arch::{Atomic, lane_id, warp_reduce};
-        use crate::block::{Tile, block_load};
-        let n = n as usize;
+        use crate::block::grid_for_each;
         let (mut lo, mut hi) = (u32::MAX, 0u32);
-        let mut tile = crate::arch::block_idx();
-        while tile * NT * IPT < n {
-            let start = tile * NT * IPT;
-            let valid = (n - start).min(NT * IPT);
-            let mut k = [0u32; IPT];
-            // SAFETY: the tile lies within the keys, whose start is 16-byte aligned.
-            unsafe { block_load::<u32, NT, IPT>(keys.add(start), valid, &mut k) };
-            for (j, &v) in k.iter().enumerate() {
-                if Tile::<u32, NT, IPT>::offset(crate::arch::thread_idx(), j) < valid {
-                    lo = lo.min(v);
-                    hi = hi.max(v);
-                }
-            }
-            tile += crate::arch::grid_dim();
-        }
+        // SAFETY: `n` keys, whose start is 16-byte aligned.
+        unsafe {
+            grid_for_each::<u32, NT, IPT>(keys, n as usize, |v| {
+                lo = lo.min(v);
+                hi = hi.max(v);
+            })
+        };
         lo = warp_reduce(lo, |a, b| a.min(b));
         hi = warp_reduce(hi, |a, b| a.max(b));
         if lane_id() == 0 && lo <= hi {
