@@ -22,6 +22,7 @@ use tessera_kernels::ops::groupby_part::{
     LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
     local_items, local_kernel,
 };
+use tessera_kernels::ops::sort::SORT_BITS as RADIX_BITS;
 use tessera_kernels::spec::KernelSpec;
 
 use super::records::{
@@ -35,9 +36,6 @@ use crate::ops::sort::{RadixSort, digit_histograms, row_ids};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
 const NAME: &str = "group_by_partitioned";
-
-/// Bits of a radix pass's digit.
-const RADIX_BITS: u32 = 8;
 
 /// Most radix passes the partitioning runs (beyond them the sort-based group-by costs less).
 const MAX_PASSES: u32 = 2;
@@ -190,10 +188,10 @@ impl<'a> PartPlan<'a> {
             // bits) below 2^(slot_bits + HIST_JOINT_BITS), as the sample's greatest key (or
             // the range) suggests and the partitions' counts check.
             let top = sampled.map_or(most, |(_, hi)| hi);
-            if bits > LOCAL_MAX_BITS
-                && top >> slot_bits >> HIST_JOINT_BITS == 0
-                && let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)?
-            {
+            if bits > LOCAL_MAX_BITS && top >> slot_bits >> HIST_JOINT_BITS == 0 {
+                let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)? else {
+                    return Self::sorted(gpu, keys, aggs, sampled, Some(slot_bits));
+                };
                 // The radix digit takes the partition's high 8 bits, the tile-local pass the
                 // rest (at least one): the fewer its bits, the longer its runs.
                 let high = bins.iter().rposition(|&c| c != 0).unwrap_or(0) as u32;
@@ -213,11 +211,27 @@ impl<'a> PartPlan<'a> {
                 }));
             }
         }
+        Self::sorted(gpu, keys, aggs, sampled, None)
+    }
+
+    /// The sorted form's plan for `aggs` accumulators (`sampled` as [`PartPlan::new`] takes
+    /// it; `past`: the shift of partition counts that found a key past them).
+    fn sorted(
+        gpu: &Gpu,
+        keys: &'a DeviceColumn<u32>,
+        aggs: usize,
+        sampled: Option<(u32, u32)>,
+        past: Option<u32>,
+    ) -> Result<Option<Self>> {
         let slot_bits = sorted_slot_bits(aggs);
-        // A sample's keys all within the joint digits: likely every key, which the joint
-        // histogram checks. Else three digits, which reach past bit 32.
+        // A sample's keys all within the partition counts: likely every key, which the counts
+        // check (a key past wider counts lies past these). Else three digits, which reach
+        // past bit 32.
         let joint = match sampled {
-            Some((_, hi)) if hi >> slot_bits >> HIST_JOINT_BITS == 0 => {
+            Some((_, hi))
+                if hi >> slot_bits >> HIST_JOINT_BITS == 0
+                    && past.is_none_or(|s| slot_bits > s) =>
+            {
                 joint_bins(gpu, keys, 0, slot_bits)?
             }
             _ => None,
@@ -517,10 +531,10 @@ impl<'a> PartPlan<'a> {
 fn room(n: usize) -> impl Fn(Error) -> Error {
     move |e| {
         Error::invalid(format!(
-            "{NAME}: partitioning {n} rows needs about {} bytes of device memory for the \
-             sorted keys, payload and temporaries, which the device does not have ({e}); \
-             group fewer rows at a time",
-            16 * n
+            "{NAME}: partitioning {n} rows needs up to {} bytes of device memory for the \
+             partitioned keys, payload, row ids and temporaries, which the device does not \
+             have ({e}); group fewer rows at a time",
+            28 * n
         ))
     }
 }
