@@ -805,10 +805,12 @@ fn gpu_partitioned_shares_heavy_partitions(gpu: &Gpu) {
 /// two accumulators): tiles of 8,192 rows ordered in place, a warp per partition's run. On
 /// ranges far from 0 (up to `u32::MAX`), at sizes around the tile, with no payload (count
 /// alone), a shared `u32` payload, row ids (other value columns and mixes), and a heavy
-/// hitter whose partition is shared by several blocks. Wider ranges below 2^28 take two
+/// hitter whose partition is shared by several blocks. Wider ranges below 2^29 take two
 /// levels (a radix pass on the partition's bits above the tile's first), where a tile holds
 /// the rows of two radix digits: ranges of 2^22 and 2^26 keys, and a heavy hitter among
-/// 2^25. Sized for the sanitizer runs (`TESSERA_TEST_MAX_N=40000`).
+/// 2^25 (two blocks per SM, half tables), 2^28 and 2^29 keys (the one-level kernel's tables
+/// where the half tables do not reach). Sized for the sanitizer runs
+/// (`TESSERA_TEST_MAX_N=40000`).
 fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
     let mut rng = StdRng::seed_from_u64(2206);
     let aggs: [&[Agg]; 7] = [
@@ -832,6 +834,10 @@ fn gpu_partitioned_tiles_in_place(gpu: &Gpu) {
             (12_345, 21),
             (0, 22),
             (12_345, 26),
+            // Two levels past the half tables' reach (2^28 with one accumulator, 2^27 with
+            // two): the one-level kernel's tables, or the sorted form.
+            (0, 28),
+            (0, 29),
         ];
         for (base, bits) in ranges {
             let k = (0..n)

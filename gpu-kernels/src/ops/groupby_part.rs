@@ -504,11 +504,12 @@ macro_rules! part_kernels {
             $spec = $name: $a, $code, NT = 256, IPT = 8, MIN_BLOCKS = $mb, LOCAL = false;
         )*}
     };
-    // The tile-local form's: one block of 1,024 threads per SM around a table that fills its
-    // shared memory (fewer partitions, longer runs).
-    (local: $($spec:ident = $name:ident: $a:literal, $code:expr;)*) => {
+    // The tile-local form's: `$mb` blocks per SM (see `LOCAL_PER_SM` and `TWO_PER_SM`), around
+    // tables that share its shared memory.
+    (local NT = $nt:literal, MIN_BLOCKS = $mb:literal:
+        $($spec:ident = $name:ident: $a:literal, $code:expr;)*) => {
         part_kernels! {$(
-            $spec = $name: $a, $code, NT = 1024, IPT = 4, MIN_BLOCKS = 1, LOCAL = true;
+            $spec = $name: $a, $code, NT = $nt, IPT = 4, MIN_BLOCKS = $mb, LOCAL = true;
         )*}
     };
     ($($spec:ident = $name:ident: $a:literal, $code:expr, NT = $nt:literal, IPT = $ipt:literal,
@@ -555,23 +556,51 @@ part_kernels! {
     GROUPBY_PART_4 = groupby_part_4: 4, ANY_CODE, MIN_BLOCKS = 1;
 }
 
+// One level: one block of 1,024 threads per SM around a table that fills its shared memory
+// (fewer partitions, longer runs; an item's phases are long enough not to need overlapping).
 part_kernels! {
-    local:
+    local NT = 1024, MIN_BLOCKS = 1:
     GROUPBY_PART_LOCAL_0 = groupby_part_local_0: 0, ANY_CODE;
     GROUPBY_PART_LOCAL_SUM_U32 = groupby_part_local_sum_u32: 1, code::SUM | code::U32;
     GROUPBY_PART_LOCAL_1 = groupby_part_local_1: 1, ANY_CODE;
     GROUPBY_PART_LOCAL_2 = groupby_part_local_2: 2, ANY_CODE;
 }
 
+// Two levels: two blocks per SM around half tables. An item there is one partition of about
+// a table's rows, so its phases (clear, runs, emit, look-back) are short; one block's memory
+// phases overlap the other's instead of leaving the SM idle between them.
+part_kernels! {
+    local NT = 512, MIN_BLOCKS = 2:
+    GROUPBY_PART_TWO_0 = groupby_part_two_0: 0, ANY_CODE;
+    GROUPBY_PART_TWO_SUM_U32 = groupby_part_two_sum_u32: 1, code::SUM | code::U32;
+    GROUPBY_PART_TWO_1 = groupby_part_two_1: 1, ANY_CODE;
+    GROUPBY_PART_TWO_2 = groupby_part_two_2: 2, ANY_CODE;
+}
+
+/// Blocks per SM of the one-level tile-local kernels (`GROUPBY_PART_LOCAL_*`).
+pub const LOCAL_PER_SM: usize = 1;
+
+/// Blocks per SM of the two-level tile-local kernels (`GROUPBY_PART_TWO_*`).
+pub const TWO_PER_SM: usize = 2;
+
 /// The aggregation kernel of a tile-local partitioning with the accumulators whose codes are
-/// `codes` (`None` past two accumulators).
-pub fn local_kernel(codes: &[u32]) -> Option<crate::spec::KernelSpec<PartArgs>> {
+/// `codes` (`None` past two accumulators), of one level or of two (`two`), and the blocks per
+/// SM it is built for (its table a share of an SM's shared memory).
+pub fn local_kernel(
+    codes: &[u32],
+    two: bool,
+) -> Option<(crate::spec::KernelSpec<PartArgs>, usize)> {
     use crate::ops::groupby::code;
-    Some(match codes {
-        [] => GROUPBY_PART_LOCAL_0,
-        [c] if *c == code::SUM | code::U32 => GROUPBY_PART_LOCAL_SUM_U32,
-        [_] => GROUPBY_PART_LOCAL_1,
-        [_, _] => GROUPBY_PART_LOCAL_2,
+    let sum_u32 = code::SUM | code::U32;
+    Some(match (codes, two) {
+        ([], false) => (GROUPBY_PART_LOCAL_0, LOCAL_PER_SM),
+        ([c], false) if *c == sum_u32 => (GROUPBY_PART_LOCAL_SUM_U32, LOCAL_PER_SM),
+        ([_], false) => (GROUPBY_PART_LOCAL_1, LOCAL_PER_SM),
+        ([_, _], false) => (GROUPBY_PART_LOCAL_2, LOCAL_PER_SM),
+        ([], true) => (GROUPBY_PART_TWO_0, TWO_PER_SM),
+        ([c], true) if *c == sum_u32 => (GROUPBY_PART_TWO_SUM_U32, TWO_PER_SM),
+        ([_], true) => (GROUPBY_PART_TWO_1, TWO_PER_SM),
+        ([_, _], true) => (GROUPBY_PART_TWO_2, TWO_PER_SM),
         _ => return None,
     })
 }

@@ -257,6 +257,36 @@ impl Gpu {
         Ok(limit)
     }
 
+    /// The most dynamic shared memory `spec` can launch with where `per_sm` of its blocks
+    /// share an SM (and allows it): the SM's shared memory less each block's reservation,
+    /// split `per_sm` ways, less the kernel's static shared memory, at most what one block
+    /// may take.
+    pub(crate) fn dynamic_smem_sharing(&self, spec: &KernelShape, per_sm: usize) -> Result<usize> {
+        use cudarc::driver::sys::CUdevice_attribute as Attr;
+        let one = self.allow_max_dynamic_smem(spec)?;
+        let attr = |a, what| {
+            self.ctx
+                .attribute(a)
+                .map(|v| v.max(0) as usize)
+                .map_err(Error::driver(what, 0))
+        };
+        let sm = attr(
+            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            "querying the shared memory per SM",
+        )?;
+        let reserved = attr(
+            Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+            "querying the shared memory reserved per block",
+        )?;
+        let fixed = self
+            .function(spec)?
+            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
+            .map_err(Error::driver("querying a kernel's shared memory", 0))?
+            .max(0) as usize;
+        let share = (sm / per_sm.max(1)).saturating_sub(reserved + fixed);
+        Ok(share.min(one))
+    }
+
     /// The most dynamic shared memory `spec` can launch with on this GPU: the device's opt-in
     /// limit less the kernel's static shared memory.
     pub(crate) fn max_dynamic_smem(&self, spec: &KernelShape) -> Result<usize> {

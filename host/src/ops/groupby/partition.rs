@@ -10,7 +10,9 @@
 //! is ordered by partition in place, which costs one read and one write of the rows and no
 //! histogram (the tile-local form). Keys below 2^(that table's bits + [`HIST_JOINT_BITS`])
 //! take two levels: each partition's row count (one shared-memory atomic per key), one radix
-//! pass on the partition's bits above the tile-local form's, then that form. Else the rows
+//! pass on the partition's bits above the tile-local form's, then that form, whose
+//! aggregation there runs two blocks per SM around half tables where they reach the keys
+//! (`GROUPBY_PART_TWO_*`: a partition's short phases overlap another's). Else the rows
 //! are sorted by the key's bits above its low [`PART_MAX_SLOT_BITS`] (a histogram, then one
 //! radix pass for keys below 2^20 and two below 2^28, instead of the whole sort).
 use tessera_kernels::layout::STATUS_STRIDE;
@@ -147,8 +149,8 @@ impl<'a> PartPlan<'a> {
         let aggs = accs.list.len();
         let codes: Vec<u32> = accs.list.iter().map(|&(_, c)| c).collect();
         let width = |(least, most): (u32, u32)| u32::BITS - (most - least).leading_zeros();
-        if let Some(spec) = local_kernel(&codes) {
-            let slot_bits = local_slot_bits(gpu, &spec, aggs)?;
+        if let Some((spec, per_sm)) = local_kernel(&codes, false) {
+            let slot_bits = local_slot_bits(gpu, &spec, aggs, per_sm)?;
             let widest = slot_bits + LOCAL_MAX_BITS;
             let ((least, most), guessed) = match sampled {
                 Some(r) if width(r) > widest => ((0, u32::MAX), false),
@@ -169,6 +171,7 @@ impl<'a> PartPlan<'a> {
                     keys,
                     local: Some(LocalPlan {
                         spec,
+                        per_sm,
                         base: least,
                         slot_bits,
                         bits,
@@ -186,9 +189,19 @@ impl<'a> PartPlan<'a> {
             // Two levels: the rows sorted by the radix digit above the form's bits, then each
             // tile ordered by those bits. For keys from 0 (the radix pass sorts the keys' own
             // bits) below 2^(slot_bits + HIST_JOINT_BITS), as the sample's greatest key (or
-            // the range) suggests and the partitions' counts check.
+            // the range) suggests and the partitions' counts check. The kernel of two blocks
+            // per SM where its half tables reach that far (an item's short phases then
+            // overlap another's), else the one-level kernel's.
             let top = sampled.map_or(most, |(_, hi)| hi);
-            if bits > LOCAL_MAX_BITS && top >> slot_bits >> HIST_JOINT_BITS == 0 {
+            let (two, two_per_sm) = local_kernel(&codes, true).unwrap_or((spec, per_sm));
+            let two_bits = local_slot_bits(gpu, &two, aggs, two_per_sm)?;
+            let reach = |slot_bits: u32| top >> slot_bits >> HIST_JOINT_BITS == 0;
+            let fit = if reach(two_bits) {
+                Some((two, two_per_sm, two_bits))
+            } else {
+                reach(slot_bits).then_some((spec, per_sm, slot_bits))
+            };
+            if let (true, Some((spec, per_sm, slot_bits))) = (bits > LOCAL_MAX_BITS, fit) {
                 let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)? else {
                     return Self::sorted(gpu, keys, aggs, sampled, Some(slot_bits));
                 };
@@ -200,6 +213,7 @@ impl<'a> PartPlan<'a> {
                     keys,
                     local: Some(LocalPlan {
                         spec,
+                        per_sm,
                         base: 0,
                         slot_bits,
                         bits: part_bits.saturating_sub(RADIX_BITS).max(1),
@@ -391,13 +405,14 @@ impl<'a> PartPlan<'a> {
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
             if let Some(bins) = &local.upper {
                 // Cut on the host, which has the partitions' counts.
-                let work = Work::cut_upper(bins, local.bits, n, gpu.sm_count() as usize);
+                let resident = gpu.sm_count() as usize * local.per_sm;
+                let work = Work::cut_upper(bins, local.bits, n, resident);
                 params.run_bits = local.bits;
                 (items, chunks, blocks) = work.upload(gpu, &mut params)?;
             } else {
                 // The items are cut on the device (`Work::cut_local` is its twin), from the
                 // totals the host does not wait for; every partition may be split.
-                let sms = gpu.sm_count() as usize;
+                let sms = gpu.sm_count() as usize * local.per_sm;
                 blocks = local_items(parts, sms);
                 let mut it = gpu.scratch::<u32>(4 * blocks)?;
                 let mut ch = gpu.scratch::<u32>(parts + 1)?;
@@ -544,6 +559,8 @@ fn room(n: usize) -> impl Fn(Error) -> Error {
 /// aggregation kernel.
 struct LocalPlan {
     spec: KernelSpec<PartArgs>,
+    /// Blocks of `spec` an SM holds.
+    per_sm: usize,
     base: u32,
     slot_bits: u32,
     bits: u32,
@@ -566,9 +583,14 @@ fn sorted_slot_bits(aggs: usize) -> u32 {
 }
 
 /// Slot bits of the tile-local form's tables with `aggs` accumulators: the largest table (at
-/// most 2^14 slots) that fits the shared memory of `spec`'s block, one per SM.
-fn local_slot_bits(gpu: &Gpu, spec: &KernelSpec<PartArgs>, aggs: usize) -> Result<u32> {
-    let room = gpu.allow_max_dynamic_smem(spec)?;
+/// most 2^14 slots) that fits the shared memory of `spec`'s block, `per_sm` blocks per SM.
+fn local_slot_bits(
+    gpu: &Gpu,
+    spec: &KernelSpec<PartArgs>,
+    aggs: usize,
+    per_sm: usize,
+) -> Result<u32> {
+    let room = gpu.dynamic_smem_sharing(spec, per_sm)?;
     Ok((8..=14)
         .rev()
         .find(|&b| shared_table_bytes(1 << b, 1, aggs, LOCAL_FORM) <= room)
