@@ -695,6 +695,18 @@ struct Work {
     chunks: Vec<u32>,
 }
 
+/// Items of a tile-local partition of `rows` of the `n` rows, over `tiles` tiles, cut for
+/// `blocks` blocks: its share of them, rounded, at least one and at most one per tile; none
+/// for no rows (the arithmetic `GROUPBY_PART_CUT` does on the device).
+fn pieces(rows: u64, n: usize, blocks: usize, tiles: usize) -> usize {
+    let share = (rows as u128 * blocks as u128 + n as u128 / 2) / n.max(1) as u128;
+    if rows == 0 {
+        0
+    } else {
+        (share as usize).min(tiles).max(1)
+    }
+}
+
 impl Work {
     /// Cuts the partitions (`starts`, `parts + 1` words) into items of at most `most` rows
     /// each, evenly within a partition; empty partitions get none.
@@ -723,13 +735,7 @@ impl Work {
             chunks: Vec::new(),
         };
         for (q, &rows) in totals.iter().enumerate() {
-            let share = (rows as u128 * blocks as u128 + n as u128 / 2) / n.max(1) as u128;
-            let pieces = if rows == 0 {
-                0
-            } else {
-                (share as usize).clamp(1, tiles)
-            };
-            w.push(q as u32, 0, tiles, pieces);
+            w.push(q as u32, 0, tiles, pieces(rows, n, blocks, tiles));
         }
         w
     }
@@ -749,12 +755,7 @@ impl Work {
             let rows: usize = group.iter().map(|&c| c as usize).sum();
             let (begin, end) = (first / LOCAL_TILE, (first + rows).div_ceil(LOCAL_TILE));
             for (q, &c) in group.iter().enumerate() {
-                let share = (c as u128 * blocks as u128 + n as u128 / 2) / n.max(1) as u128;
-                let pieces = if c == 0 {
-                    0
-                } else {
-                    (share as usize).clamp(1, end - begin)
-                };
+                let pieces = pieces(c as u64, n, blocks, end - begin);
                 w.push((d * sub + q) as u32, begin, end, pieces);
             }
             first += rows;
