@@ -591,18 +591,31 @@ pub fn local_kernel(
     two: bool,
 ) -> Option<(crate::spec::KernelSpec<PartArgs>, usize)> {
     use crate::ops::groupby::code;
-    let sum_u32 = code::SUM | code::U32;
-    Some(match (codes, two) {
-        ([], false) => (GROUPBY_PART_LOCAL_0, LOCAL_PER_SM),
-        ([c], false) if *c == sum_u32 => (GROUPBY_PART_LOCAL_SUM_U32, LOCAL_PER_SM),
-        ([_], false) => (GROUPBY_PART_LOCAL_1, LOCAL_PER_SM),
-        ([_, _], false) => (GROUPBY_PART_LOCAL_2, LOCAL_PER_SM),
-        ([], true) => (GROUPBY_PART_TWO_0, TWO_PER_SM),
-        ([c], true) if *c == sum_u32 => (GROUPBY_PART_TWO_SUM_U32, TWO_PER_SM),
-        ([_], true) => (GROUPBY_PART_TWO_1, TWO_PER_SM),
-        ([_, _], true) => (GROUPBY_PART_TWO_2, TWO_PER_SM),
+    let (family, per_sm) = if two {
+        let two = [
+            GROUPBY_PART_TWO_0,
+            GROUPBY_PART_TWO_SUM_U32,
+            GROUPBY_PART_TWO_1,
+            GROUPBY_PART_TWO_2,
+        ];
+        (two, TWO_PER_SM)
+    } else {
+        let one = [
+            GROUPBY_PART_LOCAL_0,
+            GROUPBY_PART_LOCAL_SUM_U32,
+            GROUPBY_PART_LOCAL_1,
+            GROUPBY_PART_LOCAL_2,
+        ];
+        (one, LOCAL_PER_SM)
+    };
+    let i = match codes {
+        [] => 0,
+        [c] if *c == code::SUM | code::U32 => 1,
+        [_] => 2,
+        [_, _] => 3,
         _ => return None,
-    })
+    };
+    Some((family[i], per_sm))
 }
 
 /// Shared memory of [`GROUPBY_PART_LOCAL`].
@@ -1063,6 +1076,27 @@ crate::kernel! {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn local_kernels_by_accumulators_and_level() {
+        use crate::ops::groupby::code;
+        let sum = code::SUM | code::U32;
+        let max = code::MAX | code::F64;
+        let name = |codes: &[u32], two| local_kernel(codes, two).map(|(k, s)| (k.name(), s));
+        assert_eq!(
+            name(&[], false),
+            Some(("groupby_part_local_0", LOCAL_PER_SM))
+        );
+        assert_eq!(name(&[sum], false), Some(("groupby_part_local_sum_u32", 1)));
+        assert_eq!(name(&[max], false), Some(("groupby_part_local_1", 1)));
+        assert_eq!(
+            name(&[sum, max], true),
+            Some(("groupby_part_two_2", TWO_PER_SM))
+        );
+        assert_eq!(name(&[sum], true), Some(("groupby_part_two_sum_u32", 2)));
+        assert_eq!(name(&[sum; 3], false), None);
+        assert_eq!(name(&[sum; 3], true), None);
+    }
 
     #[test]
     fn params_have_no_padding() {
