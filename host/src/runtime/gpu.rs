@@ -42,6 +42,9 @@ pub struct Gpu {
     name: String,
     arch: &'static str,
     sm_count: u32,
+    /// Shared memory: a block's opt-in limit, an SM's, and what the driver reserves per block
+    /// (bytes; asked once, as the launches' sizing reads them on every call).
+    smem: SharedMemory,
     /// Most blocks of a persistent grid; 0: as many as are resident at once.
     resident_cap: std::sync::atomic::AtomicU32,
     /// The staged downloads' page-locked buffer (`runtime::download`), made on first use.
@@ -118,6 +121,7 @@ impl Gpu {
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
             )
             .map_err(Error::driver("querying the SM count", 0))? as u32;
+        let smem = SharedMemory::of(&ctx)?;
         let stream = ctx.default_stream();
         Ok(Gpu {
             ctx,
@@ -132,6 +136,7 @@ impl Gpu {
             name,
             arch,
             sm_count,
+            smem,
         })
     }
 
@@ -262,44 +267,86 @@ impl Gpu {
     /// split `per_sm` ways, less the kernel's static shared memory, at most what one block
     /// may take.
     pub(crate) fn dynamic_smem_sharing(&self, spec: &KernelShape, per_sm: usize) -> Result<usize> {
-        use cudarc::driver::sys::CUdevice_attribute as Attr;
         let one = self.allow_max_dynamic_smem(spec)?;
-        let attr = |a, what| {
-            self.ctx
-                .attribute(a)
-                .map(|v| v.max(0) as usize)
-                .map_err(Error::driver(what, 0))
-        };
-        let sm = attr(
-            Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
-            "querying the shared memory per SM",
-        )?;
-        let reserved = attr(
-            Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
-            "querying the shared memory reserved per block",
-        )?;
-        let fixed = self
-            .function(spec)?
-            .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
-            .map_err(Error::driver("querying a kernel's shared memory", 0))?
-            .max(0) as usize;
-        let share = (sm / per_sm.max(1)).saturating_sub(reserved + fixed);
-        Ok(share.min(one))
+        Ok(self.smem.sharing(one, per_sm))
     }
 
     /// The most dynamic shared memory `spec` can launch with on this GPU: the device's opt-in
     /// limit less the kernel's static shared memory.
     pub(crate) fn max_dynamic_smem(&self, spec: &KernelShape) -> Result<usize> {
-        use cudarc::driver::sys::CUdevice_attribute as Attr;
-        let optin = self
-            .ctx
-            .attribute(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
-            .map_err(Error::driver("querying the shared memory per block", 0))?;
         let fixed = self
             .function(spec)?
             .get_attribute(CUfunction_attribute::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES)
             .map_err(Error::driver("querying a kernel's shared memory", 0))?;
-        Ok((optin.max(0) as usize).saturating_sub(fixed.max(0) as usize))
+        Ok(self.smem.optin.saturating_sub(fixed.max(0) as usize))
+    }
+}
+
+/// A device's shared memory limits, in bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct SharedMemory {
+    /// The most one block may take (opt-in), static and dynamic together.
+    optin: usize,
+    /// An SM's.
+    per_sm: usize,
+    /// What the driver reserves per resident block.
+    reserved: usize,
+}
+
+impl SharedMemory {
+    fn of(ctx: &CudaContext) -> Result<SharedMemory> {
+        use cudarc::driver::sys::CUdevice_attribute as Attr;
+        let attr = |a, what| {
+            ctx.attribute(a)
+                .map(|v| v.max(0) as usize)
+                .map_err(Error::driver(what, 0))
+        };
+        Ok(SharedMemory {
+            optin: attr(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+                "querying the shared memory per block",
+            )?,
+            per_sm: attr(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+                "querying the shared memory per SM",
+            )?,
+            reserved: attr(
+                Attr::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
+                "querying the shared memory reserved per block",
+            )?,
+        })
+    }
+
+    /// The dynamic shared memory of a kernel that may take `one` bytes of it alone (the
+    /// opt-in limit less its static memory) where `per_sm` of its blocks share an SM: the
+    /// SM's memory split `per_sm` ways, less each block's reservation and static memory.
+    fn sharing(&self, one: usize, per_sm: usize) -> usize {
+        let fixed = self.optin.saturating_sub(one);
+        (self.per_sm / per_sm.max(1))
+            .saturating_sub(self.reserved + fixed)
+            .min(one)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SharedMemory;
+
+    #[test]
+    fn blocks_sharing_an_sm_split_its_memory() {
+        // An H100's or H200's limits; a kernel with 8,368 bytes of static shared memory.
+        let h = SharedMemory {
+            optin: 232_448,
+            per_sm: 233_472,
+            reserved: 1_024,
+        };
+        let one = 232_448 - 8_368;
+        assert_eq!(h.sharing(one, 1), one);
+        assert_eq!(h.sharing(one, 2), 116_736 - 1_024 - 8_368);
+        assert_eq!(h.sharing(one, 4), 58_368 - 1_024 - 8_368);
+        assert_eq!(h.sharing(one, 0), one);
+        // Static memory past an SM's share leaves none.
+        assert_eq!(h.sharing(1_000, 64), 0);
     }
 }
 

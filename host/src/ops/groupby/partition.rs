@@ -193,15 +193,19 @@ impl<'a> PartPlan<'a> {
             // per SM where its half tables reach that far (an item's short phases then
             // overlap another's), else the one-level kernel's.
             let top = sampled.map_or(most, |(_, hi)| hi);
-            let (two, two_per_sm) = local_kernel(&codes, true).unwrap_or((spec, per_sm));
-            let two_bits = local_slot_bits(gpu, &two, aggs, two_per_sm)?;
             let reach = |slot_bits: u32| top >> slot_bits >> HIST_JOINT_BITS == 0;
-            let fit = if reach(two_bits) {
-                Some((two, two_per_sm, two_bits))
+            let fit = if bits > LOCAL_MAX_BITS {
+                let (two, two_per_sm) = local_kernel(&codes, true).unwrap_or((spec, per_sm));
+                let two_bits = local_slot_bits(gpu, &two, aggs, two_per_sm)?;
+                if reach(two_bits) {
+                    Some((two, two_per_sm, two_bits))
+                } else {
+                    reach(slot_bits).then_some((spec, per_sm, slot_bits))
+                }
             } else {
-                reach(slot_bits).then_some((spec, per_sm, slot_bits))
+                None
             };
-            if let (true, Some((spec, per_sm, slot_bits))) = (bits > LOCAL_MAX_BITS, fit) {
+            if let Some((spec, per_sm, slot_bits)) = fit {
                 let Some(bins) = joint_bins(gpu, keys, 0, slot_bits)? else {
                     return Self::sorted(gpu, keys, aggs, sampled, Some(slot_bits));
                 };
