@@ -328,28 +328,6 @@ impl SharedMemory {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::SharedMemory;
-
-    #[test]
-    fn blocks_sharing_an_sm_split_its_memory() {
-        // An H100's or H200's limits; a kernel with 8,368 bytes of static shared memory.
-        let h = SharedMemory {
-            optin: 232_448,
-            per_sm: 233_472,
-            reserved: 1_024,
-        };
-        let one = 232_448 - 8_368;
-        assert_eq!(h.sharing(one, 1), one);
-        assert_eq!(h.sharing(one, 2), 116_736 - 1_024 - 8_368);
-        assert_eq!(h.sharing(one, 4), 58_368 - 1_024 - 8_368);
-        assert_eq!(h.sharing(one, 0), one);
-        // Static memory past an SM's share leaves none.
-        assert_eq!(h.sharing(1_000, 64), 0);
-    }
-}
-
 /// Lets the device's default memory pool, which stream-ordered allocations come from, keep
 /// what is freed instead of returning it to the driver at each synchronization: an operator's
 /// scratch buffers then cost no mapping of fresh memory on its next call. Where the driver
@@ -375,4 +353,26 @@ fn keep_freed_memory(ctx: &CudaContext) {
             (&mut threshold as *mut u64).cast(),
         )
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SharedMemory;
+
+    #[test]
+    fn blocks_sharing_an_sm_split_its_memory() {
+        // An H100's or H200's limits; a kernel with 8,368 bytes of static shared memory.
+        let h = SharedMemory {
+            optin: 232_448,
+            per_sm: 233_472,
+            reserved: 1_024,
+        };
+        let one = 232_448 - 8_368;
+        assert_eq!(h.sharing(one, 1), one);
+        assert_eq!(h.sharing(one, 2), 116_736 - 1_024 - 8_368);
+        assert_eq!(h.sharing(one, 4), 58_368 - 1_024 - 8_368);
+        assert_eq!(h.sharing(one, 0), one);
+        // Static memory past an SM's share leaves none.
+        assert_eq!(h.sharing(1_000, 64), 0);
+    }
 }
