@@ -95,11 +95,6 @@ impl Gpu {
             )));
         }
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating a context", 0))?;
-        // SAFETY: every allocation and use of this context's memory goes through the one
-        // stream below (the `Gpu` makes no other), where the driver orders them itself; the
-        // two events cudarc would create and destroy with every allocation only order uses
-        // across streams, and cost driver calls between a synchronization and the next launch.
-        unsafe { ctx.disable_event_tracking() };
         keep_freed_memory(&ctx);
         let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
         let (major, _) = ctx
