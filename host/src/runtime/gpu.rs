@@ -95,6 +95,12 @@ impl Gpu {
             )));
         }
         let ctx = CudaContext::new(ordinal).map_err(Error::driver("creating a context", 0))?;
+        // SAFETY: cudarc's tracking gives each allocation two events (created and destroyed
+        // with it) to order its uses across streams. The library queues all its work on the
+        // one stream below, where the driver orders it; code that adds a stream of its own
+        // (the SSB coprocessor's copy stream) orders its uses with explicit events, as
+        // `Gpu::context` documents.
+        unsafe { ctx.disable_event_tracking() };
         keep_freed_memory(&ctx);
         let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
         let (major, _) = ctx
@@ -187,6 +193,12 @@ impl Gpu {
     }
 
     /// The CUDA context of the device.
+    ///
+    /// Device memory allocated through a `Gpu` carries no cudarc events (its tracking is
+    /// off: every allocation would otherwise create and destroy two): work queued on
+    /// [`Gpu::stream`] is ordered by the driver, but a caller that uses memory on another
+    /// stream of this context must order that stream against [`Gpu::stream`] with events
+    /// itself (record on one, wait on the other).
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }

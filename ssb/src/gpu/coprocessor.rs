@@ -282,9 +282,6 @@ impl<'g> CoprocessorEngine<'g> {
         let mut st = self.staged.borrow_mut();
         let st = &mut *st;
         let mut s = self.scratch.borrow_mut();
-        // Device slices carry events (cudarc's multi-stream tracking): a build or probe waits
-        // for the copies into its inputs, and a copy into a chunk buffer waits for the probe
-        // that read it before.
         for &d in &plan.builds {
             for c in self.shipped_dim_columns(plan, d) {
                 let host = self.dims[d][c]
@@ -297,8 +294,7 @@ impl<'g> CoprocessorEngine<'g> {
             }
         }
         s.prepare(gpu, plan)?;
-        // The build kernel finds the staged columns through the job table, where cudarc's
-        // tracking does not see them: it waits for their copies by this event.
+        // The builds wait for the staged columns' copies (device slices carry no events).
         let shipped = self
             .copy
             .record_event(None)
@@ -312,41 +308,41 @@ impl<'g> CoprocessorEngine<'g> {
             HostFact::Packed(p) => return self.ship_packed(p, plan, &mut s),
         };
         let fact_cols = plan.flight.columns();
+        let mut order = ChunkOrder::default();
         for (i, (start, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
-            let set = &mut st.chunks[i % 2];
+            let set = i % 2;
+            order.reuse(&self.copy, set)?;
+            let bufs = &mut st.chunks[set];
             for (j, &c) in fact_cols.iter().enumerate() {
                 let host = fact[c as usize]
                     .as_slice()
                     .map_err(err("reading pinned memory"))?;
                 self.copy
-                    .memcpy_htod(&host[start..start + len], &mut set[j].slice_mut(..len))
+                    .memcpy_htod(&host[start..start + len], &mut bufs[j].slice_mut(..len))
                     .map_err(err("shipping a lineorder chunk"))?;
             }
-            let cols: Vec<CudaView<i32>> = set[..fact_cols.len()]
+            ChunkOrder::shipped(&self.copy, gpu)?;
+            let cols: Vec<CudaView<i32>> = bufs[..fact_cols.len()]
                 .iter()
                 .map(|c| c.slice(..len))
                 .collect();
             s.probe(gpu, plan, super::FactView::Plain(&cols), len)?;
+            order.probed(gpu, set)?;
         }
         Ok(())
     }
 
-    /// Ships the compressed columns of `plan`'s flight chunk by chunk and probes each. The
-    /// probe finds the chunk buffers through its descriptors, where cudarc's tracking does not
-    /// see them: a chunk's probe waits for its copies, and the copies into a set of buffers
-    /// for the probe that read that set before, by events.
+    /// Ships the compressed columns of `plan`'s flight chunk by chunk and probes each (the
+    /// probe finds the chunk buffers through its descriptors), ordered as the plain chunks
+    /// ([`ChunkOrder`]).
     fn ship_packed(&self, p: &Packed, plan: &QueryPlan, s: &mut Scratch) -> Result<()> {
         let gpu = self.gpu;
         let err = |what| Error::driver(what, 0);
         let mut bufs = p.chunks.borrow_mut();
-        let mut read: [Option<CudaEvent>; 2] = [None, None];
+        let mut order = ChunkOrder::default();
         for (i, (_, len)) in chunks(self.rows, self.chunk_rows).enumerate() {
-            let (set, slot) = (i % 2, &mut read[i % 2]);
-            if let Some(ev) = slot.take() {
-                self.copy
-                    .wait(&ev)
-                    .map_err(err("waiting for a chunk's probe"))?;
-            }
+            let set = i % 2;
+            order.reuse(&self.copy, set)?;
             for &c in plan.flight.columns() {
                 let col = &p.cols[c as usize];
                 let (words, starts) = &col.ranges[i];
@@ -368,21 +364,54 @@ impl<'g> CoprocessorEngine<'g> {
                         .map_err(err("shipping a compressed chunk's block starts"))?;
                 }
             }
-            let shipped = self
-                .copy
-                .record_event(None)
-                .map_err(err("recording a shipped chunk"))?;
-            gpu.stream()
-                .wait(&shipped)
-                .map_err(err("waiting for a shipped chunk"))?;
+            ChunkOrder::shipped(&self.copy, gpu)?;
             let descs = &p.descs[plan.flight as usize][i];
             s.probe(gpu, plan, super::FactView::Packed(descs), len)?;
-            *slot = Some(
-                gpu.stream()
-                    .record_event(None)
-                    .map_err(err("recording a chunk's probe"))?,
-            );
+            order.probed(gpu, set)?;
         }
+        Ok(())
+    }
+}
+
+/// The order between the copy stream and the compute stream over the two sets of chunk
+/// buffers. Device slices carry no events of their own ([`Gpu`] turns cudarc's tracking
+/// off), so it is kept here: a chunk's probe waits for its copies, and the copies into a set
+/// for the probe that read that set before. (Everything queued on the compute stream before
+/// a query, the buffers' allocation included, is ordered by the start event
+/// [`CoprocessorEngine::run_timed`] makes the copy stream wait for.)
+#[derive(Default)]
+struct ChunkOrder {
+    /// Per set, the end of the last probe that read it.
+    read: [Option<CudaEvent>; 2],
+}
+
+impl ChunkOrder {
+    /// Before copies into `set`: the copy stream waits for the probe that read it last.
+    fn reuse(&mut self, copy: &CudaStream, set: usize) -> Result<()> {
+        if let Some(ev) = self.read[set].take() {
+            copy.wait(&ev)
+                .map_err(Error::driver("waiting for a chunk's probe", 0))?;
+        }
+        Ok(())
+    }
+
+    /// After a chunk's copies are queued: the compute stream waits for them.
+    fn shipped(copy: &CudaStream, gpu: &Gpu) -> Result<()> {
+        let ev = copy
+            .record_event(None)
+            .map_err(Error::driver("recording a shipped chunk", 0))?;
+        gpu.stream()
+            .wait(&ev)
+            .map_err(Error::driver("waiting for a shipped chunk", 0))
+    }
+
+    /// After the probe of the chunk in `set` is queued.
+    fn probed(&mut self, gpu: &Gpu, set: usize) -> Result<()> {
+        let ev = gpu
+            .stream()
+            .record_event(None)
+            .map_err(Error::driver("recording a chunk's probe", 0))?;
+        self.read[set] = Some(ev);
         Ok(())
     }
 }
@@ -462,6 +491,15 @@ impl Packed {
             chunks: RefCell::new(sets),
             descs,
         })
+    }
+}
+
+impl Drop for CoprocessorEngine<'_> {
+    /// The buffers are freed on the compute stream: copies still in flight (after a query
+    /// that failed midway) finish first.
+    fn drop(&mut self) {
+        // An error here leaves nothing to do: the context reports it on its next call.
+        let _ = self.copy.synchronize();
     }
 }
 
