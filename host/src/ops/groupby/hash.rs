@@ -116,6 +116,9 @@ pub(super) struct HashPlan {
     /// The least and the greatest sampled key of a `u32` key (without `u32::MAX`), where the
     /// sample saw one.
     sampled: Option<(u32, u32)>,
+    /// The quick attempt's table, kept until the plan is dropped: its memory goes back
+    /// after whatever runs next is queued, not in the way of it.
+    _quick: Option<Box<GlobalTable>>,
 }
 
 /// What the first look at the keys gave.
@@ -152,13 +155,18 @@ impl HashPlan {
             return Self::sized(gpu, params, accs, &words).map(FirstLook::Plan);
         }
         params.quick = 1;
-        let mut table = GlobalTable::new(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
+        // The sample first (it reads only the keys), so that the table's set-up overlaps it;
+        // the state's other words are zeroed behind it.
+        let mut state = gpu.scratch::<u32>(k::STATE_WORDS)?;
         let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
-        sample(
-            gpu,
-            &params,
-            &mut table.state.view_mut().slice_mut(words.clone()),
-        )?;
+        sample(gpu, &params, &mut state.view_mut().slice_mut(words.clone()))?;
+        gpu.stream()
+            .memset_zeros(&mut state.view_mut().slice_mut(..k::STATE_SAMPLE))
+            .map_err(Error::driver(
+                "zeroing a group-by's state",
+                4 * k::STATE_SAMPLE,
+            ))?;
+        let mut table = GlobalTable::with_state(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, state)?;
         // The sample's words come back while the aggregation runs (or has returned at once).
         let view = table.state.view();
         let mut early = gpu.read_early(&view.slice(words))?;
@@ -174,7 +182,9 @@ impl HashPlan {
             return Ok(FirstLook::Done(grouped, est, plan.dense_base.is_some()));
         }
         params.quick = 0;
-        Self::sized(gpu, params, accs, &c).map(FirstLook::Plan)
+        let mut plan = Self::sized(gpu, params, accs, &c)?;
+        plan._quick = Some(Box::new(table));
+        Ok(FirstLook::Plan(plan))
     }
 
     /// The plan for `params` (tables not yet sized) from the sample's [`SAMPLE_WORDS`].
@@ -219,6 +229,7 @@ impl HashPlan {
             est,
             skewed,
             sampled,
+            _quick: None,
         })
     }
 
@@ -570,6 +581,19 @@ struct GlobalTable {
 impl GlobalTable {
     /// An empty table of `slots` slots (the arrays one more) for `params`, which it completes.
     fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
+        let state = gpu.zeros(k::STATE_WORDS)?;
+        Self::with_state(gpu, params, slots, accs, state)
+    }
+
+    /// [`GlobalTable::new`] around `state`, [`k::STATE_WORDS`] words as the aggregation
+    /// expects them.
+    fn with_state(
+        gpu: &Gpu,
+        params: &mut GroupByParams,
+        slots: u64,
+        accs: usize,
+        state: DeviceColumn<u32>,
+    ) -> Result<Self> {
         let slots = slots as u32;
         params.global_slots = slots;
         params.global_limit =
@@ -581,7 +605,7 @@ impl GlobalTable {
             keys: gpu.scratch(len)?,
             counts: gpu.scratch(len)?,
             acc: gpu.scratch(len * accs)?,
-            state: gpu.zeros(k::STATE_WORDS)?,
+            state,
             slots,
             limit: params.global_limit,
             accs: accs as u32,

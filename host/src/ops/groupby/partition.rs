@@ -313,22 +313,28 @@ impl<'a> PartPlan<'a> {
         // 2^key_bits.
         let most = n.min(1usize << self.key_bits);
         let words = accs.words();
-        let mut records = gpu
-            .scratch::<u64>(RECORDS_HEADER + most * words)
-            .map_err(|e| {
-                Error::invalid(format!(
-                    "{NAME}: the records of up to {most} groups need {} bytes of device memory \
-                     beside the partitioned rows, which the device does not have ({e}); group \
-                     fewer rows at a time",
-                    (RECORDS_HEADER + most * words) * 8
-                ))
-            })?;
-        gpu.stream()
-            .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
-            .map_err(Error::driver(
-                "zeroing a group-by's header",
-                8 * RECORDS_HEADER,
-            ))?;
+        // Allocated once the rows' first pass is queued (the GPU waits for no more host work
+        // than that pass needs).
+        let new_records = || -> Result<DeviceColumn<u64>> {
+            let mut records = gpu
+                .scratch::<u64>(RECORDS_HEADER + most * words)
+                .map_err(|e| {
+                    Error::invalid(format!(
+                        "{NAME}: the records of up to {most} groups need {} bytes of device \
+                         memory beside the partitioned rows, which the device does not have \
+                         ({e}); group fewer rows at a time",
+                        (RECORDS_HEADER + most * words) * 8
+                    ))
+                })?;
+            gpu.stream()
+                .memset_zeros(&mut records.view_mut().slice_mut(..RECORDS_HEADER))
+                .map_err(Error::driver(
+                    "zeroing a group-by's header",
+                    8 * RECORDS_HEADER,
+                ))?;
+            Ok(records)
+        };
+        let mut records;
         let slots = 1usize << self.slot_bits;
         // The partitioned rows live until the aggregation has read them.
         let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
@@ -405,6 +411,7 @@ impl<'a> PartPlan<'a> {
                     ),
                 )
             }?;
+            records = new_records()?;
             (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
             (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
             if let Some(bins) = &local.upper {
@@ -450,6 +457,7 @@ impl<'a> PartPlan<'a> {
                 (items, chunks) = (it, ch);
             }
         } else {
+            records = new_records()?;
             if self.hist.is_empty() {
                 // One partition: the rows as they are.
                 params.keys = ptr(gpu, keys);
