@@ -295,13 +295,7 @@ impl<'g> CoprocessorEngine<'g> {
         }
         s.prepare(gpu, plan)?;
         // The builds wait for the staged columns' copies (device slices carry no events).
-        let shipped = self
-            .copy
-            .record_event(None)
-            .map_err(err("recording the shipped dimensions"))?;
-        gpu.stream()
-            .wait(&shipped)
-            .map_err(err("waiting for the shipped dimensions"))?;
+        compute_waits_for_copies(&self.copy, gpu)?;
         s.build(gpu, plan)?;
         let fact = match &self.fact {
             HostFact::Plain(fact) => fact,
@@ -321,7 +315,7 @@ impl<'g> CoprocessorEngine<'g> {
                     .memcpy_htod(&host[start..start + len], &mut bufs[j].slice_mut(..len))
                     .map_err(err("shipping a lineorder chunk"))?;
             }
-            ChunkOrder::shipped(&self.copy, gpu)?;
+            compute_waits_for_copies(&self.copy, gpu)?;
             let cols: Vec<CudaView<i32>> = bufs[..fact_cols.len()]
                 .iter()
                 .map(|c| c.slice(..len))
@@ -364,7 +358,7 @@ impl<'g> CoprocessorEngine<'g> {
                         .map_err(err("shipping a compressed chunk's block starts"))?;
                 }
             }
-            ChunkOrder::shipped(&self.copy, gpu)?;
+            compute_waits_for_copies(&self.copy, gpu)?;
             let descs = &p.descs[plan.flight as usize][i];
             s.probe(gpu, plan, super::FactView::Packed(descs), len)?;
             order.probed(gpu, set)?;
@@ -373,10 +367,21 @@ impl<'g> CoprocessorEngine<'g> {
     }
 }
 
+/// Makes the compute stream wait for the copies queued so far on `copy`.
+fn compute_waits_for_copies(copy: &CudaStream, gpu: &Gpu) -> Result<()> {
+    let ev = copy
+        .record_event(None)
+        .map_err(Error::driver("recording the shipped copies", 0))?;
+    gpu.stream()
+        .wait(&ev)
+        .map_err(Error::driver("waiting for the shipped copies", 0))
+}
+
 /// The order between the copy stream and the compute stream over the two sets of chunk
 /// buffers. Device slices carry no events of their own ([`Gpu`] turns cudarc's tracking
-/// off), so it is kept here: a chunk's probe waits for its copies, and the copies into a set
-/// for the probe that read that set before. (Everything queued on the compute stream before
+/// off), so it is kept here: a chunk's probe waits for its copies
+/// ([`compute_waits_for_copies`]), and the copies into a set for the probe that read that set
+/// before. (Everything queued on the compute stream before
 /// a query, the buffers' allocation included, is ordered by the start event
 /// [`CoprocessorEngine::run_timed`] makes the copy stream wait for.)
 #[derive(Default)]
@@ -393,16 +398,6 @@ impl ChunkOrder {
                 .map_err(Error::driver("waiting for a chunk's probe", 0))?;
         }
         Ok(())
-    }
-
-    /// After a chunk's copies are queued: the compute stream waits for them.
-    fn shipped(copy: &CudaStream, gpu: &Gpu) -> Result<()> {
-        let ev = copy
-            .record_event(None)
-            .map_err(Error::driver("recording a shipped chunk", 0))?;
-        gpu.stream()
-            .wait(&ev)
-            .map_err(Error::driver("waiting for a shipped chunk", 0))
     }
 
     /// After the probe of the chunk in `set` is queued.
