@@ -1449,22 +1449,44 @@ crate::kernel! {
     GROUPBY_INIT = groupby_init[NT = 256, IPT = 1](
         params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
     ) {
-        // SAFETY: one parameter struct, aligned, not written while the kernel runs. Read
-        // through a reference: a copy lowers to a byte loop into local memory.
-        let p = unsafe { &*params };
-        let len = p.global_slots as usize + 1;
-        let mut s = crate::arch::global_idx();
-        while s < len {
-            // SAFETY: s < len, the arrays' length.
-            unsafe {
-                keys.add(s).write(EMPTY_KEY);
-                counts.add(s).write(0);
-                for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
-                    acc.add(a * len + s).write(acc_init(c));
-                }
+        let stride = crate::arch::grid_dim() * NT;
+        // SAFETY: as `empty_table` requires, which the launch's arguments are.
+        unsafe { empty_table(params, aggs, keys, counts, acc, crate::arch::global_idx(), stride) };
+    }
+}
+
+/// Empties the slots `first`, `first + stride`, ... of the global table of `params`: its
+/// `global_slots + 1` keys, counts and `aggs` accumulators each.
+///
+/// # Safety
+/// `params` points to one aligned parameter struct that nothing writes meanwhile; the arrays
+/// hold `global_slots + 1` items (`acc`: `aggs` times that).
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn empty_table(
+    params: *const GroupByParams,
+    aggs: u32,
+    keys: *mut u32,
+    counts: *mut u32,
+    acc: *mut u64,
+    first: usize,
+    stride: usize,
+) {
+    // SAFETY: as the caller vouches. Read through a reference: a copy lowers to a byte loop
+    // into local memory.
+    let p = unsafe { &*params };
+    let len = p.global_slots as usize + 1;
+    let mut s = first;
+    while s < len {
+        // SAFETY: s < len, the arrays' length.
+        unsafe {
+            keys.add(s).write(EMPTY_KEY);
+            counts.add(s).write(0);
+            for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
+                acc.add(a * len + s).write(acc_init(c));
             }
-            s += crate::arch::grid_dim() * NT;
         }
+        s += stride;
     }
 }
 
@@ -1678,13 +1700,19 @@ pub const GROUPBY_SAMPLE_SLOTS: usize = 6016;
 crate::kernel! {
     /// What [`GROUPBY_SAMPLES`] rows spread evenly over the `n` (all of them where fewer) say
     /// about the groups, counted in a shared set of [`GROUPBY_SAMPLE_SLOTS`] slots with a
-    /// count each: the [`SAMPLE_WORDS`] to `out` (the distinct keys among them, those seen
+    /// count each: the [`SAMPLE_WORDS`] (the distinct keys among them, those seen
     /// once and twice, for the host's estimate, see `groups_from_sample_counts` there; the
     /// smallest and largest key as `key ^ key_xor`, for a dense table; the most frequent key
     /// and its rows, for [`hot_key`]). `keys`: the device address of the `n` key words. One
     /// block.
+    ///
+    /// `out` is a state of [`STATE_WORDS`]: the sample's words go to its [`STATE_SAMPLE`] and
+    /// its words before them are zeroed. Where `table` is not null, the block also empties
+    /// the global table it describes (as [`GROUPBY_INIT`] with its other arguments), so that
+    /// an aggregation follows the sample without set-up of its own.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
-        keys: u64, n: u32, key_xor: u32, out: *mut u32
+        keys: u64, n: u32, key_xor: u32, out: *mut u32,
+        table: *const GroupByParams, aggs: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64
     ) {
         use crate::arch::{sync_threads, thread_idx};
         use crate::arch::shared_atomic::{cas_u32, max_u32, min_u32, red_add_u32};
@@ -1715,7 +1743,16 @@ crate::kernel! {
             // SAFETY: one word.
             unsafe { top.write(0, 0) };
         }
+        if t < STATE_SAMPLE {
+            // SAFETY: the state's words before the sample's.
+            unsafe { out.add(t).write(0) };
+        }
+        if !table.is_null() {
+            // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
+            unsafe { empty_table(table, aggs, tkeys, tcounts, tacc, t, NT) };
+        }
         sync_threads();
+        let out = out.wrapping_add(STATE_SAMPLE);
         let (keys, n) = (keys as *const u32, n as usize);
         let samples = n.min(GROUPBY_SAMPLES);
         // Row `j * n / samples` of sample `j`: a shift where `samples` is the constant.

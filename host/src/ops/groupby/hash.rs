@@ -27,7 +27,6 @@
 //! global table. A table that leaves room for one block per SM takes the 1,024-thread kernel,
 //! whose threads copy their rows of the block's next tile into shared memory (`cp.async`)
 //! while they add up the current one, so that the reads stay in flight through the atomics.
-use cudarc::driver::CudaViewMut;
 use tessera_kernels::ops::groupby::{
     self as k, GroupByParams, LANE_COPIES, MIN_SHARED_SLOTS, SAMPLE_WORDS, SharedPlan, TINY_GROUPS,
     TINY_SLOTS, TableForm, entry_bytes, shared_limit, shared_table_bytes,
@@ -155,18 +154,11 @@ impl HashPlan {
             return Self::sized(gpu, params, accs, &words).map(FirstLook::Plan);
         }
         params.quick = 1;
-        // The sample first (it reads only the keys), so that the table's set-up overlaps it;
-        // the state's other words are zeroed behind it.
-        let mut state = gpu.scratch::<u32>(k::STATE_WORDS)?;
+        // The sample empties the table and zeroes the state as well: no set-up launches
+        // between the call's start and the aggregation.
+        let mut table = GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
+        sample(gpu, &params, SampleInto::Table(&mut table))?;
         let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
-        sample(gpu, &params, &mut state.view_mut().slice_mut(words.clone()))?;
-        gpu.stream()
-            .memset_zeros(&mut state.view_mut().slice_mut(..k::STATE_SAMPLE))
-            .map_err(Error::driver(
-                "zeroing a group-by's state",
-                4 * k::STATE_SAMPLE,
-            ))?;
-        let mut table = GlobalTable::with_state(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, state)?;
         // The sample's words come back while the aggregation runs (or has returned at once).
         let view = table.state.view();
         let mut early = gpu.read_early(&view.slice(words))?;
@@ -403,25 +395,64 @@ fn hash_params(
 
 /// The sample's [`SAMPLE_WORDS`] (the host waits for them).
 fn sample_words(gpu: &Gpu, params: &GroupByParams) -> Result<[u32; SAMPLE_WORDS]> {
-    let mut out = gpu.scratch::<u32>(SAMPLE_WORDS)?;
-    sample(gpu, params, &mut out.view_mut())?;
-    let c = out.to_vec(gpu)?;
-    Ok(core::array::from_fn(|i| c[i]))
+    let mut state = gpu.scratch::<u32>(k::STATE_WORDS)?;
+    sample(gpu, params, SampleInto::State(&mut state))?;
+    let c = state.to_vec(gpu)?;
+    Ok(core::array::from_fn(|i| c[k::STATE_SAMPLE + i]))
+}
+
+/// Where a sample goes: a state of [`k::STATE_WORDS`], or a table's state, the table
+/// emptied by the same launch.
+enum SampleInto<'a> {
+    State(&'a mut DeviceColumn<u32>),
+    Table(&'a mut GlobalTable),
 }
 
 /// Queues the sample of the key column `params` describes: one block writes its
 /// [`SAMPLE_WORDS`] (distinct keys, those seen once and twice, the smallest and largest) to
-/// `out`.
-fn sample(gpu: &Gpu, params: &GroupByParams, out: &mut CudaViewMut<'_, u32>) -> Result<()> {
-    let cfg = grid_per_sm(gpu, &k::GROUPBY_SAMPLE, 1, 1)?;
-    // SAFETY: one block samples rows below `n` of the key column at `params.keys`; it writes
-    // the SAMPLE_WORDS words of `out`.
-    unsafe {
-        gpu.launch(
-            &k::GROUPBY_SAMPLE,
-            cfg,
-            (&params.keys, &params.n, &params.key_xor, out),
-        )
+/// the state's sample words and zeroes its others (and empties the table where there is
+/// one).
+fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()> {
+    let spec = &k::GROUPBY_SAMPLE;
+    let cfg = grid_per_sm(gpu, spec, 1, 1)?;
+    let (keys, n, xor) = (&params.keys, &params.n, &params.key_xor);
+    match into {
+        SampleInto::State(state) => {
+            let no_u32 = || None::<&mut DeviceColumn<u32>>;
+            let no_params = None::<&PodBuffer<GroupByParams>>;
+            let no_acc = None::<&mut DeviceColumn<u64>>;
+            let args = (
+                keys,
+                n,
+                xor,
+                state,
+                no_params,
+                &0u32,
+                no_u32(),
+                no_u32(),
+                no_acc,
+            );
+            // SAFETY: one block samples rows below `n` of the key column at `params.keys`;
+            // it writes the state's STATE_WORDS words; no table.
+            unsafe { gpu.launch(spec, cfg, args) }
+        }
+        SampleInto::Table(t) => {
+            let state = &mut t.state;
+            let args = (
+                keys,
+                n,
+                xor,
+                state,
+                &t.params,
+                &t.accs,
+                &mut t.keys,
+                &mut t.counts,
+                &mut t.acc,
+            );
+            // SAFETY: as above, with the table's state; the table's arrays hold the
+            // `global_slots + 1` slots its parameters give (accumulators: `accs` times that).
+            unsafe { gpu.launch(spec, cfg, args) }
+        }
     }
 }
 
@@ -581,36 +612,14 @@ struct GlobalTable {
 impl GlobalTable {
     /// An empty table of `slots` slots (the arrays one more) for `params`, which it completes.
     fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
-        let state = gpu.zeros(k::STATE_WORDS)?;
-        Self::with_state(gpu, params, slots, accs, state)
-    }
-
-    /// [`GlobalTable::new`] around `state`, [`k::STATE_WORDS`] words as the aggregation
-    /// expects them.
-    fn with_state(
-        gpu: &Gpu,
-        params: &mut GroupByParams,
-        slots: u64,
-        accs: usize,
-        state: DeviceColumn<u32>,
-    ) -> Result<Self> {
-        let slots = slots as u32;
-        params.global_slots = slots;
-        params.global_limit =
-            (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
+        let mut t = Self::unset(gpu, params, slots, accs)?;
+        gpu.stream()
+            .memset_zeros(&mut t.state.view_mut())
+            .map_err(Error::driver(
+                "zeroing a group-by's state",
+                4 * k::STATE_WORDS,
+            ))?;
         let len = slots as usize + 1;
-        let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
-        let mut t = GlobalTable {
-            params: params_buf,
-            keys: gpu.scratch(len)?,
-            counts: gpu.scratch(len)?,
-            acc: gpu.scratch(len * accs)?,
-            state,
-            slots,
-            limit: params.global_limit,
-            accs: accs as u32,
-            n: params.n,
-        };
         let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
         // SAFETY: the arrays hold `slots + 1` items (accumulators: `accs` times that).
         unsafe {
@@ -621,6 +630,28 @@ impl GlobalTable {
             )
         }?;
         Ok(t)
+    }
+
+    /// [`GlobalTable::new`] without emptying the table or zeroing its state, which
+    /// [`sample`] does.
+    fn unset(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
+        let slots = slots as u32;
+        params.global_slots = slots;
+        params.global_limit =
+            (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
+        let len = slots as usize + 1;
+        let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
+        Ok(GlobalTable {
+            params: params_buf,
+            keys: gpu.scratch(len)?,
+            counts: gpu.scratch(len)?,
+            acc: gpu.scratch(len * accs)?,
+            state: gpu.scratch(k::STATE_WORDS)?,
+            slots,
+            limit: params.global_limit,
+            accs: accs as u32,
+            n: params.n,
+        })
     }
 
     /// One pass over the table's `n` rows into it, the blocks given `smem` bytes of shared
