@@ -381,9 +381,9 @@ fn compute_waits_for_copies(copy: &CudaStream, gpu: &Gpu) -> Result<()> {
 /// buffers. Device slices carry no events of their own ([`Gpu`] turns cudarc's tracking
 /// off), so it is kept here: a chunk's probe waits for its copies
 /// ([`compute_waits_for_copies`]), and the copies into a set for the probe that read that set
-/// before. (Everything queued on the compute stream before
-/// a query, the buffers' allocation included, is ordered by the start event
-/// [`CoprocessorEngine::run_timed`] makes the copy stream wait for.)
+/// before. (Everything queued on the compute stream before a query, the buffers' allocation
+/// included, is ordered by the start event [`CoprocessorEngine::run_timed`] makes the copy
+/// stream wait for.)
 #[derive(Default)]
 struct ChunkOrder {
     /// Per set, the end of the last probe that read it.
