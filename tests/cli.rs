@@ -182,6 +182,28 @@ fn ssb_gen_run_and_json() {
         .collect();
     assert!(!want.is_empty());
     assert_eq!(lines.map(str::to_string).collect::<Vec<_>>(), want);
+    // The same forms on the standard output, which then holds the results alone: the report
+    // (timings, notices) goes to the standard error.
+    let stdout = |form: &str, query: &str| {
+        let o = tessera(&format!(
+            "ssb run --data {data} --device cpu --repeat 1 --quiet --query {query} --output {form}"
+        ));
+        assert!(o.status.success(), "--output {form}: {}", text(&o));
+        let err = String::from_utf8_lossy(&o.stderr).into_owned();
+        assert!(err.contains("geometric mean"), "--output {form}: {err}");
+        o.stdout
+    };
+    assert_eq!(stdout("csv", "q2.1"), csv.as_bytes());
+    assert_eq!(stdout("json", "all"), std::fs::read(&as_json).unwrap());
+    assert_eq!(stdout("pipe", "all"), results.as_bytes());
+    // The default stays the tables, with the report, on the standard output.
+    let o = ok(tessera(&format!(
+        "ssb run --data {data} --device cpu --repeat 1 --quiet --query q2.1"
+    )));
+    assert!(
+        o.contains("== q2.1 (cpu) ==") && o.contains("geometric mean"),
+        "{o}"
+    );
     // The default device runs the GPU where there is one and says when it falls back.
     let out = ok(tessera(&format!(
         "ssb run --data {data} --query q1.1 --repeat 1 --quiet"
@@ -274,10 +296,12 @@ fn ssb_run_refuses_bad_counts_and_outputs_before_work() {
     fails(
         run(&format!("--results {csv} --results-format csv")),
         1,
-        &[
-            "--results-format csv writes one query's result",
-            "13 queries",
-        ],
+        &["--output csv holds one query's result", "13 queries"],
+    );
+    fails(
+        run("--output csv"),
+        1,
+        &["--output csv holds one query's result", "--query"],
     );
     fails(run("--coprocessor"), 1, &["--coprocessor runs on the GPU"]);
     assert!(!data.exists(), "a refused run must not generate data");
@@ -368,6 +392,44 @@ fn bench_suites_run_at_a_tiny_size() {
             "{suite}: {v}"
         );
     }
+}
+
+/// `bench <suite> --plot DIR` draws the run's own report; a directory that cannot be one is
+/// refused before the suite runs.
+#[cfg(feature = "plot")]
+#[test]
+fn bench_plot_flag_draws_the_run() {
+    let dir = scratch("bench-plot");
+    let (json, plots) = (dir.join("ops.json"), dir.join("plots"));
+    let line = |plots: &std::path::Path| {
+        format!(
+            "bench ops --log2n 12 --quick --torch none --reps 1 --json {} --plot {}",
+            json.display(),
+            plots.display()
+        )
+    };
+    let out = ok(tessera(&line(&plots)));
+    let index = std::fs::read_to_string(plots.join("index.md")).unwrap();
+    assert!(index.contains("(ops-project.svg)"), "{out}\n{index}");
+    assert!(plots.join("ops-project.svg").is_file());
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    std::fs::remove_file(&json).unwrap();
+    let out = fails(
+        tessera(&line(&file)),
+        1,
+        &["--plot", "is a file", "a directory"],
+    );
+    assert!(!json.exists(), "the suite ran before the refusal: {out}");
+    fails(
+        tessera(&format!(
+            "bench plot {} --plot {}",
+            json.display(),
+            plots.display()
+        )),
+        1,
+        &["--plot draws a suite's report", "--out"],
+    );
 }
 
 /// `bench plot` draws a report (here a synthetic group-by sweep, no GPU needed) as one SVG per
@@ -497,18 +559,23 @@ fn parquet_export_and_load_round_trip() {
     let file = dir.join("q21.parquet").display().to_string();
     fails(
         tessera(&format!(
-            "ssb run --data {data} --device cpu --results {file} --results-format parquet"
+            "ssb run --data {data} --device cpu --results {file} --output parquet"
         )),
         1,
-        &[
-            "--results-format parquet writes one query's result",
-            "13 queries",
-        ],
+        &["--output parquet holds one query's result", "13 queries"],
     );
     ok(tessera(&format!(
         "ssb run --data {data} --query q2.1 --device cpu --results {file} --results-format parquet"
     )));
-    assert!(std::fs::metadata(&file).unwrap().len() > 0);
+    let written = std::fs::read(&file).unwrap();
+    assert!(written.starts_with(b"PAR1"), "not a Parquet file");
+    // The same file on the standard output (not a terminal here), the report on stderr.
+    let o = tessera(&format!(
+        "ssb run --data {data} --query q2.1 --device cpu --quiet --output parquet"
+    ));
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(o.stdout, written);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("geometric mean"));
 }
 
 #[test]

@@ -110,11 +110,16 @@ pub fn prepare_json(path: &std::path::Path) -> tessera_host::Result<()> {
 
 /// Writes a suite's report as pretty JSON and says where.
 pub fn write_json(path: &std::path::Path, report: &impl Serialize) -> tessera_host::Result<()> {
-    let text = serde_json::to_string_pretty(report)
-        .map_err(|e| tessera_host::Error::Data(format!("serializing the report: {e}")))?;
-    std::fs::write(path, text).map_err(tessera_host::Error::io(path, "write failed"))?;
+    save_json(path, report)?;
     println!("\nJSON: {}", path.display());
     Ok(())
+}
+
+/// Writes a report as pretty JSON, silently.
+pub fn save_json(path: &std::path::Path, report: &impl Serialize) -> tessera_host::Result<()> {
+    let text = serde_json::to_string_pretty(report)
+        .map_err(|e| tessera_host::Error::Data(format!("serializing the report: {e}")))?;
+    std::fs::write(path, text).map_err(tessera_host::Error::io(path, "write failed"))
 }
 
 /// `n` values drawn uniformly (rand's standard distribution for `T`), generated in parallel

@@ -31,6 +31,18 @@ pub struct PlotArgs {
     pub out: PathBuf,
 }
 
+/// Makes `out`, the directory for the SVG files (given as `flag`), where it does not exist;
+/// an error naming it where it is a file or cannot be made.
+pub fn check_out(out: &Path, flag: &str) -> Result<()> {
+    if out.is_file() {
+        return Err(Error::invalid(format!(
+            "{flag} {}: is a file; pass a directory for the SVG files",
+            out.display()
+        )));
+    }
+    std::fs::create_dir_all(out).map_err(Error::io(out, "cannot create"))
+}
+
 /// Draws every experiment of every report in `args.json` as `<out>/<suite>-<experiment>.svg`
 /// and lists them in `<out>/index.md`. All reports are read and checked before anything is
 /// written, so a bad path among several leaves no half-drawn directory behind.
@@ -40,13 +52,7 @@ pub fn run(args: &PlotArgs) -> Result<()> {
         .iter()
         .map(|p| Report::load(p))
         .collect::<Result<Vec<_>>>()?;
-    if args.out.is_file() {
-        return Err(Error::invalid(format!(
-            "--out {}: is a file; pass a directory for the SVG files",
-            args.out.display()
-        )));
-    }
-    std::fs::create_dir_all(&args.out).map_err(Error::io(&args.out, "cannot create"))?;
+    check_out(&args.out, "--out")?;
     let mut names = HashSet::new();
     let mut sections = Vec::new();
     for report in &reports {

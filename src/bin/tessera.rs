@@ -26,6 +26,11 @@ enum Cmd {
     Info,
     /// Run a benchmark suite.
     Bench {
+        /// Also draw the suite's JSON report as SVG figures into this directory, as `tessera
+        /// bench plot REPORT --out DIR` would after the run.
+        #[cfg(feature = "plot")]
+        #[arg(long, global = true, value_name = "DIR")]
+        plot: Option<std::path::PathBuf>,
         #[command(subcommand)]
         suite: Suite,
     },
@@ -101,21 +106,74 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 rayon::current_num_threads()
             );
         }
-        Cmd::Bench { suite } => match suite {
-            Suite::Ops(args) => tessera::bench::ops::run(&args)?,
-            Suite::Join(args) => tessera::bench::join::run(&args)?,
-            Suite::Sort(args) => tessera::bench::sort::run(&args)?,
-            Suite::Topk(args) => tessera::bench::topk::run(&args)?,
-            Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
-            Suite::Compress(args) => tessera::bench::compress::run(&args)?,
-            Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
-            Suite::Ordered(args) => tessera::bench::ordered::run(&args)?,
-            #[cfg(feature = "arrow")]
-            Suite::Transfer(args) => tessera::bench::transfer::run(&args)?,
-            #[cfg(feature = "plot")]
-            Suite::Plot(args) => tessera::bench::plot::run(&args)?,
-        },
+        #[cfg(feature = "plot")]
+        Cmd::Bench {
+            plot: Some(out),
+            suite,
+        } => {
+            // Checked before the suite runs, so that a bad directory costs no measurement.
+            let json = suite.json().ok_or(
+                "--plot draws a suite's report after its run; `bench plot` takes --out instead",
+            )?;
+            tessera::bench::plot::check_out(&out, "--plot")?;
+            let start = std::time::SystemTime::now();
+            run_suite(suite)?;
+            // A suite that skipped (no GPU) writes no report; an older one there is not this run's.
+            let written = std::fs::metadata(&json)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= start);
+            if written {
+                let args = PlotArgs {
+                    json: vec![json],
+                    out,
+                };
+                tessera::bench::plot::run(&args)?;
+            } else {
+                println!("--plot: the suite wrote no report in this run; nothing drawn");
+            }
+        }
+        Cmd::Bench { suite, .. } => run_suite(suite)?,
         Cmd::Ssb { cmd } => tessera::ssb::cli::run(cmd)?,
+    }
+    Ok(())
+}
+
+impl Suite {
+    /// The JSON report the suite writes (`None` for `plot`, which writes none).
+    #[cfg_attr(not(feature = "plot"), allow(dead_code))]
+    fn json(&self) -> Option<std::path::PathBuf> {
+        let path = match self {
+            Suite::Ops(a) => &a.json,
+            Suite::Join(a) => &a.json,
+            Suite::Sort(a) => &a.json,
+            Suite::Topk(a) => &a.json,
+            Suite::Tweets(a) => &a.json,
+            Suite::Compress(a) => &a.json,
+            Suite::Groupby(a) => &a.json,
+            Suite::Ordered(a) => &a.json,
+            #[cfg(feature = "arrow")]
+            Suite::Transfer(a) => &a.json,
+            #[cfg(feature = "plot")]
+            Suite::Plot(_) => return None,
+        };
+        Some(path.clone())
+    }
+}
+
+fn run_suite(suite: Suite) -> Result<(), Box<dyn std::error::Error>> {
+    match suite {
+        Suite::Ops(args) => tessera::bench::ops::run(&args)?,
+        Suite::Join(args) => tessera::bench::join::run(&args)?,
+        Suite::Sort(args) => tessera::bench::sort::run(&args)?,
+        Suite::Topk(args) => tessera::bench::topk::run(&args)?,
+        Suite::Tweets(args) => tessera::bench::topk_tweets::run(&args)?,
+        Suite::Compress(args) => tessera::bench::compress::run(&args)?,
+        Suite::Groupby(args) => tessera::bench::groupby::run(&args)?,
+        Suite::Ordered(args) => tessera::bench::ordered::run(&args)?,
+        #[cfg(feature = "arrow")]
+        Suite::Transfer(args) => tessera::bench::transfer::run(&args)?,
+        #[cfg(feature = "plot")]
+        Suite::Plot(args) => tessera::bench::plot::run(&args)?,
     }
     Ok(())
 }

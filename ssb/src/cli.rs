@@ -26,9 +26,13 @@ pub enum DeviceArg {
     Cpu,
 }
 
-/// How `ssb run --results` writes the results.
+/// How `ssb run` writes the query results (`--output`), on the standard output or into the
+/// `--results` file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum ResultsFormat {
+    /// Each query's result as an aligned table under `== q1.1 (engine) ==`, with its row
+    /// count: for people, and printed with the report.
+    Table,
     /// A line `== q1.1` per query, then one line per row, values separated by `|` (what
     /// `tests/ssb_duckdb.py` prints, to compare with DuckDB).
     Pipe,
@@ -169,13 +173,17 @@ pub enum SsbCmd {
         /// Write the timing records as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
-        /// Write every query's result to this file, as `--results-format` says.
+        /// Write the queries' results to this file (in `--output`'s form, `pipe` by default)
+        /// instead of the standard output.
         #[arg(long)]
         results: Option<PathBuf>,
-        /// The form of `--results`: `pipe` (lines of `|`-separated values under `== q1.1`),
-        /// `json` (the queries' columns, with names and types, and rows) or `csv` (one query).
-        #[arg(long, value_enum, default_value_t = ResultsFormat::Pipe)]
-        results_format: ResultsFormat,
+        /// The results' form: `table` (the default on the standard output), `pipe` (lines of
+        /// `|`-separated values under `== q1.1`; the default into `--results`), `json` (the
+        /// queries' columns, with names and types, and rows), `csv` or `parquet` (one query).
+        /// In any form but `table` on the standard output, the results are all it gets: the
+        /// report (timings, models, notices) goes to the standard error.
+        #[arg(long, value_enum, visible_alias = "results-format")]
+        output: Option<ResultsFormat>,
     },
     /// The storage table (thesis §5.6.4): each column's footprint uncompressed, in NSF,
     /// GPU-FOR and GPU-DFOR, and the smallest of them; per column and in total.
@@ -204,7 +212,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             let existing = existing(force);
             check_gen(sf, &out, tbl, existing)?;
             let also = Also { tbl, compressed };
-            gen_dir(sf, seed, &out, also, existing, !quiet)?;
+            gen_dir(sf, seed, &out, also, existing, !quiet, Report::default())?;
         }
         SsbCmd::LoadTbl(args) => load_into(&args, |dir, progress| {
             let (data, report) = tbl::load_tbl_dir_with_report(dir, progress)?;
@@ -290,7 +298,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             compressed,
             json,
             results,
-            results_format,
+            output,
         } => {
             if coprocessor && device == DeviceArg::Cpu {
                 return Err("--coprocessor runs on the GPU: drop --device cpu".into());
@@ -302,26 +310,18 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             if let Some(path) = &json {
                 check_output_file(path, "--json")?;
             }
-            if let Some(path) = &results {
-                check_output_file(path, "--results")?;
-                let one = match results_format {
-                    ResultsFormat::Csv => Some("csv"),
-                    #[cfg(feature = "parquet")]
-                    ResultsFormat::Parquet => Some("parquet"),
-                    _ => None,
-                };
-                if let Some(form) = one
-                    && queries.len() != 1
-                {
-                    return Err(format!(
-                        "--results-format {form} writes one query's result, and {} queries \
-                         run: choose one with --query, or write them all with --results-format \
-                         json",
-                        queries.len()
-                    )
-                    .into());
-                }
-            }
+            let form = output.unwrap_or(if results.is_some() {
+                ResultsFormat::Pipe
+            } else {
+                ResultsFormat::Table
+            });
+            check_results(form, results.as_deref(), queries.len())?;
+            // Results a program reads on the standard output get it to themselves.
+            let results_on_stdout = results.is_none() && form != ResultsFormat::Table;
+            let rep = Report {
+                stderr: results_on_stdout,
+            };
+            let print_tables = !no_results && !results_on_stdout;
             let generate_first = !format::exists(&data);
             if generate_first {
                 if !gen_if_missing {
@@ -336,7 +336,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             }
             // The GPU is opened before any data is generated or read, so that a missing one is
             // said at once.
-            let gpu = open_device(device)?;
+            let gpu = open_device(device, rep)?;
             if coprocessor && gpu.is_none() {
                 return Err("--coprocessor needs a GPU, and none was found".into());
             }
@@ -348,7 +348,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     tbl: false,
                     compressed,
                 };
-                gen_dir(sf, DEFAULT_SEED, &data, also, Existing::Refuse, !quiet)?;
+                gen_dir(sf, DEFAULT_SEED, &data, also, Existing::Refuse, !quiet, rep)?;
             }
             check_memory(
                 dir_bytes(&data),
@@ -357,7 +357,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             )?;
             let t = Instant::now();
             let set = format::read_dir(&data)?;
-            println!(
+            rep.say(format_args!(
                 "{}: {} lineorder rows (SF {}), read in {:.2} s",
                 data.display(),
                 set.lineorder.len(),
@@ -365,12 +365,12 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                     .scale_factor
                     .map_or_else(|| "unknown".into(), |s| s.to_string()),
                 t.elapsed().as_secs_f64()
-            );
+            ));
             let (timed, records) = match gpu {
                 None => {
                     let eng = engine(Device::Cpu, &set)?;
-                    let timed = time_queries(eng.as_ref(), &queries, repeat, !no_results)?;
-                    let records = timing_table(eng.name(), &timed, None);
+                    let timed = time_queries(eng.as_ref(), &queries, repeat, print_tables, rep)?;
+                    let records = timing_table(eng.name(), &timed, None, rep);
                     (timed, records)
                 }
                 Some(gpu) => {
@@ -378,44 +378,27 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                         coprocessor,
                         compressed: compressed.then_some(data.as_path()),
                     };
-                    gpu_run(&gpu, &set, &queries, repeat, !no_results, modes)?
+                    gpu_run(&gpu, &set, &queries, repeat, print_tables, modes, rep)?
                 }
             };
-            if let Some(path) = results {
-                let text: String = match results_format {
-                    ResultsFormat::Pipe => timed
-                        .iter()
-                        .flat_map(|t| {
-                            std::iter::once(format!("== {}", t.query.name()))
-                                .chain(t.result.to_lines())
-                        })
-                        .map(|l| l + "\n")
-                        .collect(),
-                    ResultsFormat::Json => {
-                        let all: Vec<_> = timed.iter().map(|t| t.result.to_json()).collect();
-                        serde_json::to_string_pretty(&all)? + "\n"
+            if results.is_some() || (results_on_stdout && !no_results) {
+                let bytes = render_results(form, &timed)?;
+                match &results {
+                    Some(path) => {
+                        std::fs::write(path, bytes)
+                            .map_err(tessera_host::Error::io(path, "write failed"))?;
+                        rep.say(format_args!("results written to {}", path.display()));
                     }
-                    ResultsFormat::Csv => timed.iter().map(|t| t.result.to_csv()).collect(),
-                    #[cfg(feature = "parquet")]
-                    ResultsFormat::Parquet => {
-                        for t in &timed {
-                            super::parquet::write_result(&t.result, &path)?;
-                        }
-                        String::new()
+                    None => {
+                        use std::io::Write;
+                        let mut out = std::io::stdout().lock();
+                        out.write_all(&bytes).and_then(|()| out.flush())?;
                     }
-                };
-                #[cfg(feature = "parquet")]
-                let text = (results_format != ResultsFormat::Parquet).then_some(text);
-                #[cfg(not(feature = "parquet"))]
-                let text = Some(text);
-                if let Some(text) = text {
-                    std::fs::write(&path, text)
-                        .map_err(tessera_host::Error::io(&path, "write failed"))?;
                 }
-                println!("results written to {}", path.display());
             }
             if let Some(path) = json {
-                tessera_bench::write_json(&path, &records)?;
+                tessera_bench::save_json(&path, &records)?;
+                rep.say(format_args!("\nJSON: {}", path.display()));
             }
         }
     }
@@ -424,7 +407,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
 
 /// The GPU `device` asks for: `None` for the CPU engine; an error at once, with the
 /// alternative, when `--device gpu` finds none.
-fn open_device(device: DeviceArg) -> Result<Option<Gpu>, Box<dyn std::error::Error>> {
+fn open_device(device: DeviceArg, rep: Report) -> Result<Option<Gpu>, Box<dyn std::error::Error>> {
     match device {
         DeviceArg::Cpu => Ok(None),
         DeviceArg::Gpu => match Gpu::new() {
@@ -437,7 +420,7 @@ fn open_device(device: DeviceArg) -> Result<Option<Gpu>, Box<dyn std::error::Err
         DeviceArg::Auto => match Gpu::new() {
             Ok(gpu) => Ok(Some(gpu)),
             Err(e) => {
-                println!("notice: no GPU ({e}); running the CPU engine");
+                rep.say(format_args!("notice: no GPU ({e}); running the CPU engine"));
                 Ok(None)
             }
         },
@@ -482,7 +465,7 @@ fn load_into(
         t.elapsed().as_secs_f64()
     );
     if args.compressed {
-        write_compressed(&data, &args.out)?;
+        write_compressed(&data, &args.out, Report::default())?;
     }
     Ok(())
 }
@@ -524,16 +507,17 @@ struct Also {
 fn write_compressed(
     data: &super::data::SsbData,
     out: &std::path::Path,
+    rep: Report,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let bytes = storage::write_compressed(data, out)?;
-    println!(
+    rep.say(format_args!(
         "compressed query columns ({:.1} MB, {:.3} of uncompressed) in {} in {:.1} s",
         bytes as f64 / 1e6,
         bytes as f64 / (36 * data.lineorder.len()).max(1) as f64,
         storage::compressed_dir(out).display(),
         t.elapsed().as_secs_f64()
-    );
+    ));
     Ok(())
 }
 
@@ -544,25 +528,26 @@ fn gen_dir(
     also: Also,
     existing: Existing,
     progress: bool,
+    rep: Report,
 ) -> Result<(), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let data = generate(&GenConfig { sf, seed, progress })?;
     let generated = t.elapsed().as_secs_f64();
     format::write_dir_with(&data, out, existing)?;
-    println!(
+    rep.say(format_args!(
         "generated SF {sf} (seed {seed}): {} lineorder rows in {generated:.1} s, written to {} \
          in {:.1} s",
         data.lineorder.len(),
         out.display(),
         t.elapsed().as_secs_f64() - generated
-    );
+    ));
     if also.tbl {
         let dir = out.join("tbl");
         tbl::write_tbl_dir(&data, &dir, progress)?;
-        println!(".tbl files in {}", dir.display());
+        rep.say(format_args!(".tbl files in {}", dir.display()));
     }
     if also.compressed {
-        write_compressed(&data, out)?;
+        write_compressed(&data, out, rep)?;
     }
     Ok(())
 }
@@ -576,6 +561,7 @@ fn compressed_run(
     queries: &[Query],
     repeat: usize,
     plain: &[Timed],
+    rep: Report,
 ) -> Result<(Vec<Record>, Vec<Encoded>), Box<dyn std::error::Error>> {
     let t = Instant::now();
     let (encoded, how) = match storage::read_compressed(dir, set)? {
@@ -589,10 +575,10 @@ fn compressed_run(
     let secs = t.elapsed().as_secs_f64();
     let cols = eng.packed_columns().unwrap_or_default();
     let rows = set.lineorder.len();
-    println!(
+    rep.say(format_args!(
         "\ncompressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; {how} and \
          uploaded in {secs:.2} s)"
-    );
+    ));
     let table_rows = cols.iter().map(|c| {
         vec![
             format!("{:?}", c.column),
@@ -602,16 +588,16 @@ fn compressed_run(
         ]
     });
     let header = ["column", "scheme", "MB", "bits/row"];
-    println!("{}", markdown_table(&header, table_rows, 2));
+    rep.say(format_args!("{}", markdown_table(&header, table_rows, 2)));
     let packed: usize = cols.iter().map(|c| c.bytes).sum();
     let whole = 4 * rows * cols.len();
-    println!(
+    rep.say(format_args!(
         "total {:.2} MB of {:.2} MB uncompressed: {:.3}",
         packed as f64 / 1e6,
         whole as f64 / 1e6,
         packed as f64 / whole.max(1) as f64
-    );
-    let timed = time_queries(&eng, queries, repeat, false)?;
+    ));
+    let timed = time_queries(&eng, queries, repeat, false, rep)?;
     let mut records = Vec::new();
     let mut table_rows = Vec::new();
     for (c, p) in timed.iter().zip(plain) {
@@ -637,14 +623,108 @@ fn compressed_run(
         ));
     }
     let header = ["query", "uncompressed ms", "compressed ms", "ratio"];
-    println!("\n{}", markdown_table(&header, table_rows, 1));
-    println!(
+    rep.say(format_args!("\n{}", markdown_table(&header, table_rows, 1)));
+    rep.say(format_args!(
         "geometric mean: {:.3} ms compressed, {:.3} ms uncompressed, ratio {:.3}",
         geomean(timed.iter().map(|t| median(&t.ms))),
         geomean(plain.iter().map(|t| median(&t.ms))),
         geomean(records.iter().map(|r| r.ratio))
-    );
+    ));
     Ok((records, encoded))
+}
+
+/// Where `ssb run` prints its report (what it read, timings, models, notices): the standard
+/// output, or the standard error where the results take the standard output.
+#[derive(Clone, Copy, Default)]
+struct Report {
+    stderr: bool,
+}
+
+impl Report {
+    fn say(self, text: std::fmt::Arguments<'_>) {
+        if self.stderr {
+            eprintln!("{text}");
+        } else {
+            println!("{text}");
+        }
+    }
+}
+
+/// Refuses, before any work, results in `form` that one file cannot hold for `queries`
+/// queries, and results that may not be written where they go (`path`, else the standard
+/// output).
+fn check_results(
+    form: ResultsFormat,
+    path: Option<&std::path::Path>,
+    queries: usize,
+) -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(path) = path {
+        check_output_file(path, "--results")?;
+    }
+    let one = match form {
+        ResultsFormat::Csv => Some("csv"),
+        #[cfg(feature = "parquet")]
+        ResultsFormat::Parquet => Some("parquet"),
+        _ => None,
+    };
+    if let Some(name) = one
+        && queries != 1
+    {
+        return Err(format!(
+            "--output {name} holds one query's result, and {queries} queries run: choose one \
+             with --query, or write them all with --output json"
+        )
+        .into());
+    }
+    #[cfg(feature = "parquet")]
+    if form == ResultsFormat::Parquet && path.is_none() {
+        use std::io::IsTerminal;
+        if std::io::stdout().is_terminal() {
+            return Err(
+                "--output parquet writes a binary file: give --results FILE, or \
+                        redirect the standard output to a file"
+                    .into(),
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The queries' results in `form`, as the bytes of a file.
+fn render_results(
+    form: ResultsFormat,
+    timed: &[Timed],
+) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    Ok(match form {
+        ResultsFormat::Table => timed
+            .iter()
+            .map(|t| format!("== {} ==\n{}\n", t.query.name(), t.result))
+            .collect::<String>()
+            .into_bytes(),
+        ResultsFormat::Pipe => timed
+            .iter()
+            .flat_map(|t| {
+                std::iter::once(format!("== {}", t.query.name())).chain(t.result.to_lines())
+            })
+            .map(|l| l + "\n")
+            .collect::<String>()
+            .into_bytes(),
+        ResultsFormat::Json => {
+            let all: Vec<_> = timed.iter().map(|t| t.result.to_json()).collect();
+            (serde_json::to_string_pretty(&all)? + "\n").into_bytes()
+        }
+        ResultsFormat::Csv => timed
+            .iter()
+            .map(|t| t.result.to_csv())
+            .collect::<String>()
+            .into_bytes(),
+        // One query (checked first).
+        #[cfg(feature = "parquet")]
+        ResultsFormat::Parquet => match timed {
+            [t] => super::parquet::result_parquet(&t.result)?,
+            _ => return Err("--output parquet holds one query's result".into()),
+        },
+    })
 }
 
 /// One query's result and its timed repetitions (ms).
@@ -660,6 +740,7 @@ fn time_queries(
     queries: &[Query],
     repeat: usize,
     print: bool,
+    rep: Report,
 ) -> Result<Vec<Timed>, Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for &q in queries {
@@ -673,7 +754,7 @@ fn time_queries(
             ms.push(t);
         }
         if print {
-            println!("\n== {q} ({}) ==\n{result}", eng.name());
+            rep.say(format_args!("\n== {q} ({}) ==\n{result}", eng.name()));
         }
         out.push(Timed {
             query: q,
@@ -691,7 +772,12 @@ fn geomean(xs: impl Iterator<Item = f64>) -> f64 {
 
 /// Prints the timing table (with model columns when `models` gives, per query, the model
 /// time in ms and the thesis' 128-byte-line model time) and returns its records.
-fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) -> Vec<Record> {
+fn timing_table(
+    device: &str,
+    timed: &[Timed],
+    models: Option<&[(f64, f64)]>,
+    rep: Report,
+) -> Vec<Record> {
     let mut records = Vec::new();
     let mut rows = Vec::new();
     for (i, t) in timed.iter().enumerate() {
@@ -729,23 +815,25 @@ fn timing_table(device: &str, timed: &[Timed], models: Option<&[(f64, f64)]>) ->
         "lines ms",
         "reps",
     ];
-    println!("\n{}", markdown_table(&header, rows, 2));
+    rep.say(format_args!("\n{}", markdown_table(&header, rows, 2)));
     let gm = geomean(timed.iter().map(|t| median(&t.ms)));
     if let Some(m) = models {
         let gr = geomean(records.iter().map(|r| r.ratio));
-        println!("geometric mean: {gm:.3} ms, ratio to model {gr:.2}");
+        rep.say(format_args!(
+            "geometric mean: {gm:.3} ms, ratio to model {gr:.2}"
+        ));
         // The acceptance's mix: the thesis' 128-byte-line models where it gives one (q1.x and
         // q2.1), bytes touched (sectors) for the rest.
         let thesis = |q: Query| matches!(q, Query::Q1_1 | Query::Q1_2 | Query::Q1_3 | Query::Q2_1);
         let mixed = geomean(timed.iter().zip(m).map(|(t, &(sectors, lines))| {
             median(&t.ms) / if thesis(t.query) { lines } else { sectors }
         }));
-        println!(
+        rep.say(format_args!(
             "ratio to the thesis' line models for q1.x and q2.1 and sectors for the rest: \
              {mixed:.3}"
-        );
+        ));
     } else {
-        println!("geometric mean: {gm:.3} ms");
+        rep.say(format_args!("geometric mean: {gm:.3} ms"));
     }
     records
 }
@@ -768,19 +856,20 @@ fn gpu_run(
     repeat: usize,
     print: bool,
     modes: GpuModes<'_>,
+    rep: Report,
 ) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
     let GpuModes {
         coprocessor,
         compressed,
     } = modes;
-    println!("device: {} ({})", gpu.name(), gpu.arch());
+    rep.say(format_args!("device: {} ({})", gpu.name(), gpu.arch()));
     let eng = GpuEngine::new(gpu, set)?;
-    let timed = time_queries(&eng, queries, repeat, print)?;
+    let timed = time_queries(&eng, queries, repeat, print, rep)?;
     let (bw, mut records) = measure_bandwidth(gpu, 10)?;
-    println!(
+    rep.say(format_args!(
         "\nbandwidth (same run): {bw}; bytes = 32-byte sectors touched (model ms), or the \
          thesis' 128-byte lines (lines ms)"
-    );
+    ));
     let models: Vec<(f64, f64)> = queries
         .iter()
         .map(|&q| {
@@ -791,32 +880,33 @@ fn gpu_run(
             )
         })
         .collect();
-    records.extend(timing_table(eng.name(), &timed, Some(&models)));
+    records.extend(timing_table(eng.name(), &timed, Some(&models), rep));
     drop(eng);
     let mut encoded = None;
     if let Some(dir) = compressed {
-        let (recs, cols) = compressed_run(gpu, set, dir, queries, repeat, &timed)?;
+        let (recs, cols) = compressed_run(gpu, set, dir, queries, repeat, &timed, rep)?;
         records.extend(recs);
         encoded = Some(cols);
     }
     if coprocessor {
         let h2d = h2d_bandwidth(gpu, 5)?;
-        println!(
+        rep.say(format_args!(
             "\ncoprocessor mode: columns shipped per query from pinned memory (H2D {h2d:.1} \
              GB/s, same run); bound = shipped bytes / H2D bandwidth"
-        );
+        ));
         let co = CoprocessorEngine::new(gpu, set)?;
         let (co_timed, recs) =
-            coprocessor_table(&co, "ssb coprocessor", (h2d, repeat), &timed, None)?;
+            coprocessor_table(&co, "ssb coprocessor", (h2d, repeat), &timed, None, rep)?;
         records.extend(recs);
         drop(co);
         if let Some(encoded) = &encoded {
-            println!(
+            rep.say(format_args!(
                 "\ncoprocessor mode over the compressed columns (each chunk ships its rows' words)"
-            );
+            ));
             let co = CoprocessorEngine::compressed(gpu, set, encoded)?;
             let label = "ssb coprocessor compressed";
-            let (_, recs) = coprocessor_table(&co, label, (h2d, repeat), &timed, Some(&co_timed))?;
+            let (_, recs) =
+                coprocessor_table(&co, label, (h2d, repeat), &timed, Some(&co_timed), rep)?;
             records.extend(recs);
         }
     }
@@ -832,9 +922,10 @@ fn coprocessor_table(
     (h2d, repeat): (f64, usize),
     resident: &[Timed],
     plain: Option<&[Timed]>,
+    rep: Report,
 ) -> Result<(Vec<Timed>, Vec<Record>), Box<dyn std::error::Error>> {
     let queries: Vec<Query> = resident.iter().map(|t| t.query).collect();
-    let timed = time_queries(co, &queries, repeat, false)?;
+    let timed = time_queries(co, &queries, repeat, false, rep)?;
     let mut header = vec!["query", "median ms", "bound ms", "ratio", "shipped MB"];
     if plain.is_some() {
         header.extend(["uncompressed ms", "speedup"]);
@@ -869,10 +960,10 @@ fn coprocessor_table(
             bound,
         ));
     }
-    println!("{}", markdown_table(&header, rows, 1));
-    println!(
+    rep.say(format_args!("{}", markdown_table(&header, rows, 1)));
+    rep.say(format_args!(
         "geometric mean: {:.3} ms",
         geomean(timed.iter().map(|t| median(&t.ms)))
-    );
+    ));
     Ok((timed, records))
 }

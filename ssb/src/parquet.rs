@@ -326,11 +326,18 @@ pub fn result_batch(result: &QueryResult) -> Result<RecordBatch> {
 
 /// Writes a query's result ([`result_batch`]) as the Parquet file `path`.
 pub fn write_result(result: &QueryResult, path: &Path) -> Result<()> {
+    let bytes = result_parquet(result)?;
+    std::fs::write(path, bytes).map_err(Error::io(path, "write failed"))
+}
+
+/// A query's result ([`result_batch`]) as the bytes of a Parquet file (what
+/// `ssb run --output parquet` prints).
+pub fn result_parquet(result: &QueryResult) -> Result<Vec<u8>> {
     let batch = result_batch(result)?;
-    let file = File::create(path).map_err(Error::io(path, "cannot create"))?;
-    let failed = |e: parquet::errors::ParquetError| bad(path, format!("write failed: {e}"));
-    let mut w = ArrowWriter::try_new(file, batch.schema(), None).map_err(failed)?;
+    let failed = |e: parquet::errors::ParquetError| {
+        Error::invalid(format!("{}: writing Parquet: {e}", result.query.name()))
+    };
+    let mut w = ArrowWriter::try_new(Vec::new(), batch.schema(), None).map_err(failed)?;
     w.write(&batch).map_err(failed)?;
-    w.close().map_err(failed)?;
-    Ok(())
+    w.into_inner().map_err(failed)
 }
