@@ -628,41 +628,25 @@ impl QueryResult {
 }
 
 impl fmt::Display for QueryResult {
-    /// An aligned table (numbers right-aligned), with the row count.
+    /// An aligned table without borders (numbers right-aligned), with the row count.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use comfy_table::{CellAlignment, Table, presets::NOTHING};
         let header = self.header();
-        let rows = self.decoded();
-        let widths: Vec<usize> = (0..header.len())
-            .map(|c| {
-                rows.iter()
-                    .map(|r| r[c].len())
-                    .chain(std::iter::once(header[c].len()))
-                    .max()
-                    .unwrap_or(0)
-            })
-            .collect();
+        let mut table = Table::new();
+        table.load_style(NOTHING).set_header(header.iter().copied());
+        for r in self.decoded() {
+            table.add_row(r);
+        }
         let numeric = |c: usize| c + 1 == header.len() || self.group_by[c] == GroupCol::DYear;
-        let line = |cells: Vec<String>| -> String {
-            cells
-                .iter()
-                .enumerate()
-                .map(|(c, s)| {
-                    if numeric(c) {
-                        format!("{s:>w$}", w = widths[c])
-                    } else {
-                        format!("{s:<w$}", w = widths[c])
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("  ")
-        };
-        writeln!(
-            f,
-            "{}",
-            line(header.iter().map(|s| s.to_string()).collect())
-        )?;
-        for r in rows {
-            writeln!(f, "{}", line(r))?;
+        for (c, col) in table.column_iter_mut().enumerate() {
+            // Two spaces between columns, none before the first.
+            col.set_padding((0, 2));
+            if numeric(c) {
+                col.set_cell_alignment(CellAlignment::Right);
+            }
+        }
+        for line in table.lines() {
+            writeln!(f, "{}", line.trim_end())?;
         }
         write!(f, "({} rows)", self.rows.len())
     }

@@ -65,10 +65,10 @@ pub fn check(root: &Path, ptx: &Path) -> Result<(), String> {
     if !out.status.success() {
         return Err(format!("ptxas rejected {}:\n{log}", ptx.display()));
     }
-    println!(
-        "  {:<28} {:>5} {:>8} {:>7}",
-        "kernel", "regs", "spill B", "smem B"
-    );
+    let mut table = comfy_table::Table::new();
+    table
+        .load_style(comfy_table::presets::NOTHING)
+        .set_header(["kernel", "regs", "spill B", "smem B"]);
     let (mut kernel, mut spills, mut spilling) = (String::new(), 0u64, 0usize);
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
@@ -78,10 +78,21 @@ pub fn check(root: &Path, ptx: &Path) -> Result<(), String> {
         } else if let Some(rest) = line.split("Used ").nth(1) {
             let regs = rest.split_whitespace().next().unwrap_or("?");
             let smem = field_sum(rest, "smem");
-            println!("  {kernel:<28} {regs:>5} {spills:>8} {smem:>7}");
+            table.add_row([
+                kernel.clone(),
+                regs.into(),
+                spills.to_string(),
+                smem.to_string(),
+            ]);
             spilling += (spills > 0) as usize;
         }
     }
+    for c in 1..4 {
+        if let Some(col) = table.column_mut(c) {
+            col.set_cell_alignment(comfy_table::CellAlignment::Right);
+        }
+    }
+    println!("{table}");
     if spilling > 0 {
         println!("  note: {spilling} kernels spill registers");
     }
