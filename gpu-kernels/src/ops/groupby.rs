@@ -626,23 +626,18 @@ mod device {
             )
         }
 
-        /// Counts the tile's rows in their entries (a slot, or the lane's spare entry), of the
-        /// first `slices` of each lane's `IPT` (the same on every lane of the warp: the rows of
-        /// the slices after them hold nothing on any lane, and would only add to spare entries).
+        /// Counts the tile's rows in their entries (a slot, or the lane's spare entry).
         #[inline(always)]
-        pub fn count<const IPT: usize>(&self, entry: &[u32; IPT], slices: usize) {
-            for (j, &e) in entry.iter().enumerate() {
-                if j < slices {
-                    // SAFETY: every entry is below `entries()`.
-                    unsafe { shared_atomic::red_add_u32(self.count_at + 4 * e, 1) };
-                }
+        pub fn count<const IPT: usize>(&self, entry: &[u32; IPT]) {
+            for &e in entry {
+                // SAFETY: every entry is below `entries()`.
+                unsafe { shared_atomic::red_add_u32(self.count_at + 4 * e, 1) };
             }
         }
 
         /// Adds the tile's rows to accumulator `a` (code `c`) in their entries, from their
         /// values' raw bits: one dispatch on the code per tile, no test of the entry, and each
-        /// kind's atomics issued for all rows before anything waits on their results; the
-        /// first `slices` rows of each lane, as [`SharedTable::count`] takes them.
+        /// kind's atomics issued for all rows before anything waits on their results.
         #[inline(always)]
         pub fn update<const IPT: usize>(
             &self,
@@ -650,7 +645,6 @@ mod device {
             c: u32,
             entry: &[u32; IPT],
             raw: &[u64; IPT],
-            slices: usize,
         ) {
             let len = self.entries();
             let base = self.acc_at + 8 * (a * len) as u32;
@@ -662,13 +656,9 @@ mod device {
                         // 64-bit sums as two words: the low word's atomic, then its carry (and
                         // an i32's sign extension) into the high word where they are not 0.
                         let old: [u32; IPT] = core::array::from_fn(|j| {
-                            if j < slices {
-                                crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
-                            } else {
-                                0
-                            }
+                            crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
                         });
-                        for j in 0..slices.min(IPT) {
+                        for j in 0..IPT {
                             let lo = raw[j] as u32;
                             let sign = if c & code::TYPE == code::I32 {
                                 (lo as i32 >> 31) as u32
@@ -682,12 +672,12 @@ mod device {
                         }
                     }
                     (code::SUM, _) => {
-                        for j in 0..slices.min(IPT) {
+                        for j in 0..IPT {
                             shared_atomic::add_f64(at(j), f64::from_bits(acc_operand(c, raw[j])));
                         }
                     }
                     (op, code::F64) => {
-                        for j in 0..slices.min(IPT) {
+                        for j in 0..IPT {
                             let x = acc_operand(c, raw[j]);
                             if op == code::MIN {
                                 shared_atomic::min_u64(at(j), x);
@@ -697,7 +687,7 @@ mod device {
                         }
                     }
                     (op, _) => {
-                        for j in 0..slices.min(IPT) {
+                        for j in 0..IPT {
                             let x = super::ordered32(c, raw[j] as u32);
                             if op == code::MIN {
                                 shared_atomic::min_u32(at(j), x);
@@ -1341,9 +1331,9 @@ mod device {
             }
         }
         if shared {
-            table.count(&entry, IPT);
+            table.count(&entry);
             for a in 0..A {
-                table.update(a, codes[a], &entry, &raw[a], IPT);
+                table.update(a, codes[a], &entry, &raw[a]);
             }
         } else {
             global = alive;

@@ -152,8 +152,7 @@ mod device {
     }
 
     /// Aggregates rows `row(j)` where `live[j]` into the table (every load issued before the
-    /// first atomic); no row past the first `slices` is live on any lane of the warp, and
-    /// those slices issue no atomics.
+    /// first atomic).
     ///
     /// # Safety
     /// As for [`group_by_part`]; live rows are below `n`.
@@ -164,7 +163,6 @@ mod device {
         table: &SharedTable,
         row: impl Fn(usize) -> usize,
         live: [bool; IPT],
-        slices: usize,
         only: Option<u32>,
     ) {
         let mask = (1u32 << p.slot_bits) - 1;
@@ -214,9 +212,9 @@ mod device {
             let mine = only.is_none_or(|part| key >> p.slot_bits == part);
             if live[j] && mine { key & mask } else { spare }
         });
-        table.count(&entry, slices);
+        table.count(&entry);
         for a in 0..A {
-            table.update(a, codes[a], &entry, &raw[a], slices);
+            table.update(a, codes[a], &entry, &raw[a]);
         }
     }
 
@@ -266,11 +264,10 @@ mod device {
                 let mut at = 0;
                 while at < rows {
                     let live = core::array::from_fn(|j| at + 32 * j + lane < rows);
-                    // A run's last rows fill few of the warp's slices: the rest add nothing.
-                    let slices = (rows - at).div_ceil(32);
-                    let row = |j| first + at + 32 * j;
                     // SAFETY: live rows are rows of the run, below n.
-                    unsafe { part_rows::<IPT, A>(p, codes, table, row, live, slices, only) };
+                    unsafe {
+                        part_rows::<IPT, A>(p, codes, table, |j| first + at + 32 * j, live, only)
+                    };
                     at += 32 * IPT;
                 }
                 m += 1;
@@ -412,9 +409,8 @@ mod device {
             while start < end {
                 let row = |j: usize| start + j * NT + t;
                 let live = core::array::from_fn(|j| row(j) < end);
-                let slices = (end - start).div_ceil(NT);
                 // SAFETY: live rows are below end <= n.
-                unsafe { part_rows::<IPT, A>(p, &codes, &table, row, live, slices, None) };
+                unsafe { part_rows::<IPT, A>(p, &codes, &table, row, live, None) };
                 start += NT * IPT;
             }
         }
