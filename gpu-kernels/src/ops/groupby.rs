@@ -442,8 +442,17 @@ mod device {
     use crate::block::{block_load_staged, block_stage};
     use crate::hash::{EMPTY_KEY, home_slot, next_slot};
 
+    /// Whether a shared table holds accumulator code `c` as two arrays of 32-bit words (low
+    /// words, then high words): integer sums, whose updates are 32-bit atomics. Their
+    /// starting words are 0, so clearing the array as 64-bit words clears both.
+    #[inline(always)]
+    fn split_sum(c: u32) -> bool {
+        c & code::OP == code::SUM && matches!(c & code::TYPE, code::U32 | code::I32)
+    }
+
     /// The shared table of a block: accumulator words (`aggs` arrays of
-    /// [`shared_entries`](super::shared_entries)), keys by slot (unless dense), counts, and
+    /// [`shared_entries`](super::shared_entries) 64-bit words, an integer sum's as low words
+    /// then high words: [`split_sum`]), keys by slot (unless dense), counts, and
     /// the number of keys taken. Slot `s`'s count and accumulators for this lane are at entry
     /// `s * copies + lane_off`.
     #[derive(Clone, Copy)]
@@ -547,11 +556,23 @@ mod device {
             unsafe { self.counts.read(s) }
         }
 
-        /// Accumulator `a`'s word of entry `s` (after the barrier that ends the updates).
+        /// Accumulator `a`'s (code `c`) word of entry `s` (after the barrier that ends the
+        /// updates).
         #[inline(always)]
-        pub fn acc_of(&self, a: usize, s: usize) -> u64 {
-            // SAFETY: callers pass an entry below `entries()`.
-            unsafe { self.acc.read(a * self.entries() + s) }
+        pub fn acc_of(&self, a: usize, c: u32, s: usize) -> u64 {
+            let len = self.entries();
+            // SAFETY: callers pass an entry below `entries()`; an integer sum's array holds
+            // its low words, then its high words (`update` says why).
+            unsafe {
+                if split_sum(c) {
+                    let words = self.acc.cast::<u32>();
+                    let lo = words.read(2 * a * len + s);
+                    let hi = words.read(2 * a * len + len + s);
+                    (hi as u64) << 32 | lo as u64
+                } else {
+                    self.acc.read(a * len + s)
+                }
+            }
         }
 
         /// Whether the table is dense.
@@ -637,7 +658,10 @@ mod device {
 
         /// Adds the tile's rows to accumulator `a` (code `c`) in their entries, from their
         /// values' raw bits: one dispatch on the code per tile, no test of the entry, and each
-        /// kind's atomics issued for all rows before anything waits on their results.
+        /// kind's atomics issued for all rows before anything waits on their results. An
+        /// integer sum's array holds all its low words, then all its high words: a warp's
+        /// atomics on them spread over the 32 banks, where words of 64 bits would leave the
+        /// low words 16.
         #[inline(always)]
         pub fn update<const IPT: usize>(
             &self,
@@ -649,6 +673,8 @@ mod device {
             let len = self.entries();
             let base = self.acc_at + 8 * (a * len) as u32;
             let at = |j: usize| base + 8 * entry[j];
+            let lo_at = |j: usize| base + 4 * entry[j];
+            let hi_at = |j: usize| base + 4 * (len as u32 + entry[j]);
             // SAFETY: every entry is below `entries()`; every update is atomic.
             unsafe {
                 match (c & code::OP, c & code::TYPE) {
@@ -656,7 +682,7 @@ mod device {
                         // 64-bit sums as two words: the low word's atomic, then its carry (and
                         // an i32's sign extension) into the high word where they are not 0.
                         let old: [u32; IPT] = core::array::from_fn(|j| {
-                            crate::arch::SharedAdd::shared_add(at(j), raw[j] as u32)
+                            crate::arch::SharedAdd::shared_add(lo_at(j), raw[j] as u32)
                         });
                         for j in 0..IPT {
                             let lo = raw[j] as u32;
@@ -667,7 +693,7 @@ mod device {
                             };
                             let hi = sign.wrapping_add((old[j] > !lo) as u32);
                             if hi != 0 {
-                                shared_atomic::red_add_u32(at(j) + 4, hi);
+                                shared_atomic::red_add_u32(hi_at(j), hi);
                             }
                         }
                     }
@@ -703,25 +729,20 @@ mod device {
         /// Merges the table into the global one (all threads; after a barrier).
         #[inline(always)]
         fn merge<const NT: usize, const A: usize>(&self, g: &GlobalTable, codes: &[u32; A]) {
-            let len = self.entries();
             let mut s = thread_idx();
             while s <= self.slots as usize {
                 // The slot's copies, combined.
                 let first = s * self.copies as usize;
-                // SAFETY: every entry below `first + copies` is below len; the block's updates
-                // finished at the barrier before.
+                // SAFETY: every entry below `first + copies` is below `entries()`; the block's
+                // updates finished at the barrier before.
                 let mut count = unsafe { self.counts.read(first) };
-                // SAFETY: as above.
-                let mut words: [u64; A] =
-                    core::array::from_fn(|a| unsafe { self.acc.read(a * len + first) });
+                let mut words: [u64; A] = core::array::from_fn(|a| self.acc_of(a, codes[a], first));
                 for e in first + 1..first + self.copies as usize {
                     // SAFETY: as above.
-                    unsafe {
-                        count += self.counts.read(e);
-                        for a in 0..A {
-                            words[a] =
-                                super::acc_combine(codes[a], words[a], self.acc.read(a * len + e));
-                        }
+                    count += unsafe { self.counts.read(e) };
+                    for a in 0..A {
+                        let w = self.acc_of(a, codes[a], e);
+                        words[a] = super::acc_combine(codes[a], words[a], w);
                     }
                 }
                 if count != 0 {

@@ -427,7 +427,7 @@ mod device {
                     records,
                     &sh,
                     |s| table.count_of(s),
-                    |a, s| table.acc_of(a, s),
+                    |a, s| table.acc_of(a, codes[a], s),
                 )
             };
             return;
@@ -444,7 +444,11 @@ mod device {
                 unsafe {
                     red_global::add_u32(counts.add(s), c);
                     for a in 0..A {
-                        red_acc(acc.add(a * slots + s), codes[a], table.acc_of(a, s));
+                        red_acc(
+                            acc.add(a * slots + s),
+                            codes[a],
+                            table.acc_of(a, codes[a], s),
+                        );
                     }
                 }
             }
