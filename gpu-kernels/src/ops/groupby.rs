@@ -677,26 +677,28 @@ mod device {
             let hi_at = |j: usize| base + 4 * (len as u32 + entry[j]);
             // SAFETY: every entry is below `entries()`; every update is atomic.
             unsafe {
-                match (c & code::OP, c & code::TYPE) {
-                    (code::SUM, code::U32 | code::I32) => {
-                        // 64-bit sums as two words: the low word's atomic, then its carry (and
-                        // an i32's sign extension) into the high word where they are not 0.
-                        let old: [u32; IPT] = core::array::from_fn(|j| {
-                            crate::arch::SharedAdd::shared_add(lo_at(j), raw[j] as u32)
-                        });
-                        for j in 0..IPT {
-                            let lo = raw[j] as u32;
-                            let sign = if c & code::TYPE == code::I32 {
-                                (lo as i32 >> 31) as u32
-                            } else {
-                                0
-                            };
-                            let hi = sign.wrapping_add((old[j] > !lo) as u32);
-                            if hi != 0 {
-                                shared_atomic::red_add_u32(hi_at(j), hi);
-                            }
+                if split_sum(c) {
+                    // 64-bit sums as two words, laid out as `acc_of` reads them: the low
+                    // word's atomic, then its carry (and an i32's sign extension) into the
+                    // high word where they are not 0.
+                    let old: [u32; IPT] = core::array::from_fn(|j| {
+                        crate::arch::SharedAdd::shared_add(lo_at(j), raw[j] as u32)
+                    });
+                    for j in 0..IPT {
+                        let lo = raw[j] as u32;
+                        let sign = if c & code::TYPE == code::I32 {
+                            (lo as i32 >> 31) as u32
+                        } else {
+                            0
+                        };
+                        let hi = sign.wrapping_add((old[j] > !lo) as u32);
+                        if hi != 0 {
+                            shared_atomic::red_add_u32(hi_at(j), hi);
                         }
                     }
+                    return;
+                }
+                match (c & code::OP, c & code::TYPE) {
                     (code::SUM, _) => {
                         for j in 0..IPT {
                             shared_atomic::add_f64(at(j), f64::from_bits(acc_operand(c, raw[j])));
