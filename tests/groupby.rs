@@ -665,7 +665,7 @@ fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
 /// every row (a resident block cap of 1) so that each slot of its shared table sums
 /// thousands of them: a few groups (the table with a copy per lane), a hundred (a dense
 /// table) and a thousand spread over `u32` (a hashed one), each with several aggregates of
-/// both columns.
+/// both columns; and twelve groups whose slots' copies each sum more than 2^16 rows.
 fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
     let n = common::capped(&[5000, 1 << 20])
         .last()
@@ -708,6 +708,31 @@ fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
                 &format!("{name}, {aggs:?}, one block"),
             );
         }
+    }
+    // Twelve keys over 2^25 rows (none hot: each under an eighth of the rows): each of the
+    // shared table's copies of a slot sums tens of thousands of them, a high word taking
+    // more than 2^16 carries.
+    let n = common::capped(&[1 << 25]).last().copied().unwrap_or(0);
+    let u: Vec<u32> = (0..n).map(|_| u32::MAX - rng.random_range(0..3)).collect();
+    let i: Vec<i32> = (0..n)
+        .map(|_| [i32::MAX, i32::MIN, -1][rng.random_range(0..3)])
+        .collect();
+    let (du, di) = (gpu.upload(&u).unwrap(), gpu.upload(&i).unwrap());
+    let host = [ValueColumn::U32(&u), ValueColumn::I32(&i)];
+    let device = [DeviceValueColumn::U32(&du), DeviceValueColumn::I32(&di)];
+    let k: Vec<u32> = (0..n).map(|r| 7 + (r % 12) as u32).collect();
+    let dk = gpu.upload(&k).unwrap();
+    for aggs in [
+        vec![Agg::Sum(0), Agg::Count],
+        vec![Agg::Sum(1), Agg::Count, Agg::Sum(0)],
+    ] {
+        let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs);
+        let want = group_by(&[KeyColumn::U32(&k)], &host, &aggs).unwrap();
+        same(
+            &got.unwrap(),
+            &want,
+            &format!("12 keys, {aggs:?}, one block"),
+        );
     }
     gpu.set_resident_block_cap(None);
 }
