@@ -317,6 +317,8 @@ pub mod shared_atomic {
         min_u32: u32, reg32, "atom.shared.min.u32";
         /// `*a = max(*a, v)`; the previous value.
         max_u32: u32, reg32, "atom.shared.max.u32";
+        /// `*a |= v`; the previous value.
+        or_b32: u32, reg32, "atom.shared.or.b32";
         /// `*a = min(*a, v)`; the previous value.
         min_u64: u64, reg64, "atom.shared.min.u64";
         /// `*a = max(*a, v)`; the previous value.

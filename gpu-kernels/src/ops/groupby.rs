@@ -1516,14 +1516,18 @@ unsafe fn empty_table(
 crate::kernel! {
     /// Writes each taken slot's key (xor `key_xor`, which makes `i32` keys sort as `u32`) and
     /// slot index, in any order, at places `cursor` hands out (at most `most`: a table that
-    /// overflowed holds more keys than its limit, and the host runs again).
+    /// overflowed holds more keys than its limit, and the host runs again). The cursor's
+    /// [`CURSOR_WORDS`] start at 0; [`CURSOR_LOW`] and [`CURSOR_HIGH`] end with the taken
+    /// keys' range (xor `key_xor`) for [`GROUPBY_RANK`].
     GROUPBY_COMPACT = groupby_compact[NT = 256, IPT = 1](
         len: u32, key_xor: u32, most: u32, keys: *const u32, counts: *const u32,
         cursor: *mut u32, out_keys: *mut u32, out_slots: *mut u32
     ) {
-        use crate::arch::{ballot, lane_id, shfl_idx};
+        use crate::arch::{ballot, lane_id, shfl_idx, warp_reduce};
         let len = len as usize;
         let slots = len - 1;
+        // The range of this thread's keys: the greatest key, and the greatest complement.
+        let (mut high, mut low_not) = (0u32, 0u32);
         let mut s = crate::arch::global_idx();
         let stride = crate::arch::grid_dim() * NT;
         // Every lane of a warp runs the same number of rounds, so the ballot is converged.
@@ -1549,11 +1553,32 @@ crate::kernel! {
                     out_keys.add(at as usize).write(key ^ key_xor);
                     out_slots.add(at as usize).write(s as u32);
                 }
+                high = high.max(key ^ key_xor);
+                low_not = low_not.max(!(key ^ key_xor));
             }
             s += stride;
         }
+        let high = warp_reduce(high, u32::max);
+        let low_not = warp_reduce(low_not, u32::max);
+        if lane_id() == 0 && (high | low_not) != 0 {
+            // SAFETY: the cursor's words.
+            unsafe {
+                crate::arch::Atomic::atomic_max(cursor.add(CURSOR_HIGH), high);
+                crate::arch::Atomic::atomic_max(cursor.add(CURSOR_LOW), low_not);
+            }
+        }
     }
 }
+
+/// Words of [`GROUPBY_COMPACT`]'s cursor: the keys taken, then [`CURSOR_LOW`] and
+/// [`CURSOR_HIGH`].
+pub const CURSOR_WORDS: usize = 3;
+
+/// The cursor's word with the complement of the least compacted key (0 when none).
+pub const CURSOR_LOW: usize = 1;
+
+/// The cursor's word with the greatest compacted key.
+pub const CURSOR_HIGH: usize = 2;
 
 /// `u64` words of a group's record in the output: its key's bits, its count, then one word
 /// per accumulator.
@@ -1579,6 +1604,126 @@ pub const RANK_LANES: usize = 8;
 /// key's [`RANK_LANES`] (the rest [`EMPTY_KEY`](crate::hash::EMPTY_KEY), below no key).
 pub const fn rank_staged(most: usize) -> usize {
     most.next_multiple_of(4 * RANK_LANES)
+}
+
+/// Words of a bitmap over the keys' range that [`GROUPBY_RANK`] has room for, for `most`
+/// groups: its staging memory, less the scan's words, halved (the bits, then the counts of
+/// bits before each word).
+#[cfg(target_arch = "nvptx64")]
+const fn rank_bitmap_words(most: usize) -> usize {
+    rank_staged(most).saturating_sub(crate::block::ANY_SCAN_WORDS) / 2
+}
+
+/// Ranks the `g` compacted keys (xor `key_xor`), which lie within `low .. low + 32 * words`,
+/// by a bitmap of that range in shared memory: every block that ranks keys sets the bits of
+/// all of them, counts the bits before each word, and ranks its `NT` keys (one a thread) by
+/// the bits below theirs. `O(g + words)` a block where counting is `O(g)` a key.
+///
+/// # Safety
+/// The launch gives at least `4 * (2 * words + ANY_SCAN_WORDS)` bytes of dynamic shared
+/// memory; `keys` and `slots` hold `g` compacted keys and slots, all keys within the range;
+/// the rest as for [`write_record`].
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn rank_by_bitmap<const NT: usize>(
+    g: usize,
+    low: u32,
+    words: usize,
+    key_xor: u32,
+    aggs: usize,
+    len: usize,
+    keys: *const u32,
+    slots: *const u32,
+    counts: *const u32,
+    acc: *const u64,
+    records: *mut u64,
+) {
+    use crate::arch::{Shared, block_idx, shared_atomic, sync_threads, thread_idx};
+    use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any};
+    let first = block_idx() * NT;
+    if first >= g {
+        return;
+    }
+    // SAFETY: by contract: the bits (`words`), the counts before each word (`words`), the
+    // scan's words.
+    let (bits, before, temp) = unsafe {
+        let all = crate::arch::dynamic_shared::<u32>(2 * words + ANY_SCAN_WORDS);
+        (
+            Shared::from_raw(all.ptr(0), words),
+            Shared::from_raw(all.ptr(words), words),
+            Shared::from_raw(all.ptr(2 * words), ANY_SCAN_WORDS),
+        )
+    };
+    let mut w = thread_idx();
+    while w < words {
+        // SAFETY: w < words.
+        unsafe { bits.write(w, 0) };
+        w += NT;
+    }
+    sync_threads();
+    // Eight loads in flight a thread: `g` keys are a few dozen round trips to the L2 else.
+    const LOADS: usize = 8;
+    let mut j = thread_idx();
+    while j < g {
+        let k: [u32; LOADS] = core::array::from_fn(|u| {
+            let i = j + u * NT;
+            // SAFETY: i < g. Past g, the least key, whose bit is set anyway.
+            if i < g {
+                unsafe { keys.add(i).read() }
+            } else {
+                low
+            }
+        });
+        for key in k {
+            let off = key.wrapping_sub(low);
+            // SAFETY: off < 32 * words, by contract.
+            unsafe { shared_atomic::or_b32(bits.addr(off as usize / 32), 1 << (off % 32)) };
+        }
+        j += LOADS * NT;
+    }
+    sync_threads();
+    // Each thread's run of words: their bits counted, the runs' sums scanned, and each
+    // word's count of bits before it written.
+    let per = words.div_ceil(NT);
+    let start = (thread_idx() * per).min(words);
+    let end = (start + per).min(words);
+    let mut mine = 0;
+    for w in start..end {
+        // SAFETY: w < words.
+        mine += unsafe { bits.read(w) }.count_ones();
+    }
+    let (mut run, _) = block_exclusive_sum_any(mine, temp);
+    for w in start..end {
+        // SAFETY: w < words; this thread's words.
+        unsafe {
+            before.write(w, run);
+            run += bits.read(w).count_ones();
+        }
+    }
+    sync_threads();
+    let i = first + thread_idx();
+    if i < g {
+        // SAFETY: i < g; the word of the key's offset is below `words`, by contract.
+        unsafe {
+            let key = keys.add(i).read();
+            let off = key.wrapping_sub(low);
+            let w = off as usize / 32;
+            let below = bits.read(w) & ((1u32 << (off % 32)) - 1);
+            let rank = before.read(w) + below.count_ones();
+            let s = slots.add(i).read() as usize;
+            write_record(
+                records,
+                rank as usize,
+                key ^ key_xor,
+                aggs,
+                len,
+                s,
+                counts,
+                acc,
+            );
+        }
+    }
 }
 
 /// Writes group `rank`'s record from table slot `s`.
@@ -1609,11 +1754,13 @@ unsafe fn write_record(
 }
 
 crate::kernel! {
-    /// The groups in key order by counting: every block stages the `G = min(*cursor, most)`
-    /// compacted keys (distinct) in dynamic shared memory (`4 * rank_staged(most)` bytes),
-    /// and [`RANK_LANES`] lanes rank one key by the number below it, each over every
-    /// `RANK_LANES`-th group of four, and write its record there. Block 0 writes the header:
-    /// G and the global table's overflow flag. For small G (work G^2 / 4 vector loads).
+    /// The groups in key order: where the `G = min(*cursor, most)` compacted keys (distinct)
+    /// span at most 32 times `rank_bitmap_words(most)`, by a bitmap of their range
+    /// (`rank_by_bitmap`; a dense table's groups); else by counting: every block stages
+    /// them in dynamic shared memory (`4 * rank_staged(most)` bytes), and [`RANK_LANES`] lanes
+    /// rank one key by the number below it, each over every `RANK_LANES`-th group of four,
+    /// and write its record there (work G^2 / 4 vector loads). Block 0 writes the header: G
+    /// and the global table's overflow flag. For small G.
     GROUPBY_RANK = groupby_rank[NT = 256, IPT = 1](
         key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
         keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
@@ -1627,6 +1774,22 @@ crate::kernel! {
             unsafe {
                 records.add(HEAD_GROUPS).write(g as u64);
                 records.add(HEAD_RETRY).write(state.add(STATE_OVERFLOW).read() as u64);
+            }
+        }
+        // SAFETY: the cursor's words.
+        let (low, high) = unsafe { (!cursor.add(CURSOR_LOW).read(), cursor.add(CURSOR_HIGH).read()) };
+        if g > 0 && low <= high {
+            let words = (high - low) as usize / 32 + 1;
+            if words <= rank_bitmap_words(most as usize) {
+                // SAFETY: the launch gives `4 * rank_staged(most)` bytes; the compaction's
+                // keys lie in `low ..= high`.
+                unsafe {
+                    rank_by_bitmap::<NT>(
+                        g, low, words, key_xor, aggs as usize, len as usize, keys, slots, counts,
+                        acc, records,
+                    )
+                };
+                return;
             }
         }
         let per_block = NT / RANK_LANES;

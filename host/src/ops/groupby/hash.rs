@@ -15,7 +15,9 @@
 //! aggregation runs, instead of waiting for the sample before it sizes the tables. Other
 //! samples make the aggregation return at once, and the host sizes the tables from the
 //! estimate. The groups then leave the table in key order: their keys and slots compacted,
-//! then ranked by counting (up to [`RANK_MAX`] groups) or sorted with the radix sort, and
+//! then ranked (up to [`RANK_MAX`] groups: by a bitmap of their range where it fits the
+//! kernel's shared memory, as a dense table's groups do, else by counting) or sorted with the
+//! radix sort, and
 //! written as records on the device ([`DeviceGrouped`]), the first of them read back with
 //! the group count in one copy.
 //! Estimates of a few groups get a tiny shared table with a copy of each slot per lane, so
@@ -41,8 +43,8 @@ use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
 
-/// Most groups ranked by counting (`GROUPBY_RANK`, whose work grows as their square); more
-/// are sorted by the radix sort.
+/// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
+/// range is too wide for its bitmap); more are sorted by the radix sort.
 const RANK_MAX: usize = 32 * 1024;
 
 /// Fewest slots of the global table.
@@ -686,7 +688,7 @@ impl GlobalTable {
         // Keys in the table's slots, and the key of the extra slot.
         let most = self.limit + 1;
         let words = k::record_words(self.accs as usize);
-        let mut cursor = gpu.zeros::<u32>(1)?;
+        let mut cursor = gpu.zeros::<u32>(k::CURSOR_WORDS)?;
         let mut keys = gpu.scratch::<u32>(most as usize)?;
         let mut slots = gpu.scratch::<u32>(most as usize)?;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_COMPACT, len as usize, 8)?;
