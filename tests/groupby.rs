@@ -665,20 +665,15 @@ fn gpu_hash_recovers_from_a_misleading_sample(gpu: &Gpu) {
 /// every row (a resident block cap of 1) so that each slot of its shared table sums
 /// thousands of them: a few groups (the table with a copy per lane), a hundred (a dense
 /// table) and a thousand spread over `u32` (a hashed one), each with several aggregates of
-/// both columns; and twelve groups whose slots' copies each sum more than 2^16 rows.
+/// both columns; and twelve groups over 2^25 rows, whose slots' copies each sum tens of
+/// thousands.
 fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
     let n = common::capped(&[5000, 1 << 20])
         .last()
         .copied()
         .unwrap_or(0);
     let mut rng = StdRng::seed_from_u64(2206);
-    let u: Vec<u32> = (0..n).map(|_| u32::MAX - rng.random_range(0..3)).collect();
-    let i: Vec<i32> = (0..n)
-        .map(|_| [i32::MAX, i32::MAX - 1, i32::MIN, -1][rng.random_range(0..4)])
-        .collect();
-    let (du, di) = (gpu.upload(&u).unwrap(), gpu.upload(&i).unwrap());
-    let host = [ValueColumn::U32(&u), ValueColumn::I32(&i)];
-    let device = [DeviceValueColumn::U32(&du), DeviceValueColumn::I32(&di)];
+    let (u, i) = extreme_values(n, &mut rng);
     let cases: [(&str, Vec<u32>); 3] = [
         ("3 groups", (0..n).map(|_| rng.random_range(0..3)).collect()),
         (
@@ -694,47 +689,56 @@ fn gpu_sums_of_extreme_values_carry_exactly(gpu: &Gpu) {
     ];
     gpu.set_resident_block_cap(Some(1));
     for (name, k) in &cases {
-        let dk = gpu.upload(k).unwrap();
-        for aggs in [
+        let aggs = [
             vec![Agg::Sum(0), Agg::Count],
             vec![Agg::Mean(1), Agg::Count, Agg::Max(0)],
             vec![Agg::Sum(1), Agg::Sum(0), Agg::Min(1)],
-        ] {
-            let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs);
-            let want = group_by(&[KeyColumn::U32(k)], &host, &aggs).unwrap();
-            same(
-                &got.unwrap(),
-                &want,
-                &format!("{name}, {aggs:?}, one block"),
-            );
-        }
+        ];
+        hash_sums_match_cpu(gpu, name, k, (&u, &i), &aggs);
     }
-    // Twelve keys over 2^25 rows (none hot: each under an eighth of the rows): each of the
-    // shared table's copies of a slot sums tens of thousands of them, a high word taking
-    // more than 2^16 carries.
+    // None of the twelve keys is hot (each under an eighth of the rows).
     let n = common::capped(&[1 << 25]).last().copied().unwrap_or(0);
-    let u: Vec<u32> = (0..n).map(|_| u32::MAX - rng.random_range(0..3)).collect();
-    let i: Vec<i32> = (0..n)
-        .map(|_| [i32::MAX, i32::MIN, -1][rng.random_range(0..3)])
-        .collect();
-    let (du, di) = (gpu.upload(&u).unwrap(), gpu.upload(&i).unwrap());
-    let host = [ValueColumn::U32(&u), ValueColumn::I32(&i)];
-    let device = [DeviceValueColumn::U32(&du), DeviceValueColumn::I32(&di)];
+    let (u, i) = extreme_values(n, &mut rng);
     let k: Vec<u32> = (0..n).map(|r| 7 + (r % 12) as u32).collect();
-    let dk = gpu.upload(&k).unwrap();
-    for aggs in [
+    let aggs = [
         vec![Agg::Sum(0), Agg::Count],
         vec![Agg::Sum(1), Agg::Count, Agg::Sum(0)],
-    ] {
-        let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, &aggs);
-        let want = group_by(&[KeyColumn::U32(&k)], &host, &aggs).unwrap();
+    ];
+    hash_sums_match_cpu(gpu, "12 keys", &k, (&u, &i), &aggs);
+    gpu.set_resident_block_cap(None);
+}
+
+/// `n` values of each 32-bit integer type at or next to its extremes.
+fn extreme_values(n: usize, rng: &mut StdRng) -> (Vec<u32>, Vec<i32>) {
+    let u = (0..n).map(|_| u32::MAX - rng.random_range(0..3)).collect();
+    let i = (0..n)
+        .map(|_| [i32::MAX, i32::MAX - 1, i32::MIN, -1][rng.random_range(0..4)])
+        .collect();
+    (u, i)
+}
+
+/// `group_by_hash` of keys `k` with each of `aggs` over the value columns `(u, i)` equals the
+/// CPU's grouping (`name` in the message).
+fn hash_sums_match_cpu(
+    gpu: &Gpu,
+    name: &str,
+    k: &[u32],
+    (u, i): (&[u32], &[i32]),
+    aggs: &[Vec<Agg>],
+) {
+    let (du, di) = (gpu.upload(u).unwrap(), gpu.upload(i).unwrap());
+    let host = [ValueColumn::U32(u), ValueColumn::I32(i)];
+    let device = [DeviceValueColumn::U32(&du), DeviceValueColumn::I32(&di)];
+    let dk = gpu.upload(k).unwrap();
+    for aggs in aggs {
+        let got = group_by_hash(gpu, &[DeviceKeyColumn::U32(&dk)], &device, aggs);
+        let want = group_by(&[KeyColumn::U32(k)], &host, aggs).unwrap();
         same(
             &got.unwrap(),
             &want,
-            &format!("12 keys, {aggs:?}, one block"),
+            &format!("{name}, {aggs:?}, one block"),
         );
     }
-    gpu.set_resident_block_cap(None);
 }
 
 /// Shared tables so large that one block fills an SM (ten thousand keys dense in a range, or
