@@ -76,11 +76,12 @@ pub struct GroupByParams {
     /// Copies of each shared slot's count and accumulators: 1, or [`LANE_COPIES`] (one per
     /// lane, so that lanes adding to the same few groups do not serialize).
     pub shared_copies: u32,
-    /// Nonzero: the launch follows [`GROUPBY_SAMPLE`] without the host's look at its words.
-    /// The kernel reads them in the state words ([`STATE_SAMPLE`]) and takes its shared
-    /// table from [`quick_plan`] and its hot key from [`hot_key`] instead of `shared_slots`,
-    /// `shared_copies`, `dense` and `hot`; where [`quick_plan`] gives none, every block
-    /// returns at once (the table stays empty).
+    /// Nonzero ([`QUICK_FIRST`] or [`QUICK_WIDE`]): the launch follows [`GROUPBY_SAMPLE`]
+    /// without the host's look at its words. The kernel reads them in the state words
+    /// ([`STATE_SAMPLE`]) and takes its shared table from [`quick_plan`] (`QUICK_FIRST`) or
+    /// [`wide_plan`] (`QUICK_WIDE`) and its hot key from [`hot_key`] instead of
+    /// `shared_slots`, `shared_copies`, `dense` and `hot`; where that plan is none, every
+    /// block returns at once (the table stays empty). See [`GroupByParams::wide`].
     pub quick: u32,
     /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY)).
     pub global_slots: u32,
@@ -103,8 +104,46 @@ pub struct GroupByParams {
     /// ([`hash_stage_bytes`] each) from this byte offset of the dynamic shared memory, after
     /// the shared table; the key and value columns are 16-byte aligned. Read by the
     /// [`GROUPBY_HASH_WIDE`] kernels of one to four accumulators, ignored where an
-    /// accumulator's values are `f64`.
+    /// accumulator's values are `f64`. Under [`QUICK_WIDE`] the kernel places them itself
+    /// ([`stage_offset`], in `wide.smem`): nonzero then only says that they may be staged.
     pub stage_at: u32,
+    /// The second attempt that follows a [`QUICK_FIRST`] launch, read by both.
+    pub wide: WideAttempt,
+}
+
+/// [`GroupByParams::quick`] of the first launch after the sample: the kernel that takes
+/// small shared tables ([`quick_plan`]).
+pub const QUICK_FIRST: u32 = 1;
+
+/// [`GroupByParams::quick`] of the second launch after the sample, queued after the
+/// [`QUICK_FIRST`] one: a [`GROUPBY_HASH_WIDE`] kernel that takes a dense table too large
+/// for the first ([`wide_plan`]). It reads the sample's words in the state the first
+/// launch had, and aggregates into the global table [`WideAttempt`] gives, which the first
+/// launch empties where it declines and `wide_plan` gives a table (no set-up launch).
+pub const QUICK_WIDE: u32 = 2;
+
+/// The second attempt after a sample ([`QUICK_WIDE`]), in both launches' parameters.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct WideAttempt {
+    /// Device address of its global table's keys (`slots + 1`).
+    pub keys: u64,
+    /// Device address of its global table's counts (`slots + 1`).
+    pub counts: u64,
+    /// Device address of its global table's accumulators (`slots + 1` per accumulator).
+    pub acc: u64,
+    /// Slots of its global table; 0: no second attempt follows.
+    pub slots: u32,
+    /// Dynamic shared memory its launch gives each block.
+    pub smem: u32,
+    /// Fewest bytes of the dense table it takes ([`wide_plan`]).
+    pub min_bytes: u32,
+    /// Padding.
+    pub _pad: u32,
 }
 
 /// State words of a launch: distinct keys inserted into the global table, whether a key
@@ -267,6 +306,52 @@ pub const fn quick_plan(c: [u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Op
             copies: 1,
             dense_base: None,
         })
+    } else {
+        None
+    }
+}
+
+/// The dense table that a full sample's [`SAMPLE_WORDS`] `c` call for in the second
+/// launch after the sample ([`QUICK_WIDE`]), for `aggs` accumulators, where [`quick_plan`]
+/// gives none: the sample's [`dense_plan`] in `smem` bytes, where it has at least
+/// [`WIDE_MIN_SLOTS`] slots and takes at least `min_bytes` (a smaller table leaves room for
+/// more blocks of the narrow kernel, which the host plans), and where its range is not much
+/// sparser than the groups: at most three times Chao's lower bound on their number,
+/// `d + f1^2 / (2 f2)` (a hashed table of the host's plan serves sparser ranges).
+pub const fn wide_plan(
+    c: [u32; SAMPLE_WORDS],
+    key_xor: u32,
+    aggs: usize,
+    smem: usize,
+    min_bytes: usize,
+) -> Option<SharedPlan> {
+    if quick_plan(c, key_xor, aggs).is_some() {
+        return None;
+    }
+    let Some(plan) = dense_plan(c[3], c[4], key_xor, aggs, smem) else {
+        return None;
+    };
+    let bytes = shared_table_bytes(plan.slots, 1, aggs, TableForm { dense: true });
+    let (d, f1, f2) = (c[0] as u64, c[1] as u64, c[2] as u64);
+    let chao = if f2 > 0 {
+        d + f1 * f1 / (2 * f2)
+    } else {
+        d + f1 * f1.saturating_sub(1) / 2
+    };
+    if plan.slots < WIDE_MIN_SLOTS || bytes < min_bytes || plan.slots as u64 > 3 * chao {
+        return None;
+    }
+    Some(plan)
+}
+
+/// Where a hash launch's staged tiles ([`GroupByParams::stage_at`]) of `tile` rows with
+/// `aggs` accumulators go after a shared table of `table` bytes: its end rounded up to 16
+/// bytes (and at least 16), where the [`HASH_STAGES`] tiles fit `smem` bytes with it.
+pub const fn stage_offset(table: usize, tile: usize, aggs: usize, smem: usize) -> Option<usize> {
+    let at = table.next_multiple_of(16);
+    let at = if at < 16 { 16 } else { at };
+    if at + HASH_STAGES * hash_stage_bytes(tile, aggs) <= smem {
+        Some(at)
     } else {
         None
     }
@@ -921,13 +1006,45 @@ mod device {
             },
         };
         let mut hot = if p.hot != 0 { Some(p.hot_key) } else { None };
+        let mut stage_at = p.stage_at;
         if p.quick != 0 {
             // SAFETY: the state words are in bounds; the sample kernel wrote them before.
             let c =
                 core::array::from_fn(|i| unsafe { g.state.add(super::STATE_SAMPLE + i).read() });
-            match super::quick_plan(c, p.key_xor, A) {
-                Some(q) => plan = q,
-                None => return,
+            let w = &p.wide;
+            let (smem, min_bytes) = (w.smem as usize, w.min_bytes as usize);
+            let wide = super::wide_plan(c, p.key_xor, A, smem, min_bytes);
+            let first = p.quick == super::QUICK_FIRST;
+            match (first, super::quick_plan(c, p.key_xor, A), wide) {
+                (true, Some(q), _) => plan = q,
+                (true, None, Some(_)) if w.slots != 0 => {
+                    // The second attempt runs: its table emptied, all threads of the grid
+                    // sharing the slots.
+                    let len = w.slots as usize + 1;
+                    let stride = grid_dim() * NT;
+                    let first = block_idx() * NT + thread_idx();
+                    let (keys, counts, acc) =
+                        (w.keys as *mut u32, w.counts as *mut u32, w.acc as *mut u64);
+                    // SAFETY: the host gives the second attempt's arrays of `len` items
+                    // (accumulators `A` times that), which nothing else touches in this
+                    // launch.
+                    unsafe {
+                        super::empty_table(
+                            &p.codes, A as u32, len, keys, counts, acc, first, stride,
+                        )
+                    };
+                    return;
+                }
+                (false, _, Some(wp)) => {
+                    plan = wp;
+                    let form = TableForm { dense: true };
+                    let table = super::shared_table_bytes(wp.slots, 1, A, form);
+                    stage_at = match super::stage_offset(table, NT * IPT, A, smem) {
+                        Some(at) if p.stage_at != 0 => at as u32,
+                        _ => 0,
+                    };
+                }
+                _ => return,
             }
             hot = super::hot_key(c, p.n);
         }
@@ -951,13 +1068,13 @@ mod device {
         if shared {
             table.clear::<NT, A>(&codes);
         }
-        let stage =
-            if STAGED && p.stage_at != 0 && codes.iter().all(|&c| c & code::TYPE != code::F64) {
-                // SAFETY: only the address; the launch gives the staged tiles' memory there.
-                Some(unsafe { crate::arch::dynamic_shared::<u32>(0) }.addr(0) + p.stage_at)
-            } else {
-                None
-            };
+        let stage = if STAGED && stage_at != 0 && codes.iter().all(|&c| c & code::TYPE != code::F64)
+        {
+            // SAFETY: only the address; the launch gives the staged tiles' memory there.
+            Some(unsafe { crate::arch::dynamic_shared::<u32>(0) }.addr(0) + stage_at)
+        } else {
+            None
+        };
         // SAFETY: forwarded contracts.
         let hot_rows = unsafe {
             match hot {
@@ -1473,39 +1590,42 @@ crate::kernel! {
         params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
     ) {
         let stride = crate::arch::grid_dim() * NT;
-        // SAFETY: as `empty_table` requires, which the launch's arguments are.
-        unsafe { empty_table(params, aggs, keys, counts, acc, crate::arch::global_idx(), stride) };
+        // SAFETY: the host passes one parameter struct, read through a reference (a copy
+        // lowers to a byte loop into local memory); the arrays hold `global_slots + 1` items.
+        unsafe {
+            let p = &*params;
+            let len = p.global_slots as usize + 1;
+            empty_table(&p.codes, aggs, len, keys, counts, acc, crate::arch::global_idx(), stride)
+        };
     }
 }
 
-/// Empties the slots `first`, `first + stride`, ... of the global table of `params`: its
-/// `global_slots + 1` keys, counts and `aggs` accumulators each.
+/// Empties the slots `first`, `first + stride`, ... of a global table of `len` slots (its
+/// `global_slots + 1`) whose accumulators have the first `aggs` of `codes`: its keys, counts
+/// and accumulators.
 ///
 /// # Safety
-/// `params` points to one aligned parameter struct that nothing writes meanwhile; the arrays
-/// hold `global_slots + 1` items (`acc`: `aggs` times that).
+/// The arrays hold `len` items (`acc`: `aggs` times that).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn empty_table(
-    params: *const GroupByParams,
+    codes: &[u32; GROUPBY_MAX_AGGS],
     aggs: u32,
+    len: usize,
     keys: *mut u32,
     counts: *mut u32,
     acc: *mut u64,
     first: usize,
     stride: usize,
 ) {
-    // SAFETY: as the caller vouches. Read through a reference: a copy lowers to a byte loop
-    // into local memory.
-    let p = unsafe { &*params };
-    let len = p.global_slots as usize + 1;
     let mut s = first;
     while s < len {
         // SAFETY: s < len, the arrays' length.
         unsafe {
             keys.add(s).write(EMPTY_KEY);
             counts.add(s).write(0);
-            for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
+            for (a, &c) in codes.iter().take(aggs as usize).enumerate() {
                 acc.add(a * len + s).write(acc_init(c));
             }
         }
@@ -1935,7 +2055,11 @@ crate::kernel! {
         }
         if !table.is_null() {
             // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
-            unsafe { empty_table(table, aggs, tkeys, tcounts, tacc, t, NT) };
+            unsafe {
+                let p = &*table;
+                let len = p.global_slots as usize + 1;
+                empty_table(&p.codes, aggs, len, tkeys, tcounts, tacc, t, NT)
+            };
         }
         sync_threads();
         let out = out.wrapping_add(STATE_SAMPLE);

@@ -40,8 +40,9 @@ pub struct GroupByChoice {
     /// The group count estimated from a sample of the keys (0 for empty input).
     pub estimated_groups: usize,
     /// Whether the sample called for a small shared table
-    /// ([`quick_plan`](tessera_kernels::ops::groupby::quick_plan)), so that the hash
-    /// group-by ran right after it, without waiting for the host to read the sample.
+    /// ([`quick_plan`](tessera_kernels::ops::groupby::quick_plan)) or a dense one that a
+    /// block holds ([`wide_plan`](tessera_kernels::ops::groupby::wide_plan)), so that the
+    /// hash group-by ran right after it, without waiting for the host to read the sample.
     pub quick: bool,
     /// Whether the hash group-by's shared tables were dense: a slot for every key in the
     /// range the sample saw (with some to spare), found by the key's offset instead of a walk.

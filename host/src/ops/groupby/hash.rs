@@ -12,9 +12,13 @@
 //! shared table (`quick_plan`: up to a few hundred keys, nearly all seen more than once, or
 //! a range of a few thousand keys), the kernels take it from the sample on the GPU: the host
 //! queues the sample and the aggregation together and reads the sample's words while the
-//! aggregation runs, instead of waiting for the sample before it sizes the tables. Other
-//! samples make the aggregation return at once, and the host sizes the tables from the
-//! estimate. The groups then leave the table in key order: their keys and slots compacted,
+//! aggregation runs, instead of waiting for the sample before it sizes the tables. A second
+//! launch, of the wide kernel below, is queued after that one: where the sample calls for a
+//! dense table too large for the first launch but within a block's shared memory
+//! (`wide_plan`: about 4,000 to 16,000 keys with one accumulator, the range not much
+//! sparser than the groups), it takes that table, in a global table that the first launch
+//! empties as it declines. Other samples make both return at once, and the host sizes the
+//! tables from the estimate. The groups then leave the table in key order: their keys and slots compacted,
 //! then ranked (up to [`RANK_MAX`] groups: by a bitmap of their range where it fits the
 //! kernel's shared memory, as a dense table's groups do, else by counting) or sorted with the
 //! radix sort, and
@@ -49,6 +53,11 @@ const RANK_MAX: usize = 32 * 1024;
 
 /// Fewest slots of the global table.
 const MIN_GLOBAL_SLOTS: u64 = 1024;
+
+/// Slots of the second attempt's global table ([`k::QUICK_WIDE`]): room for the largest
+/// dense table a block holds and as many strays, and few enough that the ranking orders
+/// them ([`RANK_MAX`]).
+const WIDE_GLOBAL_SLOTS: u64 = 1 << 15;
 
 /// Slots of the global table of a grouping that runs on the sample's word alone
 /// ([`k::quick_plan`]): room for the groups such a sample leaves possible, and few enough
@@ -117,9 +126,9 @@ pub(super) struct HashPlan {
     /// The least and the greatest sampled key of a `u32` key (without `u32::MAX`), where the
     /// sample saw one.
     sampled: Option<(u32, u32)>,
-    /// The quick attempt's table, kept until the plan is dropped: its memory goes back
+    /// The quick attempts' tables, kept until the plan is dropped: their memory goes back
     /// after whatever runs next is queued, not in the way of it.
-    _quick: Option<Box<GlobalTable>>,
+    _quick: Option<Box<(GlobalTable, GlobalTable)>>,
 }
 
 /// What the first look at the keys gave.
@@ -155,7 +164,10 @@ impl HashPlan {
             let words = sample_words(gpu, &params)?;
             return Self::sized(gpu, params, accs, &words).map(FirstLook::Plan);
         }
-        params.quick = 1;
+        // The second attempt's table and parameters first: the first attempt empties that
+        // table where the second runs.
+        let mut wide = WideTable::new(gpu, &mut params, &base, aggs)?;
+        params.quick = k::QUICK_FIRST;
         // The sample empties the table and zeroes the state as well: no set-up launches
         // between the call's start and the aggregation.
         let mut table = GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
@@ -165,19 +177,29 @@ impl HashPlan {
         let view = table.state.view();
         let mut early = gpu.read_early(&view.slice(words))?;
         table.aggregate(gpu, &base, smem)?;
+        wide.aggregate(gpu, &mut table.state)?;
         let c = early.wait()?;
         drop(early);
         let c: [u32; SAMPLE_WORDS] = core::array::from_fn(|i| c[i]);
+        let est = estimate_from(&c, n);
         if let Some(plan) = k::quick_plan(c, key_xor, aggs)
             && let Some(r) = table.records(gpu, key_xor)?
         {
             let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
-            let est = estimate_from(&c, n);
             return Ok(FirstLook::Done(grouped, est, plan.dense_base.is_some()));
         }
+        if wide.plan(&c, key_xor, aggs).is_some() {
+            // The wide attempt ran on the first attempt's state.
+            core::mem::swap(&mut wide.table.state, &mut table.state);
+            if let Some(r) = wide.table.records(gpu, key_xor)? {
+                let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
+                return Ok(FirstLook::Done(grouped, est, true));
+            }
+        }
         params.quick = 0;
+        params.wide = k::WideAttempt::default();
         let mut plan = Self::sized(gpu, params, accs, &c)?;
-        plan._quick = Some(Box::new(table));
+        plan._quick = Some(Box::new((table, wide.table)));
         Ok(FirstLook::Plan(plan))
     }
 
@@ -447,9 +469,9 @@ fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()>
                 state,
                 &t.params,
                 &t.accs,
-                &mut t.keys,
-                &mut t.counts,
-                &mut t.acc,
+                &mut t.arrays.keys,
+                &mut t.arrays.counts,
+                &mut t.arrays.acc,
             );
             // SAFETY: as above, with the table's state; the table's arrays hold the
             // `global_slots + 1` slots its parameters give (accumulators: `accs` times that).
@@ -505,24 +527,101 @@ fn with_stage(
 ) -> Result<usize> {
     params.stage_at = 0;
     let tile = spec.tile() as usize;
+    if !may_stage(params, aggs, tile) {
+        return Ok(table);
+    }
+    let max = gpu.allow_max_dynamic_smem(spec)?;
+    if let Some(at) = k::stage_offset(table, tile, aggs, max) {
+        let total = at + k::HASH_STAGES * k::hash_stage_bytes(tile, aggs);
+        if gpu.blocks_per_sm(spec, table)? == 1 && gpu.blocks_per_sm(spec, total)? == 1 {
+            params.stage_at = at as u32;
+            return Ok(total);
+        }
+    }
+    Ok(table)
+}
+
+/// Whether a hash launch of `params` with `aggs` accumulators may take its full tiles of
+/// `tile` rows through shared memory: there are full tiles, the columns are 16-byte aligned,
+/// and no values are `f64`.
+fn may_stage(params: &GroupByParams, aggs: usize, tile: usize) -> bool {
     let aligned = params.keys.is_multiple_of(16)
         && params.values[..aggs].iter().all(|v| v.is_multiple_of(16));
     let f64_values = params.codes[..aggs]
         .iter()
         .any(|&c| c & k::code::TYPE == k::code::F64);
-    if !aligned || f64_values || (params.n as usize) < tile {
-        return Ok(table);
+    aggs > 0 && aligned && !f64_values && params.n as usize >= tile
+}
+
+/// The second attempt after a sample ([`k::QUICK_WIDE`]): a [`k::GROUPBY_HASH_WIDE`] launch
+/// with a dense table too large for the first attempt's ([`k::wide_plan`]), queued blind
+/// after it, and its global table.
+struct WideTable {
+    table: GlobalTable,
+    spec: KernelSpec<k::HashArgs>,
+    smem: usize,
+    min_bytes: usize,
+}
+
+impl WideTable {
+    /// The second attempt's table of [`WIDE_GLOBAL_SLOTS`] (not emptied: the first attempt
+    /// does that where the second runs) and its parameters, from the first attempt's
+    /// `params` (tables not yet sized), in which it sets [`GroupByParams::wide`]. `base`: the
+    /// narrow kernel for these accumulators, which the host plans for dense tables that leave
+    /// room for two of its blocks on an SM.
+    fn new(
+        gpu: &Gpu,
+        params: &mut GroupByParams,
+        base: &KernelSpec<k::HashArgs>,
+        aggs: usize,
+    ) -> Result<Self> {
+        let spec = k::GROUPBY_HASH_WIDE[aggs];
+        let smem = gpu.allow_max_dynamic_smem(&spec)?;
+        let min_bytes = gpu.dynamic_smem_sharing(base, 2)? + 1;
+        let mut wide = GroupByParams {
+            quick: k::QUICK_WIDE,
+            stage_at: may_stage(params, aggs, spec.tile() as usize) as u32,
+            ..*params
+        };
+        let table = GlobalTable::unset_then(gpu, &mut wide, WIDE_GLOBAL_SLOTS, aggs, |w, t| {
+            w.wide = k::WideAttempt {
+                keys: ptr(gpu, &t.keys),
+                counts: ptr(gpu, &t.counts),
+                acc: ptr(gpu, &t.acc),
+                slots: w.global_slots,
+                smem: smem as u32,
+                min_bytes: min_bytes as u32,
+                _pad: 0,
+            };
+            params.wide = w.wide;
+        })?;
+        Ok(WideTable {
+            table,
+            spec,
+            smem,
+            min_bytes,
+        })
     }
-    let at = table.next_multiple_of(16).max(16);
-    let total = at + k::HASH_STAGES * k::hash_stage_bytes(tile, aggs);
-    if gpu.blocks_per_sm(spec, table)? == 1
-        && gpu.allow_max_dynamic_smem(spec)? >= total
-        && gpu.blocks_per_sm(spec, total)? == 1
-    {
-        params.stage_at = at as u32;
-        return Ok(total);
+
+    /// The plan the second attempt takes from the sample's words `c`, if it runs.
+    fn plan(&self, c: &[u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Option<SharedPlan> {
+        k::wide_plan(*c, key_xor, aggs, self.smem, self.min_bytes)
     }
-    Ok(table)
+
+    /// Queues the second attempt on the first attempt's `state` (the sample's words, zeroed
+    /// counters where it declined).
+    fn aggregate(&mut self, gpu: &Gpu, state: &mut DeviceColumn<u32>) -> Result<()> {
+        let t = &mut self.table;
+        launch_hash(
+            gpu,
+            &self.spec,
+            self.smem,
+            t.n,
+            &t.params,
+            &mut t.arrays,
+            state,
+        )
+    }
 }
 
 /// Each block's shared table for an estimated `groups` and the sample's `dense` table where
@@ -601,14 +700,46 @@ struct TableRecords {
 /// The global table of one attempt.
 struct GlobalTable {
     params: PodBuffer<GroupByParams>,
-    keys: DeviceColumn<u32>,
-    counts: DeviceColumn<u32>,
-    acc: DeviceColumn<u64>,
+    arrays: TableArrays,
     state: DeviceColumn<u32>,
     slots: u32,
     limit: u32,
     accs: u32,
     n: u32,
+}
+
+/// A global table's arrays: `slots + 1` keys and counts, and as many accumulator words per
+/// accumulator.
+struct TableArrays {
+    keys: DeviceColumn<u32>,
+    counts: DeviceColumn<u32>,
+    acc: DeviceColumn<u64>,
+}
+
+/// Queues `spec` over the `n` rows `params` describes into the global table `t` of those
+/// parameters, with the launch's state words in `state`, the blocks given `smem` bytes of
+/// shared memory.
+fn launch_hash(
+    gpu: &Gpu,
+    spec: &KernelSpec<k::HashArgs>,
+    smem: usize,
+    n: u32,
+    params: &PodBuffer<GroupByParams>,
+    t: &mut TableArrays,
+    state: &mut DeviceColumn<u32>,
+) -> Result<()> {
+    let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
+    let mut cfg = grid_per_sm(gpu, spec, n as usize, per_sm.into())?;
+    cfg.shared_mem_bytes = smem as u32;
+    // SAFETY: the parameters describe the launch's columns and this table; the shared memory
+    // is the shared table's size (or, for a second attempt, what it plans in).
+    unsafe {
+        gpu.launch(
+            spec,
+            cfg,
+            (params, &mut t.keys, &mut t.counts, &mut t.acc, state),
+        )
+    }
 }
 
 impl GlobalTable {
@@ -628,7 +759,13 @@ impl GlobalTable {
             gpu.launch(
                 &k::GROUPBY_INIT,
                 cfg,
-                (&t.params, &t.accs, &mut t.keys, &mut t.counts, &mut t.acc),
+                (
+                    &t.params,
+                    &t.accs,
+                    &mut t.arrays.keys,
+                    &mut t.arrays.counts,
+                    &mut t.arrays.acc,
+                ),
             )
         }?;
         Ok(t)
@@ -637,17 +774,32 @@ impl GlobalTable {
     /// [`GlobalTable::new`] without emptying the table or zeroing its state, which
     /// [`sample`] does.
     fn unset(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
+        Self::unset_then(gpu, params, slots, accs, |_, _| {})
+    }
+
+    /// [`GlobalTable::unset`], `finish` completing `params` with the table's arrays before
+    /// they are uploaded.
+    fn unset_then(
+        gpu: &Gpu,
+        params: &mut GroupByParams,
+        slots: u64,
+        accs: usize,
+        finish: impl FnOnce(&mut GroupByParams, &TableArrays),
+    ) -> Result<Self> {
         let slots = slots as u32;
         params.global_slots = slots;
         params.global_limit =
             (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
         let len = slots as usize + 1;
-        let params_buf = PodBuffer::upload(gpu, std::slice::from_ref(params))?;
-        Ok(GlobalTable {
-            params: params_buf,
+        let arrays = TableArrays {
             keys: gpu.scratch(len)?,
             counts: gpu.scratch(len)?,
             acc: gpu.scratch(len * accs)?,
+        };
+        finish(params, &arrays);
+        Ok(GlobalTable {
+            params: PodBuffer::upload(gpu, std::slice::from_ref(params))?,
+            arrays,
             state: gpu.scratch(k::STATE_WORDS)?,
             slots,
             limit: params.global_limit,
@@ -659,25 +811,8 @@ impl GlobalTable {
     /// One pass over the table's `n` rows into it, the blocks given `smem` bytes of shared
     /// memory for their tables.
     fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, smem: usize) -> Result<()> {
-        let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
-        let mut cfg = grid_per_sm(gpu, spec, self.n as usize, per_sm.into())?;
-        cfg.shared_mem_bytes = smem as u32;
-        let t = self;
-        // SAFETY: the parameters describe the launch's columns and this table; the shared
-        // memory is the shared table's size.
-        unsafe {
-            gpu.launch(
-                spec,
-                cfg,
-                (
-                    &t.params,
-                    &mut t.keys,
-                    &mut t.counts,
-                    &mut t.acc,
-                    &mut t.state,
-                ),
-            )
-        }
+        let (params, arrays, state) = (&self.params, &mut self.arrays, &mut self.state);
+        launch_hash(gpu, spec, smem, self.n, params, arrays, state)
     }
 
     /// The groups' records in key order, their count and the first of them on the host
@@ -701,8 +836,8 @@ impl GlobalTable {
                     &len,
                     &key_xor,
                     &most,
-                    &self.keys,
-                    &self.counts,
+                    &self.arrays.keys,
+                    &self.arrays.counts,
                     &mut cursor,
                     &mut keys,
                     &mut slots,
@@ -730,8 +865,8 @@ impl GlobalTable {
                         &self.state,
                         &keys,
                         &slots,
-                        &self.counts,
-                        &self.acc,
+                        &self.arrays.counts,
+                        &self.arrays.acc,
                         &mut records,
                     ),
                 )
@@ -773,8 +908,8 @@ impl GlobalTable {
                     &self.accs,
                     &sorted,
                     &order,
-                    &self.counts,
-                    &self.acc,
+                    &self.arrays.counts,
+                    &self.arrays.acc,
                     &mut records,
                 ),
             )
@@ -881,6 +1016,70 @@ mod tests {
         assert_eq!(base, u32::MAX - 10 - 16);
         assert!(base as u64 + slots >= u32::MAX as u64);
         assert_eq!(k::dense_range(5, 4), None);
+    }
+
+    /// The second attempt takes the dense table of a full sample whose range is too wide for
+    /// the first attempt's and fits a block (ten thousand uniform keys, or the same with a
+    /// heavy hitter outside the range), not a range sparser than three times Chao's bound on
+    /// the groups, a table that leaves room for two narrow blocks, or a sample the first
+    /// attempt takes.
+    #[test]
+    fn wide_plans_take_dense_ranges_the_first_attempt_leaves() {
+        let (smem, min_bytes) = (227 * 1024, 100 * 1024);
+        let words = |keys: &mut Vec<u32>| {
+            keys.sort_unstable();
+            let runs = || keys.chunk_by(|a, b| a == b);
+            let d = runs().count() as u32;
+            let f1 = runs().filter(|r| r.len() == 1).count() as u32;
+            let f2 = runs().filter(|r| r.len() == 2).count() as u32;
+            let in_range = || keys.iter().filter(|&&k| k != u32::MAX);
+            let lo = in_range().min().copied().unwrap_or(u32::MAX);
+            let hi = in_range().max().copied().unwrap_or(0);
+            [d, f1, f2, lo, hi, 0, 0]
+        };
+        let s = k::GROUPBY_SAMPLES;
+        let plan = |c| k::wide_plan(c, 0, 1, smem, min_bytes);
+        let mut uniform = sample(s, |x| (x % 10_000) as u32);
+        let c = words(&mut uniform);
+        assert_eq!(quick_plan(c, 0, 1), None);
+        let p = plan(c).expect("ten thousand keys in a range");
+        assert_eq!(p.copies, 1);
+        let base = p.dense_base.unwrap();
+        assert!(
+            base <= c[3] && base as u64 + p.slots as u64 > c[4] as u64,
+            "{p:?}"
+        );
+        let mut heavy = sample(s, |x| {
+            if x & 1 == 0 {
+                u32::MAX
+            } else {
+                (x / 2 % 10_000) as u32
+            }
+        });
+        assert!(plan(words(&mut heavy)).is_some());
+        // 4,000 keys over a range of 16,000: sparse.
+        let mut sparse = sample(s, |x| (x % 4000) as u32 * 4);
+        assert_eq!(plan(words(&mut sparse)), None);
+        // Fewer bytes than `min_bytes`: the host's narrow kernel.
+        let mut small = sample(s, |x| (x % 6000) as u32);
+        let c = words(&mut small);
+        assert_eq!(quick_plan(c, 0, 1), None);
+        assert_eq!(plan(c), None);
+        assert!(k::wide_plan(c, 0, 1, smem, 0).is_some());
+        // A range wider than a block's table, and one the first attempt takes.
+        let mut wide = sample(s, |x| (x % 40_000) as u32);
+        assert_eq!(plan(words(&mut wide)), None);
+        let mut few = sample(s, |x| (x % 100) as u32);
+        assert_eq!(plan(words(&mut few)), None);
+        // The staged tiles go after the table where both fit.
+        assert_eq!(k::stage_offset(0, 4096, 1, smem), Some(16));
+        assert_eq!(k::stage_offset(1001, 4096, 1, smem), Some(1008));
+        let stages = k::HASH_STAGES * k::hash_stage_bytes(4096, 1);
+        assert_eq!(
+            k::stage_offset(smem - stages, 4096, 1, smem),
+            Some(smem - stages)
+        );
+        assert_eq!(k::stage_offset(smem - stages + 1, 4096, 1, smem), None);
     }
 
     /// A key on at least an eighth of the sampled rows (and two) is hot, whatever the row
