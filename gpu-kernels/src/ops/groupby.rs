@@ -1736,8 +1736,9 @@ const fn rank_bitmap_words(most: usize) -> usize {
 
 /// Ranks the `g` compacted keys (xor `key_xor`), which lie within `low .. low + 32 * words`,
 /// by a bitmap of that range in shared memory: every block that ranks keys sets the bits of
-/// all of them, counts the bits before each word, and ranks its `NT` keys (one a thread) by
-/// the bits below theirs. `O(g + words)` a block where counting is `O(g)` a key.
+/// all of them, counts the bits before each word, and ranks its keys (one a thread, `NT`
+/// keys from `NT` times its index, striding over the grid) by the bits below theirs.
+/// `O(g + words)` a block where counting is `O(g)` a key.
 ///
 /// # Safety
 /// The launch gives at least `4 * (2 * words + ANY_SCAN_WORDS)` bytes of dynamic shared
@@ -1759,7 +1760,7 @@ unsafe fn rank_by_bitmap<const NT: usize>(
     acc: *const u64,
     records: *mut u64,
 ) {
-    use crate::arch::{Shared, block_idx, shared_atomic, sync_threads, thread_idx};
+    use crate::arch::{Shared, block_idx, grid_dim, shared_atomic, sync_threads, thread_idx};
     use crate::block::{ANY_SCAN_WORDS, block_exclusive_sum_any};
     let first = block_idx() * NT;
     if first >= g {
@@ -1822,8 +1823,8 @@ unsafe fn rank_by_bitmap<const NT: usize>(
         }
     }
     sync_threads();
-    let i = first + thread_idx();
-    if i < g {
+    let mut i = first + thread_idx();
+    while i < g {
         // SAFETY: i < g; the word of the key's offset is below `words`, by contract.
         unsafe {
             let key = keys.add(i).read();
@@ -1843,6 +1844,7 @@ unsafe fn rank_by_bitmap<const NT: usize>(
                 acc,
             );
         }
+        i += grid_dim() * NT;
     }
 }
 
@@ -1879,14 +1881,15 @@ crate::kernel! {
     /// (`rank_by_bitmap`; a dense table's groups); else by counting: every block stages
     /// them in dynamic shared memory (`4 * rank_staged(most)` bytes), and [`RANK_LANES`] lanes
     /// rank one key by the number below it, each over every `RANK_LANES`-th group of four,
-    /// and write its record there (work G^2 / 4 vector loads). Block 0 writes the header: G
-    /// and the global table's overflow flag. For small G.
+    /// and write its record there (work G^2 / 4 vector loads). Blocks stride over the keys:
+    /// any grid ranks them all, and a grid of the resident blocks stages them once a block.
+    /// Block 0 writes the header: G and the global table's overflow flag. For small G.
     GROUPBY_RANK = groupby_rank[NT = 256, IPT = 1](
         key_xor: u32, most: u32, len: u32, aggs: u32, cursor: *const u32, state: *const u32,
         keys: *const u32, slots: *const u32, counts: *const u32, acc: *const u64,
         records: *mut u64
     ) {
-        use crate::arch::{block_idx, shfl_xor, sync_threads, thread_idx};
+        use crate::arch::{block_idx, grid_dim, shfl_xor, sync_threads, thread_idx};
         // SAFETY: one cursor word.
         let g = unsafe { cursor.read() }.min(most) as usize;
         if block_idx() == 0 && thread_idx() == 0 {
@@ -1928,32 +1931,38 @@ crate::kernel! {
             j += NT;
         }
         sync_threads();
-        let i = block_idx() * per_block + thread_idx() / RANK_LANES;
         let part = thread_idx() % RANK_LANES;
-        // SAFETY: i < g.
-        let key = if i < g { unsafe { staged.read(i) } } else { 0 };
-        let mut rank = 0u32;
-        let mut at = staged.addr(4 * part);
-        let end = staged.addr(staged_len);
-        while at < end {
-            // SAFETY: a 16-byte aligned group of four staged words (the array starts the
-            // dynamic shared memory, and each group starts at a multiple of four words).
-            let [a, b, c, d] = unsafe { crate::arch::load_shared_v4_u32(at) };
-            rank += (a < key) as u32 + (b < key) as u32 + (c < key) as u32 + (d < key) as u32;
-            at += (16 * RANK_LANES) as u32;
-        }
-        // Every lane runs the same loop, so the lanes of a key reconverge here.
-        let mut m = RANK_LANES as u32 / 2;
-        while m > 0 {
-            rank += shfl_xor(rank, m);
-            m /= 2;
-        }
-        if part == 0 && i < g {
-            // SAFETY: rank < g; `slots` holds g slots of the table.
-            unsafe {
-                let s = slots.add(i).read() as usize;
-                write_record(records, rank as usize, key ^ key_xor, aggs as usize, len as usize, s, counts, acc);
+        // The block's keys, then those `grid_dim()` blocks on: the same count of rounds for
+        // every lane of the block.
+        let mut first = block_idx() * per_block;
+        while first < g {
+            let i = first + thread_idx() / RANK_LANES;
+            // SAFETY: i < g.
+            let key = if i < g { unsafe { staged.read(i) } } else { 0 };
+            let mut rank = 0u32;
+            let mut at = staged.addr(4 * part);
+            let end = staged.addr(staged_len);
+            while at < end {
+                // SAFETY: a 16-byte aligned group of four staged words (the array starts the
+                // dynamic shared memory, and each group starts at a multiple of four words).
+                let [a, b, c, d] = unsafe { crate::arch::load_shared_v4_u32(at) };
+                rank += (a < key) as u32 + (b < key) as u32 + (c < key) as u32 + (d < key) as u32;
+                at += (16 * RANK_LANES) as u32;
             }
+            // Every lane runs the same loop, so the lanes of a key reconverge here.
+            let mut m = RANK_LANES as u32 / 2;
+            while m > 0 {
+                rank += shfl_xor(rank, m);
+                m /= 2;
+            }
+            if part == 0 && i < g {
+                // SAFETY: rank < g; `slots` holds g slots of the table.
+                unsafe {
+                    let s = slots.add(i).read() as usize;
+                    write_record(records, rank as usize, key ^ key_xor, aggs as usize, len as usize, s, counts, acc);
+                }
+            }
+            first += grid_dim() * per_block;
         }
     }
 }

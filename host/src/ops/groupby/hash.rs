@@ -45,7 +45,7 @@ use super::records::{
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
-use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
+use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
 
 /// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
 /// range is too wide for its bitmap); more are sorted by the radix sort.
@@ -848,8 +848,12 @@ impl GlobalTable {
             let mut records = gpu.scratch::<u64>(k::RECORDS_HEADER + most as usize * words)?;
             let smem = 4 * k::rank_staged(most as usize);
             gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)?;
-            // A thread per lane of each key's RANK_LANES.
-            let cfg = tile_grid(&k::GROUPBY_RANK, most as usize * k::RANK_LANES, smem as u32)?;
+            // A thread per lane of each key's RANK_LANES, in the blocks resident at once: a
+            // grid for `most` groups would be mostly blocks past the groups that came.
+            let spec = &k::GROUPBY_RANK;
+            let per_sm = gpu.blocks_per_sm(spec, smem)?;
+            let mut cfg = grid_per_sm(gpu, spec, most as usize * k::RANK_LANES, per_sm.into())?;
+            cfg.shared_mem_bytes = smem as u32;
             // SAFETY: `most` compacted keys and slots of this table, its state; records for
             // `most` groups; `4 * rank_staged(most)` bytes of shared memory.
             unsafe {
