@@ -81,7 +81,7 @@ pub struct GroupByParams {
     /// ([`STATE_SAMPLE`]) and takes its shared table from [`quick_plan`] (`QUICK_FIRST`) or
     /// [`wide_plan`] (`QUICK_WIDE`) and its hot key from [`hot_key`] instead of
     /// `shared_slots`, `shared_copies`, `dense` and `hot`; where that plan is none, every
-    /// block returns at once (the table stays empty). See [`GroupByParams::wide`].
+    /// block returns at once (the table stays empty).
     pub quick: u32,
     /// Slots of the global table (its arrays hold one more, the slot of [`EMPTY_KEY`](crate::hash::EMPTY_KEY)).
     pub global_slots: u32,
@@ -107,7 +107,7 @@ pub struct GroupByParams {
     /// accumulator's values are `f64`. Under [`QUICK_WIDE`] the kernel places them itself
     /// ([`stage_offset`], in `wide.smem`): nonzero then only says that they may be staged.
     pub stage_at: u32,
-    /// The second attempt that follows a [`QUICK_FIRST`] launch, read by both.
+    /// What a [`QUICK_WIDE`] launch plans in.
     pub wide: WideAttempt,
 }
 
@@ -116,13 +116,11 @@ pub struct GroupByParams {
 pub const QUICK_FIRST: u32 = 1;
 
 /// [`GroupByParams::quick`] of the second launch after the sample, queued after the
-/// [`QUICK_FIRST`] one: a [`GROUPBY_HASH_WIDE`] kernel that takes a dense table too large
-/// for the first ([`wide_plan`]). It reads the sample's words in the state the first
-/// launch had, and aggregates into the global table [`WideAttempt`] gives, which the first
-/// launch empties where it declines and `wide_plan` gives a table (no set-up launch).
+/// [`QUICK_FIRST`] one on the same global table and state: a [`GROUPBY_HASH_WIDE`] kernel
+/// that takes a dense table too large for the first ([`wide_plan`]).
 pub const QUICK_WIDE: u32 = 2;
 
-/// The second attempt after a sample ([`QUICK_WIDE`]), in both launches' parameters.
+/// The second launch after a sample ([`QUICK_WIDE`]), in both launches' parameters.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[cfg_attr(
@@ -130,20 +128,10 @@ pub const QUICK_WIDE: u32 = 2;
     derive(bytemuck::Pod, bytemuck::Zeroable)
 )]
 pub struct WideAttempt {
-    /// Device address of its global table's keys (`slots + 1`).
-    pub keys: u64,
-    /// Device address of its global table's counts (`slots + 1`).
-    pub counts: u64,
-    /// Device address of its global table's accumulators (`slots + 1` per accumulator).
-    pub acc: u64,
-    /// Slots of its global table; 0: no second attempt follows.
-    pub slots: u32,
     /// Dynamic shared memory its launch gives each block.
     pub smem: u32,
     /// Fewest bytes of the dense table it takes ([`wide_plan`]).
     pub min_bytes: u32,
-    /// Padding.
-    pub _pad: u32,
 }
 
 /// State words of a launch: distinct keys inserted into the global table, whether a key
@@ -1011,40 +999,23 @@ mod device {
             // SAFETY: the state words are in bounds; the sample kernel wrote them before.
             let c =
                 core::array::from_fn(|i| unsafe { g.state.add(super::STATE_SAMPLE + i).read() });
-            let w = &p.wide;
-            let (smem, min_bytes) = (w.smem as usize, w.min_bytes as usize);
-            let wide = super::wide_plan(c, p.key_xor, A, smem, min_bytes);
-            let first = p.quick == super::QUICK_FIRST;
-            match (first, super::quick_plan(c, p.key_xor, A), wide) {
-                (true, Some(q), _) => plan = q,
-                (true, None, Some(_)) if w.slots != 0 => {
-                    // The second attempt runs: its table emptied, all threads of the grid
-                    // sharing the slots.
-                    let len = w.slots as usize + 1;
-                    let stride = grid_dim() * NT;
-                    let first = block_idx() * NT + thread_idx();
-                    let (keys, counts, acc) =
-                        (w.keys as *mut u32, w.counts as *mut u32, w.acc as *mut u64);
-                    // SAFETY: the host gives the second attempt's arrays of `len` items
-                    // (accumulators `A` times that), which nothing else touches in this
-                    // launch.
-                    unsafe {
-                        super::empty_table(
-                            &p.codes, A as u32, len, keys, counts, acc, first, stride,
-                        )
-                    };
-                    return;
-                }
-                (false, _, Some(wp)) => {
-                    plan = wp;
-                    let form = TableForm { dense: true };
-                    let table = super::shared_table_bytes(wp.slots, 1, A, form);
-                    stage_at = match super::stage_offset(table, NT * IPT, A, smem) {
-                        Some(at) if p.stage_at != 0 => at as u32,
-                        _ => 0,
-                    };
-                }
-                _ => return,
+            let smem = p.wide.smem as usize;
+            let taken = if p.quick == super::QUICK_FIRST {
+                super::quick_plan(c, p.key_xor, A)
+            } else {
+                super::wide_plan(c, p.key_xor, A, smem, p.wide.min_bytes as usize)
+            };
+            match taken {
+                Some(q) => plan = q,
+                None => return,
+            }
+            if p.quick == super::QUICK_WIDE {
+                let form = TableForm { dense: true };
+                let table = super::shared_table_bytes(plan.slots, 1, A, form);
+                stage_at = match super::stage_offset(table, NT * IPT, A, smem) {
+                    Some(at) if p.stage_at != 0 => at as u32,
+                    _ => 0,
+                };
             }
             hot = super::hot_key(c, p.n);
         }
@@ -2018,13 +1989,13 @@ crate::kernel! {
     /// count each: the [`SAMPLE_WORDS`] (the distinct keys among them, those seen
     /// once and twice, for the host's estimate, see `groups_from_sample_counts` there; the
     /// smallest and largest key as `key ^ key_xor`, for a dense table; the most frequent key
-    /// and its rows, for [`hot_key`]). `keys`: the device address of the `n` key words. One
-    /// block.
+    /// and its rows, for [`hot_key`]). `keys`: the device address of the `n` key words.
     ///
     /// `out` is a state of [`STATE_WORDS`]: the sample's words go to its [`STATE_SAMPLE`] and
-    /// its words before them are zeroed. Where `table` is not null, the block also empties
-    /// the global table it describes (as [`GROUPBY_INIT`] with its other arguments), so that
-    /// an aggregation follows the sample without set-up of its own.
+    /// its words before them are zeroed. Where `table` is not null, the launch's blocks also
+    /// empty the global table it describes (as [`GROUPBY_INIT`] with its other arguments),
+    /// so that an aggregation follows the sample without set-up of its own. Block 0
+    /// samples; any others only empty the table.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         keys: u64, n: u32, key_xor: u32, out: *mut u32,
         table: *const GroupByParams, aggs: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64
@@ -2041,6 +2012,20 @@ crate::kernel! {
         // The most frequent key: its rows in the high word, the key in the low one.
         let top = crate::shared_array!(groupby_sample_top: [u64; 1]);
         let t = thread_idx();
+        let block = crate::arch::block_idx();
+        if !table.is_null() {
+            let (first, stride) = (block * NT + t, crate::arch::grid_dim() * NT);
+            // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
+            unsafe {
+                let p = &*table;
+                let len = p.global_slots as usize + 1;
+                empty_table(&p.codes, aggs, len, tkeys, tcounts, tacc, first, stride)
+            };
+        }
+        // The other blocks only empty the table.
+        if block != 0 {
+            return;
+        }
         let mut s = t;
         while s < GROUPBY_SAMPLE_SLOTS {
             // SAFETY: s < GROUPBY_SAMPLE_SLOTS.
@@ -2062,14 +2047,7 @@ crate::kernel! {
             // SAFETY: the state's words before the sample's.
             unsafe { out.add(t).write(0) };
         }
-        if !table.is_null() {
-            // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
-            unsafe {
-                let p = &*table;
-                let len = p.global_slots as usize + 1;
-                empty_table(&p.codes, aggs, len, tkeys, tcounts, tacc, t, NT)
-            };
-        }
+
         sync_threads();
         let out = out.wrapping_add(STATE_SAMPLE);
         let (keys, n) = (keys as *const u32, n as usize);

@@ -54,15 +54,13 @@ const RANK_MAX: usize = 32 * 1024;
 /// Fewest slots of the global table.
 const MIN_GLOBAL_SLOTS: u64 = 1024;
 
-/// Slots of the second attempt's global table ([`k::QUICK_WIDE`]): room for the largest
-/// dense table a block holds and as many strays, and few enough that the ranking orders
-/// them ([`RANK_MAX`]).
-const WIDE_GLOBAL_SLOTS: u64 = 1 << 15;
+/// Slots of the global table of the launches that take their plans from the sample's words
+/// ([`k::quick_plan`], [`k::wide_plan`]): room for the groups such a sample leaves possible
+/// (a dense table a block holds, up to about 16,000 keys with one accumulator, and as many
+/// keys outside it), and few enough that the ranking orders them ([`RANK_MAX`]).
+const QUICK_GLOBAL_SLOTS: u64 = 1 << 15;
 
-/// Slots of the global table of a grouping that runs on the sample's word alone
-/// ([`k::quick_plan`]): room for the groups such a sample leaves possible, and few enough
-/// that the ranking orders them.
-const QUICK_GLOBAL_SLOTS: u64 = 4096;
+const _: () = assert!(QUICK_GLOBAL_SLOTS as usize <= RANK_MAX);
 
 /// Most slots of the global table a first attempt takes on the sample's word; a larger
 /// group count grows it by overflow.
@@ -126,9 +124,9 @@ pub(super) struct HashPlan {
     /// The least and the greatest sampled key of a `u32` key (without `u32::MAX`), where the
     /// sample saw one.
     sampled: Option<(u32, u32)>,
-    /// The quick attempts' tables, kept until the plan is dropped: their memory goes back
+    /// The quick attempts' table, kept until the plan is dropped: its memory goes back
     /// after whatever runs next is queued, not in the way of it.
-    _quick: Option<Box<(GlobalTable, GlobalTable)>>,
+    _quick: Option<Box<GlobalTable>>,
 }
 
 /// What the first look at the keys gave.
@@ -164,10 +162,8 @@ impl HashPlan {
             let words = sample_words(gpu, &params)?;
             return Self::sized(gpu, params, accs, &words).map(FirstLook::Plan);
         }
-        // The second attempt's table and parameters first: the first attempt empties that
-        // table where the second runs.
-        let mut wide = WideTable::new(gpu, &mut params, &base, aggs)?;
         params.quick = k::QUICK_FIRST;
+        let wide = WideAttempt::new(gpu, &mut params, &base, aggs)?;
         // The sample empties the table and zeroes the state as well: no set-up launches
         // between the call's start and the aggregation.
         let mut table = GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
@@ -177,29 +173,28 @@ impl HashPlan {
         let view = table.state.view();
         let mut early = gpu.read_early(&view.slice(words))?;
         table.aggregate(gpu, &base, smem)?;
-        wide.aggregate(gpu, &mut table.state)?;
+        wide.aggregate(gpu, &params, &mut table)?;
         let c = early.wait()?;
         drop(early);
         let c: [u32; SAMPLE_WORDS] = core::array::from_fn(|i| c[i]);
         let est = estimate_from(&c, n);
-        if let Some(plan) = k::quick_plan(c, key_xor, aggs)
+        let dense = match (
+            k::quick_plan(c, key_xor, aggs),
+            wide.plan(&c, key_xor, aggs),
+        ) {
+            (Some(plan), _) | (None, Some(plan)) => Some(plan.dense_base.is_some()),
+            (None, None) => None,
+        };
+        if let Some(dense) = dense
             && let Some(r) = table.records(gpu, key_xor)?
         {
             let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
-            return Ok(FirstLook::Done(grouped, est, plan.dense_base.is_some()));
-        }
-        if wide.plan(&c, key_xor, aggs).is_some() {
-            // The wide attempt ran on the first attempt's state.
-            core::mem::swap(&mut wide.table.state, &mut table.state);
-            if let Some(r) = wide.table.records(gpu, key_xor)? {
-                let grouped = DeviceGrouped::new(accs.clone(), r.groups, Some(r.records), r.head);
-                return Ok(FirstLook::Done(grouped, est, true));
-            }
+            return Ok(FirstLook::Done(grouped, est, dense));
         }
         params.quick = 0;
         params.wide = k::WideAttempt::default();
         let mut plan = Self::sized(gpu, params, accs, &c)?;
-        plan._quick = Some(Box::new((table, wide.table)));
+        plan._quick = Some(Box::new(table));
         Ok(FirstLook::Plan(plan))
     }
 
@@ -438,7 +433,12 @@ enum SampleInto<'a> {
 /// one).
 fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()> {
     let spec = &k::GROUPBY_SAMPLE;
-    let cfg = grid_per_sm(gpu, spec, 1, 1)?;
+    // One block samples; with a table, more empty it beside that one (a tile's worth each).
+    let len = match &into {
+        SampleInto::State(_) => 1,
+        SampleInto::Table(t) => t.slots as usize + 1,
+    };
+    let cfg = grid_per_sm(gpu, spec, len, 1)?;
     let (keys, n, xor) = (&params.keys, &params.n, &params.key_xor);
     match into {
         SampleInto::State(state) => {
@@ -553,22 +553,19 @@ fn may_stage(params: &GroupByParams, aggs: usize, tile: usize) -> bool {
     aggs > 0 && aligned && !f64_values && params.n as usize >= tile
 }
 
-/// The second attempt after a sample ([`k::QUICK_WIDE`]): a [`k::GROUPBY_HASH_WIDE`] launch
-/// with a dense table too large for the first attempt's ([`k::wide_plan`]), queued blind
-/// after it, and its global table.
-struct WideTable {
-    table: GlobalTable,
+/// The second launch after a sample ([`k::QUICK_WIDE`]): a [`k::GROUPBY_HASH_WIDE`] kernel
+/// that takes a dense table too large for the first launch's ([`k::wide_plan`]), queued
+/// blind after it on the same global table and state.
+struct WideAttempt {
     spec: KernelSpec<k::HashArgs>,
     smem: usize,
     min_bytes: usize,
 }
 
-impl WideTable {
-    /// The second attempt's table of [`WIDE_GLOBAL_SLOTS`] (not emptied: the first attempt
-    /// does that where the second runs) and its parameters, from the first attempt's
-    /// `params` (tables not yet sized), in which it sets [`GroupByParams::wide`]. `base`: the
-    /// narrow kernel for these accumulators, which the host plans for dense tables that leave
-    /// room for two of its blocks on an SM.
+impl WideAttempt {
+    /// The second launch for the first launch's `params` (tables not yet sized), in which it
+    /// sets [`GroupByParams::wide`]. `base`: the narrow kernel for these accumulators, which
+    /// the host plans for dense tables that leave room for two of its blocks on an SM.
     fn new(
         gpu: &Gpu,
         params: &mut GroupByParams,
@@ -578,49 +575,33 @@ impl WideTable {
         let spec = k::GROUPBY_HASH_WIDE[aggs];
         let smem = gpu.allow_max_dynamic_smem(&spec)?;
         let min_bytes = gpu.dynamic_smem_sharing(base, 2)? + 1;
-        let mut wide = GroupByParams {
-            quick: k::QUICK_WIDE,
-            stage_at: may_stage(params, aggs, spec.tile() as usize) as u32,
-            ..*params
+        params.wide = k::WideAttempt {
+            smem: smem as u32,
+            min_bytes: min_bytes as u32,
         };
-        let table = GlobalTable::unset_then(gpu, &mut wide, WIDE_GLOBAL_SLOTS, aggs, |w, t| {
-            w.wide = k::WideAttempt {
-                keys: ptr(gpu, &t.keys),
-                counts: ptr(gpu, &t.counts),
-                acc: ptr(gpu, &t.acc),
-                slots: w.global_slots,
-                smem: smem as u32,
-                min_bytes: min_bytes as u32,
-                _pad: 0,
-            };
-            params.wide = w.wide;
-        })?;
-        Ok(WideTable {
-            table,
+        Ok(WideAttempt {
             spec,
             smem,
             min_bytes,
         })
     }
 
-    /// The plan the second attempt takes from the sample's words `c`, if it runs.
+    /// The plan the second launch takes from the sample's words `c`, if it runs.
     fn plan(&self, c: &[u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Option<SharedPlan> {
         k::wide_plan(*c, key_xor, aggs, self.smem, self.min_bytes)
     }
 
-    /// Queues the second attempt on the first attempt's `state` (the sample's words, zeroed
-    /// counters where it declined).
-    fn aggregate(&mut self, gpu: &Gpu, state: &mut DeviceColumn<u32>) -> Result<()> {
-        let t = &mut self.table;
-        launch_hash(
-            gpu,
-            &self.spec,
-            self.smem,
-            t.n,
-            &t.params,
-            &mut t.arrays,
-            state,
-        )
+    /// Queues the second launch after the first, with the first's `params` (and table).
+    fn aggregate(&self, gpu: &Gpu, params: &GroupByParams, t: &mut GlobalTable) -> Result<()> {
+        let aggs = t.accs as usize;
+        let wide = GroupByParams {
+            quick: k::QUICK_WIDE,
+            stage_at: may_stage(params, aggs, self.spec.tile() as usize) as u32,
+            ..*params
+        };
+        let wide = PodBuffer::upload(gpu, std::slice::from_ref(&wide))?;
+        let (arrays, state) = (&mut t.arrays, &mut t.state);
+        launch_hash(gpu, &self.spec, self.smem, t.n, &wide, arrays, state)
     }
 }
 
@@ -774,32 +755,18 @@ impl GlobalTable {
     /// [`GlobalTable::new`] without emptying the table or zeroing its state, which
     /// [`sample`] does.
     fn unset(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
-        Self::unset_then(gpu, params, slots, accs, |_, _| {})
-    }
-
-    /// [`GlobalTable::unset`], `finish` completing `params` with the table's arrays before
-    /// they are uploaded.
-    fn unset_then(
-        gpu: &Gpu,
-        params: &mut GroupByParams,
-        slots: u64,
-        accs: usize,
-        finish: impl FnOnce(&mut GroupByParams, &TableArrays),
-    ) -> Result<Self> {
         let slots = slots as u32;
         params.global_slots = slots;
         params.global_limit =
             (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
         let len = slots as usize + 1;
-        let arrays = TableArrays {
-            keys: gpu.scratch(len)?,
-            counts: gpu.scratch(len)?,
-            acc: gpu.scratch(len * accs)?,
-        };
-        finish(params, &arrays);
         Ok(GlobalTable {
             params: PodBuffer::upload(gpu, std::slice::from_ref(params))?,
-            arrays,
+            arrays: TableArrays {
+                keys: gpu.scratch(len)?,
+                counts: gpu.scratch(len)?,
+                acc: gpu.scratch(len * accs)?,
+            },
             state: gpu.scratch(k::STATE_WORDS)?,
             slots,
             limit: params.global_limit,
