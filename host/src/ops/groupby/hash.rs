@@ -16,9 +16,9 @@
 //! launch, of the wide kernel below, is queued after that one: where the sample calls for a
 //! dense table too large for the first launch but within a block's shared memory
 //! (`wide_plan`: about 4,000 to 16,000 keys with one accumulator, the range not much
-//! sparser than the groups), it takes that table, in a global table that the first launch
-//! empties as it declines. Other samples make both return at once, and the host sizes the
-//! tables from the estimate. The groups then leave the table in key order: their keys and slots compacted,
+//! sparser than the groups), it takes that table, on the same global table and state. Other
+//! samples make both return at once, and the host sizes the tables from the estimate. The
+//! groups then leave the table in key order: their keys and slots compacted,
 //! then ranked (up to [`RANK_MAX`] groups: by a bitmap of their range where it fits the
 //! kernel's shared memory, as a dense table's groups do, else by counting) or sorted with the
 //! radix sort, and
