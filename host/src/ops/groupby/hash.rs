@@ -45,7 +45,8 @@ use super::records::{
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
-use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, KernelArg, PodBuffer, grid_per_sm};
+use cudarc::driver::{CudaView, CudaViewMut};
 
 /// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
 /// range is too wide for its bitmap); more are sorted by the radix sort.
@@ -170,8 +171,8 @@ impl HashPlan {
         sample(gpu, &params, SampleInto::Table(&mut table))?;
         let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
         // The sample's words come back while the aggregation runs (or has returned at once).
-        let view = table.state.view();
-        let mut early = gpu.read_early(&view.slice(words))?;
+        let parts = table.parts()?;
+        let mut early = gpu.read_early(&parts.state.slice(words))?;
         table.aggregate(gpu, &base, smem)?;
         wide.aggregate(gpu, &params, &mut table)?;
         let c = early.wait()?;
@@ -461,21 +462,24 @@ fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()>
             unsafe { gpu.launch(spec, cfg, args) }
         }
         SampleInto::Table(t) => {
-            let state = &mut t.state;
-            let args = (
-                keys,
-                n,
-                xor,
-                state,
-                &t.params,
-                &t.accs,
-                &mut t.arrays.keys,
-                &mut t.arrays.counts,
-                &mut t.arrays.acc,
-            );
-            // SAFETY: as above, with the table's state; the table's arrays hold the
-            // `global_slots + 1` slots its parameters give (accumulators: `accs` times that).
-            unsafe { gpu.launch(spec, cfg, args) }
+            let accs = t.accs;
+            t.with_parts(|mut p| {
+                let args = (
+                    keys,
+                    n,
+                    xor,
+                    &mut p.t.state,
+                    &p.params,
+                    &accs,
+                    &mut p.t.keys,
+                    &mut p.t.counts,
+                    &mut p.t.acc,
+                );
+                // SAFETY: as above, with the table's state; the table's arrays hold the
+                // `global_slots + 1` slots its parameters give (accumulators: `accs` times
+                // that).
+                unsafe { gpu.launch(spec, cfg, args) }
+            })?
         }
     }
 }
@@ -600,8 +604,8 @@ impl WideAttempt {
             ..*params
         };
         let wide = PodBuffer::upload(gpu, std::slice::from_ref(&wide))?;
-        let (arrays, state) = (&mut t.arrays, &mut t.state);
-        launch_hash(gpu, &self.spec, self.smem, t.n, &wide, arrays, state)
+        let n = t.n;
+        t.with_parts(|mut p| launch_hash(gpu, &self.spec, self.smem, n, &wide, &mut p.t))?
     }
 }
 
@@ -678,36 +682,63 @@ struct TableRecords {
     head: Vec<u64>,
 }
 
-/// The global table of one attempt.
+/// The global table of one attempt, in one allocation (one driver call where five were,
+/// on the way from the call's start to its first launch): the launch's parameters, its
+/// state words, the keys and the counts (`slots + 1` each, as `u32`), then `slots + 1`
+/// accumulator words per accumulator.
 struct GlobalTable {
-    params: PodBuffer<GroupByParams>,
-    arrays: TableArrays,
-    state: DeviceColumn<u32>,
+    mem: DeviceColumn<u64>,
     slots: u32,
     limit: u32,
     accs: u32,
     n: u32,
 }
 
-/// A global table's arrays: `slots + 1` keys and counts, and as many accumulator words per
-/// accumulator.
-struct TableArrays {
-    keys: DeviceColumn<u32>,
-    counts: DeviceColumn<u32>,
-    acc: DeviceColumn<u64>,
+/// `u64` words of a table's memory taken by the parameters.
+const PARAMS_WORDS: usize = size_of::<GroupByParams>() / 8;
+/// `u64` words of a table's memory before its keys: the parameters and the state words.
+const KEYS_AT: usize = PARAMS_WORDS + k::STATE_WORDS.div_ceil(2);
+
+const _: () = assert!(size_of::<GroupByParams>() == 8 * PARAMS_WORDS);
+const _: () = assert!(align_of::<GroupByParams>() <= 8);
+
+/// Views of a global table's memory that its readers take (see [`GlobalTable`]).
+struct Parts<'a> {
+    state: CudaView<'a, u32>,
+    keys: CudaView<'a, u32>,
+    counts: CudaView<'a, u32>,
+    acc: CudaView<'a, u64>,
+}
+
+/// [`Parts`] to write to: the parameters, and the rest.
+struct PartsMut<'a> {
+    params: CudaView<'a, GroupByParams>,
+    t: TableMut<'a>,
+}
+
+/// The parts of a table's memory that its launches write.
+struct TableMut<'a> {
+    state: CudaViewMut<'a, u32>,
+    keys: CudaViewMut<'a, u32>,
+    counts: CudaViewMut<'a, u32>,
+    acc: CudaViewMut<'a, u64>,
+}
+
+/// An error for a table's memory too small for its parts (which its sizing rules out).
+fn parts_err() -> Error {
+    Error::invalid("group_by_hash: a table's memory is smaller than its parts (internal)")
 }
 
 /// Queues `spec` over the `n` rows `params` describes into the global table `t` of those
-/// parameters, with the launch's state words in `state`, the blocks given `smem` bytes of
+/// parameters, with the launch's state words in `t.state`, the blocks given `smem` bytes of
 /// shared memory.
 fn launch_hash(
     gpu: &Gpu,
     spec: &KernelSpec<k::HashArgs>,
     smem: usize,
     n: u32,
-    params: &PodBuffer<GroupByParams>,
-    t: &mut TableArrays,
-    state: &mut DeviceColumn<u32>,
+    params: impl KernelArg<*const GroupByParams>,
+    t: &mut TableMut<'_>,
 ) -> Result<()> {
     let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
     let mut cfg = grid_per_sm(gpu, spec, n as usize, per_sm.into())?;
@@ -718,7 +749,7 @@ fn launch_hash(
         gpu.launch(
             spec,
             cfg,
-            (params, &mut t.keys, &mut t.counts, &mut t.acc, state),
+            (params, &mut t.keys, &mut t.counts, &mut t.acc, &mut t.state),
         )
     }
 }
@@ -727,28 +758,31 @@ impl GlobalTable {
     /// An empty table of `slots` slots (the arrays one more) for `params`, which it completes.
     fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
         let mut t = Self::unset(gpu, params, slots, accs)?;
-        gpu.stream()
-            .memset_zeros(&mut t.state.view_mut())
-            .map_err(Error::driver(
-                "zeroing a group-by's state",
-                4 * k::STATE_WORDS,
-            ))?;
         let len = slots as usize + 1;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
-        // SAFETY: the arrays hold `slots + 1` items (accumulators: `accs` times that).
-        unsafe {
-            gpu.launch(
-                &k::GROUPBY_INIT,
-                cfg,
-                (
-                    &t.params,
-                    &t.accs,
-                    &mut t.arrays.keys,
-                    &mut t.arrays.counts,
-                    &mut t.arrays.acc,
-                ),
-            )
-        }?;
+        let accs = t.accs;
+        t.with_parts(|mut p| {
+            gpu.stream()
+                .memset_zeros(&mut p.t.state)
+                .map_err(Error::driver(
+                    "zeroing a group-by's state",
+                    4 * k::STATE_WORDS,
+                ))?;
+            // SAFETY: the arrays hold `slots + 1` items (accumulators: `accs` times that).
+            unsafe {
+                gpu.launch(
+                    &k::GROUPBY_INIT,
+                    cfg,
+                    (
+                        &p.params,
+                        &accs,
+                        &mut p.t.keys,
+                        &mut p.t.counts,
+                        &mut p.t.acc,
+                    ),
+                )
+            }
+        })??;
         Ok(t)
     }
 
@@ -760,14 +794,16 @@ impl GlobalTable {
         params.global_limit =
             (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
         let len = slots as usize + 1;
+        let mut mem = gpu.scratch::<u64>(KEYS_AT + len + len * accs)?;
+        let words: &[u64] = bytemuck::cast_slice(std::slice::from_ref(params));
+        gpu.stream()
+            .memcpy_htod(words, &mut mem.view_mut().slice_mut(..PARAMS_WORDS))
+            .map_err(Error::driver(
+                "uploading kernel parameters",
+                8 * PARAMS_WORDS,
+            ))?;
         Ok(GlobalTable {
-            params: PodBuffer::upload(gpu, std::slice::from_ref(params))?,
-            arrays: TableArrays {
-                keys: gpu.scratch(len)?,
-                counts: gpu.scratch(len)?,
-                acc: gpu.scratch(len * accs)?,
-            },
-            state: gpu.scratch(k::STATE_WORDS)?,
+            mem,
             slots,
             limit: params.global_limit,
             accs: accs as u32,
@@ -775,11 +811,61 @@ impl GlobalTable {
         })
     }
 
+    /// The table's parts to read.
+    fn parts(&self) -> Result<Parts<'_>> {
+        let len = self.slots as usize + 1;
+        let all = self.mem.view();
+        let (head, tail) = all.split_at(KEYS_AT);
+        let state = head.split_at(PARAMS_WORDS).1;
+        let (kc, acc) = tail.split_at(len);
+        // SAFETY: the state, keys and counts are `u32` words (plain data) in `u64` words.
+        unsafe {
+            Ok(Parts {
+                state: state.transmute(k::STATE_WORDS).ok_or_else(parts_err)?,
+                keys: kc.transmute(len).ok_or_else(parts_err)?,
+                counts: kc
+                    .transmute::<u32>(2 * len)
+                    .ok_or_else(parts_err)?
+                    .split_at(len)
+                    .1,
+                acc,
+            })
+        }
+    }
+
+    /// Runs `f` with the table's parts to write to.
+    fn with_parts<R>(&mut self, f: impl FnOnce(PartsMut<'_>) -> R) -> Result<R> {
+        let len = self.slots as usize + 1;
+        let mut all = self.mem.view_mut();
+        let (mut head, mut tail) = all.split_at_mut(KEYS_AT);
+        let (params, mut state) = head.split_at_mut(PARAMS_WORDS);
+        let (mut kc, acc) = tail.split_at_mut(len);
+        // SAFETY: the parameters' words hold one `GroupByParams` (8-byte aligned, plain data,
+        // written by `unset`); the state, keys and counts are `u32` words (plain data) in
+        // `u64` words, the keys and the counts the two halves of `kc`'s.
+        unsafe {
+            let params = params.as_view();
+            let params = params.transmute(1).ok_or_else(parts_err)?;
+            let state = state.transmute_mut(k::STATE_WORDS).ok_or_else(parts_err)?;
+            let mut kc = kc.transmute_mut::<u32>(2 * len).ok_or_else(parts_err)?;
+            let (keys, counts) = kc.split_at_mut(len);
+            Ok(f(PartsMut {
+                params,
+                t: TableMut {
+                    state,
+                    keys,
+                    counts,
+                    acc,
+                },
+            }))
+        }
+    }
+
     /// One pass over the table's `n` rows into it, the blocks given `smem` bytes of shared
     /// memory for their tables.
     fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, smem: usize) -> Result<()> {
-        let (params, arrays, state) = (&self.params, &mut self.arrays, &mut self.state);
-        launch_hash(gpu, spec, smem, self.n, params, arrays, state)
+        let n = self.n;
+        self.with_parts(|mut p| launch_hash(gpu, spec, smem, n, &p.params, &mut p.t))?
     }
 
     /// The groups' records in key order, their count and the first of them on the host
@@ -787,6 +873,7 @@ impl GlobalTable {
     /// small, else sorted by the radix sort.
     fn records(&self, gpu: &Gpu, key_xor: u32) -> Result<Option<TableRecords>> {
         let len = self.slots + 1;
+        let t = self.parts()?;
         // Keys in the table's slots, and the key of the extra slot.
         let most = self.limit + 1;
         let words = k::record_words(self.accs as usize);
@@ -803,8 +890,8 @@ impl GlobalTable {
                     &len,
                     &key_xor,
                     &most,
-                    &self.arrays.keys,
-                    &self.arrays.counts,
+                    &t.keys,
+                    &t.counts,
                     &mut cursor,
                     &mut keys,
                     &mut slots,
@@ -833,11 +920,11 @@ impl GlobalTable {
                         &len,
                         &self.accs,
                         &cursor,
-                        &self.state,
+                        &t.state,
                         &keys,
                         &slots,
-                        &self.arrays.counts,
-                        &self.arrays.acc,
+                        &t.counts,
+                        &t.acc,
                         &mut records,
                     ),
                 )
@@ -851,7 +938,11 @@ impl GlobalTable {
                 head,
             }));
         }
-        if self.state.to_vec(gpu)?[k::STATE_OVERFLOW] != 0 {
+        let state = gpu.stream().clone_dtoh(&t.state).map_err(Error::driver(
+            "reading a group-by's state",
+            4 * k::STATE_WORDS,
+        ))?;
+        if state[k::STATE_OVERFLOW] != 0 {
             return Ok(None);
         }
         let groups = cursor.to_vec(gpu)?[0] as usize;
@@ -879,8 +970,8 @@ impl GlobalTable {
                     &self.accs,
                     &sorted,
                     &order,
-                    &self.arrays.counts,
-                    &self.arrays.acc,
+                    &t.counts,
+                    &t.acc,
                     &mut records,
                 ),
             )
