@@ -577,7 +577,17 @@ impl WideAttempt {
         aggs: usize,
     ) -> Result<Self> {
         let spec = k::GROUPBY_HASH_WIDE[aggs];
-        let smem = gpu.allow_max_dynamic_smem(&spec)?;
+        // A dense table of about half the global table's slots at most (with its staged
+        // tiles, which a count alone does not take): room for its groups and as many strays
+        // (a count alone, 4 bytes a slot, would fit far more).
+        let dense = TableForm { dense: true };
+        let half = (QUICK_GLOBAL_SLOTS / 2) as u32;
+        let stages = match aggs {
+            0 => 0,
+            _ => k::HASH_STAGES * k::hash_stage_bytes(spec.tile() as usize, aggs),
+        };
+        let most = k::shared_table_bytes(half, 1, aggs, dense) + stages;
+        let smem = gpu.allow_max_dynamic_smem(&spec)?.min(most);
         let min_bytes = gpu.dynamic_smem_sharing(base, 2)? + 1;
         params.wide = k::WideAttempt {
             smem: smem as u32,
@@ -898,10 +908,10 @@ impl GlobalTable {
                 ),
             )
         }?;
-        if most as usize <= RANK_MAX {
+        let smem = 4 * k::rank_staged(most as usize);
+        // Smaller GPUs than the H100 give a block less shared memory: the sort then.
+        if most as usize <= RANK_MAX && gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)? >= smem {
             let mut records = gpu.scratch::<u64>(k::RECORDS_HEADER + most as usize * words)?;
-            let smem = 4 * k::rank_staged(most as usize);
-            gpu.allow_max_dynamic_smem(&k::GROUPBY_RANK)?;
             // A thread per lane of each key's RANK_LANES, in the blocks resident at once: a
             // grid for `most` groups would be mostly blocks past the groups that came.
             let spec = &k::GROUPBY_RANK;
