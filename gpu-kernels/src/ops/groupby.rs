@@ -132,6 +132,22 @@ pub struct WideAttempt {
     pub smem: u32,
     /// Fewest bytes of the dense table it takes ([`wide_plan`]).
     pub min_bytes: u32,
+    /// Blocks of its launch that each leave their table in a partial table at `partials`
+    /// (blocks past them merge theirs into the global table).
+    pub blocks: u32,
+    /// Bytes from one block's partial table to the next (a multiple of 16).
+    pub stride: u32,
+    /// Device address of `blocks` partial tables of `stride` bytes ([`partial_bytes`] of
+    /// them taken), which [`GROUPBY_FOLD`] folds into the global table after the launch; 0:
+    /// every block merges its table into the global one itself.
+    pub partials: u64,
+}
+
+/// Bytes of a block's partial table ([`WideAttempt::partials`]) for a dense table of `slots`
+/// slots and `aggs` accumulators: each accumulator's `slots + 1` words (the last of the
+/// [`EMPTY_KEY`](crate::hash::EMPTY_KEY) slot), then the `slots + 1` counts.
+pub const fn partial_bytes(slots: u32, aggs: usize) -> usize {
+    (slots as usize + 1) * (8 * aggs + 4)
 }
 
 /// State words of a launch: distinct keys inserted into the global table, whether a key
@@ -806,25 +822,55 @@ mod device {
         fn merge<const NT: usize, const A: usize>(&self, g: &GlobalTable, codes: &[u32; A]) {
             let mut s = thread_idx();
             while s <= self.slots as usize {
-                // The slot's copies, combined.
-                let first = s * self.copies as usize;
-                // SAFETY: every entry below `first + copies` is below `entries()`; the block's
-                // updates finished at the barrier before.
-                let mut count = unsafe { self.counts.read(first) };
-                let mut words: [u64; A] = core::array::from_fn(|a| self.acc_of(a, codes[a], first));
-                for e in first + 1..first + self.copies as usize {
-                    // SAFETY: as above.
-                    count += unsafe { self.counts.read(e) };
-                    for a in 0..A {
-                        let w = self.acc_of(a, codes[a], e);
-                        words[a] = super::acc_combine(codes[a], words[a], w);
-                    }
-                }
+                let (count, words) = self.total(s, codes);
                 if count != 0 {
                     g.merge(self.key_of(s as u32), count, codes, &words);
                 }
                 s += NT;
             }
+        }
+
+        /// Writes the table's slots (the extra one too) to the partial table at `at`, laid
+        /// out as [`super::partial_bytes`] says, for [`super::GROUPBY_FOLD`] (all threads;
+        /// after a barrier).
+        ///
+        /// # Safety
+        /// `at` is 8-byte aligned and holds `partial_bytes(slots, A)` bytes.
+        #[inline(always)]
+        unsafe fn spill<const NT: usize, const A: usize>(&self, at: *mut u64, codes: &[u32; A]) {
+            let len = self.slots as usize + 1;
+            let counts = at.wrapping_add(A * len) as *mut u32;
+            let mut s = thread_idx();
+            while s < len {
+                let (count, words) = self.total(s, codes);
+                // SAFETY: s < len; the caller's promise.
+                unsafe {
+                    counts.add(s).write(count);
+                    for (a, &w) in words.iter().enumerate() {
+                        at.add(a * len + s).write(w);
+                    }
+                }
+                s += NT;
+            }
+        }
+
+        /// Slot `s`'s count and accumulator words, its copies combined (`s <= slots`; after
+        /// the barrier that ends the updates).
+        #[inline(always)]
+        fn total<const A: usize>(&self, s: usize, codes: &[u32; A]) -> (u32, [u64; A]) {
+            let first = s * self.copies as usize;
+            // SAFETY: every entry below `first + copies` is below `entries()`.
+            let mut count = unsafe { self.counts.read(first) };
+            let mut words: [u64; A] = core::array::from_fn(|a| self.acc_of(a, codes[a], first));
+            for e in first + 1..first + self.copies as usize {
+                // SAFETY: as above.
+                count += unsafe { self.counts.read(e) };
+                for a in 0..A {
+                    let w = self.acc_of(a, codes[a], e);
+                    words[a] = super::acc_combine(codes[a], words[a], w);
+                }
+            }
+            (count, words)
         }
     }
 
@@ -1055,10 +1101,134 @@ mod device {
         };
         sync_threads();
         if shared {
-            table.merge::<NT, A>(&g, &codes);
+            match partial_table(p, &plan, A) {
+                // SAFETY: the region is this block's, as large as the table's slots take.
+                Some(at) => unsafe { table.spill::<NT, A>(at, &codes) },
+                None => table.merge::<NT, A>(&g, &codes),
+            }
         }
         if let Some(h) = hot {
             hot_rows.merge::<NT>(h, shared, &codes, &g);
+        }
+    }
+
+    /// This block's partial table under a [`super::QUICK_WIDE`] launch with partials, for its
+    /// dense `plan` with `aggs` accumulators; `None`: the block merges into the global table.
+    #[inline(always)]
+    fn partial_table(p: &GroupByParams, plan: &super::SharedPlan, aggs: usize) -> Option<*mut u64> {
+        let w = p.wide;
+        let fits = super::partial_bytes(plan.slots, aggs) <= w.stride as usize;
+        let block = crate::arch::block_idx();
+        (p.quick == super::QUICK_WIDE
+            && w.partials != 0
+            && plan.dense_base.is_some()
+            && fits
+            && block < w.blocks as usize)
+            .then(|| (w.partials + block as u64 * w.stride as u64) as *mut u64)
+    }
+
+    /// Folds the partial tables of a [`super::QUICK_WIDE`] launch (of `p`) into the global
+    /// table: the plan the launch took (from the same words, by the same function; none: it
+    /// returned at once, nothing to fold), then each warp of a block of `NT` threads adds
+    /// up one slot a lane over every `NT / 32`-th partial table, four loads in flight, the
+    /// warps' sums combine in shared memory and the first warp merges each taken slot.
+    /// Block `b` folds slots `32 b ..`.
+    ///
+    /// # Safety
+    /// The launch of `p` ran before, with `p.wide.blocks` blocks whose partial tables lie at
+    /// `p.wide.partials`; the global table and its state as `p` says.
+    #[inline(always)]
+    pub unsafe fn fold<const NT: usize, const A: usize>(p: &GroupByParams, g: GlobalTable) {
+        const { assert!(NT.is_multiple_of(32) && NT <= 1024) };
+        // SAFETY: the state words are in bounds; the sample wrote them before.
+        let c = core::array::from_fn(|i| unsafe { g.state.add(super::STATE_SAMPLE + i).read() });
+        let w = p.wide;
+        let Some(plan) = super::wide_plan(c, p.key_xor, A, w.smem as usize, w.min_bytes as usize)
+        else {
+            return;
+        };
+        let Some(base) = plan.dense_base else {
+            return;
+        };
+        let (len, blocks) = (plan.slots as usize + 1, w.blocks as usize);
+        if w.partials == 0 || super::partial_bytes(plan.slots, A) > w.stride as usize {
+            return;
+        }
+        let lane = lane_id() as usize;
+        let s = crate::arch::block_idx() * super::FOLD_SLOTS + lane;
+        if s - lane >= len {
+            return;
+        }
+        let codes: [u32; A] = core::array::from_fn(|a| p.codes[a]);
+        let (warp, warps) = (thread_idx() / 32, NT / 32);
+        let mut count = 0u32;
+        let mut words: [u64; A] = core::array::from_fn(|a| super::acc_init(codes[a]));
+        if s < len {
+            const AHEAD: usize = 4;
+            let mut b = warp;
+            while b < blocks {
+                let at = |u: usize| {
+                    (w.partials + ((b + u * warps) * w.stride as usize) as u64) as *const u64
+                };
+                let ok = |u: usize| b + u * warps < blocks;
+                // SAFETY: partial tables below `blocks`, slot s below `len`, as laid out by
+                // `spill`.
+                let counts: [u32; AHEAD] = core::array::from_fn(|u| {
+                    if ok(u) {
+                        unsafe { (at(u).add(A * len) as *const u32).add(s).read() }
+                    } else {
+                        0
+                    }
+                });
+                let got: [[u64; A]; AHEAD] = core::array::from_fn(|u| {
+                    core::array::from_fn(|a| {
+                        if ok(u) {
+                            unsafe { at(u).add(a * len + s).read() }
+                        } else {
+                            super::acc_init(codes[a])
+                        }
+                    })
+                });
+                for u in 0..AHEAD {
+                    count += counts[u];
+                    for a in 0..A {
+                        words[a] = super::acc_combine(codes[a], words[a], got[u][a]);
+                    }
+                }
+                b += AHEAD * warps;
+            }
+        }
+        let sc = crate::shared_array!(groupby_fold_counts: [u32; 1024]);
+        let sw = crate::shared_array!(groupby_fold_words: [u64; 1024 * super::GROUPBY_MAX_AGGS]);
+        let t = thread_idx();
+        // SAFETY: t < NT <= 1024; a < A <= GROUPBY_MAX_AGGS.
+        unsafe {
+            sc.write(t, count);
+            for a in 0..A {
+                sw.write(a * NT + t, words[a]);
+            }
+        }
+        sync_threads();
+        if warp != 0 || s >= len {
+            return;
+        }
+        for v in 1..warps {
+            let at = v * 32 + lane;
+            // SAFETY: as above; complete after the barrier.
+            unsafe {
+                count += sc.read(at);
+                for a in 0..A {
+                    words[a] = super::acc_combine(codes[a], words[a], sw.read(a * NT + at));
+                }
+            }
+        }
+        if count != 0 {
+            let key = if s == plan.slots as usize {
+                EMPTY_KEY
+            } else {
+                base.wrapping_add(s as u32)
+            };
+            g.merge(key, count, &codes, &words);
         }
     }
 
@@ -1548,6 +1718,47 @@ pub const GROUPBY_HASH_WIDE: [crate::spec::KernelSpec<HashArgs>; GROUPBY_MAX_AGG
     GROUPBY_HASH_WIDE_4,
 ];
 
+/// Fold kernels by accumulator count: `(params, keys, counts, acc, state)` as the hash
+/// kernels take them.
+macro_rules! fold_kernels {
+    ($($spec:ident = $name:ident: $a:literal;)*) => {$(
+        $crate::kernel! {
+            $spec = $name[NT = 256, IPT = 1](
+                params: *const GroupByParams, keys: *mut u32, counts: *mut u32, acc: *mut u64,
+                state: *mut u32
+            ) {
+                // SAFETY: the host passes one parameter struct, read through a reference.
+                let p = unsafe { &*params };
+                let g = GlobalTable { keys, counts, acc, state, slots: p.global_slots, limit: p.global_limit };
+                // SAFETY: the host launches it after the `QUICK_WIDE` launch of `params`.
+                unsafe { fold::<NT, $a>(p, g) }
+            }
+        }
+    )*};
+}
+
+fold_kernels! {
+    GROUPBY_FOLD_0 = groupby_fold_0: 0;
+    GROUPBY_FOLD_1 = groupby_fold_1: 1;
+    GROUPBY_FOLD_2 = groupby_fold_2: 2;
+    GROUPBY_FOLD_3 = groupby_fold_3: 3;
+    GROUPBY_FOLD_4 = groupby_fold_4: 4;
+}
+
+/// Kernels that fold a [`QUICK_WIDE`] launch's partial tables ([`WideAttempt::partials`])
+/// into the global table, by accumulator count: a block of 256 threads folds 32 slots, so a
+/// launch for a table of up to `slots` slots takes `(slots + 1).div_ceil(32)` blocks.
+pub const GROUPBY_FOLD: [crate::spec::KernelSpec<HashArgs>; GROUPBY_MAX_AGGS + 1] = [
+    GROUPBY_FOLD_0,
+    GROUPBY_FOLD_1,
+    GROUPBY_FOLD_2,
+    GROUPBY_FOLD_3,
+    GROUPBY_FOLD_4,
+];
+
+/// Slots a block of a [`GROUPBY_FOLD`] kernel folds.
+pub const FOLD_SLOTS: usize = 32;
+
 /// Fewest slots of a shared table in a [`GROUPBY_HASH_WIDE`] kernel: its limit
 /// ([`shared_limit`]) leaves a slot free for each of the block's 1,024 threads.
 pub const WIDE_MIN_SLOTS: u32 = 4 * 1024;
@@ -1561,42 +1772,40 @@ crate::kernel! {
         params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
     ) {
         let stride = crate::arch::grid_dim() * NT;
-        // SAFETY: the host passes one parameter struct, read through a reference (a copy
-        // lowers to a byte loop into local memory); the arrays hold `global_slots + 1` items.
-        unsafe {
-            let p = &*params;
-            let len = p.global_slots as usize + 1;
-            empty_table(&p.codes, aggs, len, keys, counts, acc, crate::arch::global_idx(), stride)
-        };
+        // SAFETY: the host passes one parameter struct; the arrays hold `global_slots + 1`
+        // items.
+        unsafe { empty_table(params, aggs, keys, counts, acc, crate::arch::global_idx(), stride) };
     }
 }
 
-/// Empties the slots `first`, `first + stride`, ... of a global table of `len` slots (its
-/// `global_slots + 1`) whose accumulators have the first `aggs` of `codes`: its keys, counts
-/// and accumulators.
+/// Empties the slots `first`, `first + stride`, ... of the global table of `params`: its
+/// `global_slots + 1` keys, counts and `aggs` accumulators each.
 ///
 /// # Safety
-/// The arrays hold `len` items (`acc`: `aggs` times that).
+/// `params` points to one aligned parameter struct that nothing writes meanwhile; the arrays
+/// hold `global_slots + 1` items (`acc`: `aggs` times that).
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
 unsafe fn empty_table(
-    codes: &[u32; GROUPBY_MAX_AGGS],
+    params: *const GroupByParams,
     aggs: u32,
-    len: usize,
     keys: *mut u32,
     counts: *mut u32,
     acc: *mut u64,
     first: usize,
     stride: usize,
 ) {
+    // SAFETY: as the caller vouches. Read through a reference: a copy lowers to a byte loop
+    // into local memory.
+    let p = unsafe { &*params };
+    let len = p.global_slots as usize + 1;
     let mut s = first;
     while s < len {
         // SAFETY: s < len, the arrays' length.
         unsafe {
             keys.add(s).write(EMPTY_KEY);
             counts.add(s).write(0);
-            for (a, &c) in codes.iter().take(aggs as usize).enumerate() {
+            for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
                 acc.add(a * len + s).write(acc_init(c));
             }
         }
@@ -2016,11 +2225,7 @@ crate::kernel! {
         if !table.is_null() {
             let (first, stride) = (block * NT + t, crate::arch::grid_dim() * NT);
             // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
-            unsafe {
-                let p = &*table;
-                let len = p.global_slots as usize + 1;
-                empty_table(&p.codes, aggs, len, tkeys, tcounts, tacc, first, stride)
-            };
+            unsafe { empty_table(table, aggs, tkeys, tcounts, tacc, first, stride) };
         }
         // The other blocks only empty the table.
         if block != 0 {
@@ -2047,7 +2252,6 @@ crate::kernel! {
             // SAFETY: the state's words before the sample's.
             unsafe { out.add(t).write(0) };
         }
-
         sync_threads();
         let out = out.wrapping_add(STATE_SAMPLE);
         let (keys, n) = (keys as *const u32, n as usize);
@@ -2201,6 +2405,21 @@ mod tests {
             let d = nan as f64;
             assert_eq!(ordered_f64(d.to_bits()), u64::MAX);
             assert_eq!(unordered_f64(u64::MAX), f64::NAN.to_bits());
+        }
+    }
+
+    /// A block's partial table takes no more than its dense shared table, so that the
+    /// shared memory a wide launch plans in bounds both.
+    #[test]
+    fn partial_tables_fit_the_shared_tables_they_copy() {
+        for aggs in 0..=GROUPBY_MAX_AGGS {
+            for slots in [1, 255, WIDE_MIN_SLOTS, 10_656, 1 << 15] {
+                let shared = shared_table_bytes(slots, 1, aggs, TableForm { dense: true });
+                assert!(
+                    partial_bytes(slots, aggs) <= shared,
+                    "{slots} slots, {aggs}"
+                );
+            }
         }
     }
 

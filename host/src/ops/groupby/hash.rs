@@ -16,7 +16,10 @@
 //! launch, of the wide kernel below, is queued after that one: where the sample calls for a
 //! dense table too large for the first launch but within a block's shared memory
 //! (`wide_plan`: about 4,000 to 16,000 keys with one accumulator, the range not much
-//! sparser than the groups), it takes that table, on the same global table and state. Other
+//! sparser than the groups), it takes that table, on the same global table and state. Its
+//! blocks leave their tables in partial tables of their own, which a fold launch then adds up
+//! slot by slot into the global table (one merge per group, where every block merging its
+//! table made a global atomic per slot per block, all at the pass's end). Other
 //! samples make both return at once, and the host sizes the tables from the estimate. The
 //! groups then leave the table in key order: their keys and slots compacted,
 //! then ranked (up to [`RANK_MAX`] groups: by a bitmap of their range where it fits the
@@ -46,7 +49,7 @@ use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
 use crate::runtime::{DeviceColumn, Gpu, KernelArg, PodBuffer, grid_per_sm};
-use cudarc::driver::{CudaView, CudaViewMut};
+use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig};
 
 /// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
 /// range is too wide for its bitmap); more are sorted by the radix sort.
@@ -167,7 +170,8 @@ impl HashPlan {
         let wide = WideAttempt::new(gpu, &mut params, &base, aggs)?;
         // The sample empties the table and zeroes the state as well: no set-up launches
         // between the call's start and the aggregation.
-        let mut table = GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs)?;
+        let mut table =
+            GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, Some(&wide))?;
         sample(gpu, &params, SampleInto::Table(&mut table))?;
         let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
         // The sample's words come back while the aggregation runs (or has returned at once).
@@ -181,7 +185,7 @@ impl HashPlan {
         let est = estimate_from(&c, n);
         let dense = match (
             k::quick_plan(c, key_xor, aggs),
-            wide.plan(&c, key_xor, aggs),
+            wide.plan(&c, &params, aggs),
         ) {
             (Some(plan), _) | (None, Some(plan)) => Some(plan.dense_base.is_some()),
             (None, None) => None,
@@ -562,8 +566,6 @@ fn may_stage(params: &GroupByParams, aggs: usize, tile: usize) -> bool {
 /// blind after it on the same global table and state.
 struct WideAttempt {
     spec: KernelSpec<k::HashArgs>,
-    smem: usize,
-    min_bytes: usize,
 }
 
 impl WideAttempt {
@@ -589,33 +591,87 @@ impl WideAttempt {
         let most = k::shared_table_bytes(half, 1, aggs, dense) + stages;
         let smem = gpu.allow_max_dynamic_smem(&spec)?.min(most);
         let min_bytes = gpu.dynamic_smem_sharing(base, 2)? + 1;
+        // Each block leaves its table in a partial table of its own, which one fold
+        // launch adds up: a slot's adds from every block in one thread's loads, where each
+        // block merging its table made as many global atomics on every slot.
+        let blocks = hash_grid(gpu, &spec, smem, params.n)?.grid_dim.0;
         params.wide = k::WideAttempt {
             smem: smem as u32,
             min_bytes: min_bytes as u32,
+            blocks,
+            stride: (smem / 16 * 16) as u32,
+            partials: 0,
         };
-        Ok(WideAttempt {
-            spec,
-            smem,
-            min_bytes,
-        })
+        Ok(WideAttempt { spec })
     }
 
-    /// The plan the second launch takes from the sample's words `c`, if it runs.
-    fn plan(&self, c: &[u32; SAMPLE_WORDS], key_xor: u32, aggs: usize) -> Option<SharedPlan> {
-        k::wide_plan(*c, key_xor, aggs, self.smem, self.min_bytes)
+    /// `u64` words of the partial tables of a launch of `params` (its `wide` set).
+    fn partial_words(params: &GroupByParams) -> usize {
+        params.wide.blocks as usize * params.wide.stride as usize / 8
     }
 
-    /// Queues the second launch after the first, with the first's `params` (and table).
-    fn aggregate(&self, gpu: &Gpu, params: &GroupByParams, t: &mut GlobalTable) -> Result<()> {
-        let aggs = t.accs as usize;
-        let wide = GroupByParams {
+    /// The plan the second launch takes from the sample's words `c`, if it runs, for the
+    /// first launch's `params`.
+    fn plan(
+        &self,
+        c: &[u32; SAMPLE_WORDS],
+        params: &GroupByParams,
+        aggs: usize,
+    ) -> Option<SharedPlan> {
+        let w = params.wide;
+        k::wide_plan(
+            *c,
+            params.key_xor,
+            aggs,
+            w.smem as usize,
+            w.min_bytes as usize,
+        )
+    }
+
+    /// The second launch's parameters, from the first launch's (with its table sized).
+    fn params(&self, params: &GroupByParams, aggs: usize) -> GroupByParams {
+        GroupByParams {
             quick: k::QUICK_WIDE,
             stage_at: may_stage(params, aggs, self.spec.tile() as usize) as u32,
             ..*params
+        }
+    }
+
+    /// Queues the second launch after the first (of `params`) on the first's table, whose
+    /// memory holds the second's parameters too ([`GlobalTable::unset`]), then the fold of
+    /// its blocks' partial tables (which returns at once where the launch did).
+    fn aggregate(&self, gpu: &Gpu, params: &GroupByParams, t: &mut GlobalTable) -> Result<()> {
+        let (smem, n) = (params.wide.smem as usize, t.n);
+        let aggs = t.accs as usize;
+        let fold = k::GROUPBY_FOLD[aggs];
+        // The most slots a table in `smem` has, and the extra one.
+        let slots = smem / k::entry_bytes(aggs, TableForm { dense: true }) + 1;
+        let cfg = LaunchConfig {
+            grid_dim: (slots.div_ceil(k::FOLD_SLOTS) as u32, 1, 1),
+            block_dim: (fold.threads(), 1, 1),
+            shared_mem_bytes: 0,
         };
-        let wide = PodBuffer::upload(gpu, std::slice::from_ref(&wide))?;
-        let n = t.n;
-        t.with_parts(|mut p| launch_hash(gpu, &self.spec, self.smem, n, &wide, &mut p.t))?
+        t.with_parts(|mut p| {
+            let second = p.second.ok_or_else(parts_err)?;
+            launch_hash(gpu, &self.spec, smem, n, &second, &mut p.t)?;
+            let t = &mut p.t;
+            // SAFETY: after the launch of `second`, whose `wide.blocks` blocks (its grid,
+            // `hash_grid`) leave their partial tables in this table's memory; the table's
+            // arrays and state as `second` says.
+            unsafe {
+                gpu.launch(
+                    &fold,
+                    cfg,
+                    (
+                        &second,
+                        &mut t.keys,
+                        &mut t.counts,
+                        &mut t.acc,
+                        &mut t.state,
+                    ),
+                )
+            }
+        })?
     }
 }
 
@@ -693,23 +749,28 @@ struct TableRecords {
 }
 
 /// The global table of one attempt, in one allocation (one driver call where five were,
-/// on the way from the call's start to its first launch): the launch's parameters, its
-/// state words, the keys and the counts (`slots + 1` each, as `u32`), then `slots + 1`
-/// accumulator words per accumulator.
+/// on the way from the call's start to its first launch): the launch's parameters (and
+/// those of a second launch on the same table, [`WideAttempt`]), its state words, the keys
+/// and the counts (`slots + 1` each, as `u32`), then `slots + 1` accumulator words per
+/// accumulator, and the second launch's partial tables ([`k::WideAttempt::partials`]).
 struct GlobalTable {
     mem: DeviceColumn<u64>,
     slots: u32,
     limit: u32,
     accs: u32,
     n: u32,
+    /// Whether the memory holds a second launch's parameters.
+    second: bool,
 }
 
-/// `u64` words of a table's memory taken by the parameters.
-const PARAMS_WORDS: usize = size_of::<GroupByParams>() / 8;
+/// `u64` words of one launch's parameters.
+const PARAM_WORDS: usize = size_of::<GroupByParams>() / 8;
+/// `u64` words of a table's memory taken by the parameters: two launches'.
+const PARAMS_WORDS: usize = 2 * PARAM_WORDS;
 /// `u64` words of a table's memory before its keys: the parameters and the state words.
 const KEYS_AT: usize = PARAMS_WORDS + k::STATE_WORDS.div_ceil(2);
 
-const _: () = assert!(size_of::<GroupByParams>() == 8 * PARAMS_WORDS);
+const _: () = assert!(size_of::<GroupByParams>() == 8 * PARAM_WORDS);
 const _: () = assert!(align_of::<GroupByParams>() <= 8);
 
 /// Views of a global table's memory that its readers take (see [`GlobalTable`]).
@@ -720,9 +781,12 @@ struct Parts<'a> {
     acc: CudaView<'a, u64>,
 }
 
-/// [`Parts`] to write to: the parameters, and the rest.
+/// [`Parts`] to write to: the parameters (of the first launch and the second), and the
+/// rest.
 struct PartsMut<'a> {
     params: CudaView<'a, GroupByParams>,
+    /// Where the memory holds them ([`GlobalTable::unset`]).
+    second: Option<CudaView<'a, GroupByParams>>,
     t: TableMut<'a>,
 }
 
@@ -750,9 +814,7 @@ fn launch_hash(
     params: impl KernelArg<*const GroupByParams>,
     t: &mut TableMut<'_>,
 ) -> Result<()> {
-    let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
-    let mut cfg = grid_per_sm(gpu, spec, n as usize, per_sm.into())?;
-    cfg.shared_mem_bytes = smem as u32;
+    let cfg = hash_grid(gpu, spec, smem, n)?;
     // SAFETY: the parameters describe the launch's columns and this table; the shared memory
     // is the shared table's size (or, for a second attempt, what it plans in).
     unsafe {
@@ -764,10 +826,24 @@ fn launch_hash(
     }
 }
 
+/// The launch of `spec` over `n` rows with `smem` bytes of dynamic shared memory a block:
+/// the blocks resident at once, at most a tile each.
+fn hash_grid(
+    gpu: &Gpu,
+    spec: &KernelSpec<k::HashArgs>,
+    smem: usize,
+    n: u32,
+) -> Result<LaunchConfig> {
+    let per_sm = gpu.blocks_per_sm(spec, smem)?.max(1);
+    let mut cfg = grid_per_sm(gpu, spec, n as usize, per_sm.into())?;
+    cfg.shared_mem_bytes = smem as u32;
+    Ok(cfg)
+}
+
 impl GlobalTable {
     /// An empty table of `slots` slots (the arrays one more) for `params`, which it completes.
     fn new(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
-        let mut t = Self::unset(gpu, params, slots, accs)?;
+        let mut t = Self::unset(gpu, params, slots, accs, None)?;
         let len = slots as usize + 1;
         let cfg = grid_per_sm(gpu, &k::GROUPBY_INIT, len, 8)?;
         let accs = t.accs;
@@ -797,20 +873,35 @@ impl GlobalTable {
     }
 
     /// [`GlobalTable::new`] without emptying the table or zeroing its state, which
-    /// [`sample`] does.
-    fn unset(gpu: &Gpu, params: &mut GroupByParams, slots: u64, accs: usize) -> Result<Self> {
+    /// [`sample`] does; with the parameters of the `wide` attempt on it where there is one
+    /// (in the same copy).
+    fn unset(
+        gpu: &Gpu,
+        params: &mut GroupByParams,
+        slots: u64,
+        accs: usize,
+        wide: Option<&WideAttempt>,
+    ) -> Result<Self> {
         let slots = slots as u32;
         params.global_slots = slots;
         params.global_limit =
             (slots - 1).min((slots as f64 * tessera_kernels::hash::MAX_FILL) as u32);
         let len = slots as usize + 1;
-        let mut mem = gpu.scratch::<u64>(KEYS_AT + len + len * accs)?;
-        let words: &[u64] = bytemuck::cast_slice(std::slice::from_ref(params));
+        let table = KEYS_AT + len + len * accs;
+        let partials = wide.map_or(0, |_| WideAttempt::partial_words(params));
+        let mut mem = gpu.scratch::<u64>(table + partials)?;
+        let mut second = wide.map_or(*params, |w| w.params(params, accs));
+        if partials != 0 {
+            second.wide.partials = ptr(gpu, &mem) + 8 * table as u64;
+        }
+        let both = [*params, second];
+        let launches = if wide.is_some() { 2 } else { 1 };
+        let words: &[u64] = bytemuck::cast_slice(&both[..launches]);
         gpu.stream()
-            .memcpy_htod(words, &mut mem.view_mut().slice_mut(..PARAMS_WORDS))
+            .memcpy_htod(words, &mut mem.view_mut().slice_mut(..words.len()))
             .map_err(Error::driver(
                 "uploading kernel parameters",
-                8 * PARAMS_WORDS,
+                8 * words.len(),
             ))?;
         Ok(GlobalTable {
             mem,
@@ -818,6 +909,7 @@ impl GlobalTable {
             limit: params.global_limit,
             accs: accs as u32,
             n: params.n,
+            second: wide.is_some(),
         })
     }
 
@@ -828,6 +920,8 @@ impl GlobalTable {
         let (head, tail) = all.split_at(KEYS_AT);
         let state = head.split_at(PARAMS_WORDS).1;
         let (kc, acc) = tail.split_at(len);
+        // The partial tables of a second launch, if any, follow the accumulators.
+        let acc = acc.slice(..len * self.accs as usize);
         // SAFETY: the state, keys and counts are `u32` words (plain data) in `u64` words.
         unsafe {
             Ok(Parts {
@@ -849,18 +943,25 @@ impl GlobalTable {
         let mut all = self.mem.view_mut();
         let (mut head, mut tail) = all.split_at_mut(KEYS_AT);
         let (params, mut state) = head.split_at_mut(PARAMS_WORDS);
-        let (mut kc, acc) = tail.split_at_mut(len);
+        let (mut kc, mut acc) = tail.split_at_mut(len);
+        let acc = acc.slice_mut(..len * self.accs as usize);
         // SAFETY: the parameters' words hold one `GroupByParams` (8-byte aligned, plain data,
-        // written by `unset`); the state, keys and counts are `u32` words (plain data) in
-        // `u64` words, the keys and the counts the two halves of `kc`'s.
+        // written by `unset`), or two where `second` says so; the state, keys and counts are
+        // `u32` words (plain data) in `u64` words, the keys and the counts the two halves of
+        // `kc`'s.
         unsafe {
-            let params = params.as_view();
-            let params = params.transmute(1).ok_or_else(parts_err)?;
+            let (first, second) = params.as_view().split_at(PARAM_WORDS);
+            let params = first.transmute(1).ok_or_else(parts_err)?;
+            let second = match self.second {
+                true => Some(second.transmute(1).ok_or_else(parts_err)?),
+                false => None,
+            };
             let state = state.transmute_mut(k::STATE_WORDS).ok_or_else(parts_err)?;
             let mut kc = kc.transmute_mut::<u32>(2 * len).ok_or_else(parts_err)?;
             let (keys, counts) = kc.split_at_mut(len);
             Ok(f(PartsMut {
                 params,
+                second,
                 t: TableMut {
                     state,
                     keys,
