@@ -566,6 +566,8 @@ fn may_stage(params: &GroupByParams, aggs: usize, tile: usize) -> bool {
 /// blind after it on the same global table and state.
 struct WideAttempt {
     spec: KernelSpec<k::HashArgs>,
+    /// Its launch: as many blocks as `params.wide.blocks` says leave partial tables.
+    cfg: LaunchConfig,
 }
 
 impl WideAttempt {
@@ -594,15 +596,15 @@ impl WideAttempt {
         // Each block leaves its table in a partial table of its own, which one fold
         // launch adds up: a slot's adds from every block in one thread's loads, where each
         // block merging its table made as many global atomics on every slot.
-        let blocks = hash_grid(gpu, &spec, smem, params.n)?.grid_dim.0;
+        let cfg = hash_grid(gpu, &spec, smem, params.n)?;
         params.wide = k::WideAttempt {
             smem: smem as u32,
             min_bytes: min_bytes as u32,
-            blocks,
+            blocks: cfg.grid_dim.0,
             stride: (smem / 16 * 16) as u32,
             partials: 0,
         };
-        Ok(WideAttempt { spec })
+        Ok(WideAttempt { spec, cfg })
     }
 
     /// `u64` words of the partial tables of a launch of `params` (its `wide` set).
@@ -641,7 +643,7 @@ impl WideAttempt {
     /// memory holds the second's parameters too ([`GlobalTable::unset`]), then the fold of
     /// its blocks' partial tables (which returns at once where the launch did).
     fn aggregate(&self, gpu: &Gpu, params: &GroupByParams, t: &mut GlobalTable) -> Result<()> {
-        let (smem, n) = (params.wide.smem as usize, t.n);
+        let smem = params.wide.smem as usize;
         let aggs = t.accs as usize;
         let fold = k::GROUPBY_FOLD[aggs];
         // The most slots a table in `smem` has, and the extra one.
@@ -653,10 +655,10 @@ impl WideAttempt {
         };
         t.with_parts(|mut p| {
             let second = p.second.ok_or_else(parts_err)?;
-            launch_hash(gpu, &self.spec, smem, n, &second, &mut p.t)?;
+            launch_hash(gpu, &self.spec, self.cfg, &second, &mut p.t)?;
             let t = &mut p.t;
             // SAFETY: after the launch of `second`, whose `wide.blocks` blocks (its grid,
-            // `hash_grid`) leave their partial tables in this table's memory; the table's
+            // `self.cfg`) leave their partial tables in this table's memory; the table's
             // arrays and state as `second` says.
             unsafe {
                 gpu.launch(
@@ -803,18 +805,15 @@ fn parts_err() -> Error {
     Error::invalid("group_by_hash: a table's memory is smaller than its parts (internal)")
 }
 
-/// Queues `spec` over the `n` rows `params` describes into the global table `t` of those
-/// parameters, with the launch's state words in `t.state`, the blocks given `smem` bytes of
-/// shared memory.
+/// Queues `spec` over the rows `params` describes into the global table `t` of those
+/// parameters, with the launch's state words in `t.state`, as `cfg` ([`hash_grid`]) says.
 fn launch_hash(
     gpu: &Gpu,
     spec: &KernelSpec<k::HashArgs>,
-    smem: usize,
-    n: u32,
+    cfg: LaunchConfig,
     params: impl KernelArg<*const GroupByParams>,
     t: &mut TableMut<'_>,
 ) -> Result<()> {
-    let cfg = hash_grid(gpu, spec, smem, n)?;
     // SAFETY: the parameters describe the launch's columns and this table; the shared memory
     // is the shared table's size (or, for a second attempt, what it plans in).
     unsafe {
@@ -976,7 +975,8 @@ impl GlobalTable {
     /// memory for their tables.
     fn aggregate(&mut self, gpu: &Gpu, spec: &KernelSpec<k::HashArgs>, smem: usize) -> Result<()> {
         let n = self.n;
-        self.with_parts(|mut p| launch_hash(gpu, spec, smem, n, &p.params, &mut p.t))?
+        let cfg = hash_grid(gpu, spec, smem, n)?;
+        self.with_parts(|mut p| launch_hash(gpu, spec, cfg, &p.params, &mut p.t))?
     }
 
     /// The groups' records in key order, their count and the first of them on the host
