@@ -1171,10 +1171,10 @@ mod device {
                     (w.partials + ((b + u * warps) * w.stride as usize) as u64) as *const u64
                 };
                 let ok = |u: usize| b + u * warps < blocks;
-                // SAFETY: partial tables below `blocks`, slot s below `len`, as laid out by
-                // `spill`.
                 let counts: [u32; AHEAD] = core::array::from_fn(|u| {
                     if ok(u) {
+                        // SAFETY: a partial table below `blocks`, its count of slot s < len,
+                        // as `spill` lays them out.
                         unsafe { (at(u).add(A * len) as *const u32).add(s).read() }
                     } else {
                         0
@@ -1183,6 +1183,7 @@ mod device {
                 let got: [[u64; A]; AHEAD] = core::array::from_fn(|u| {
                     core::array::from_fn(|a| {
                         if ok(u) {
+                            // SAFETY: as above, accumulator a's word of slot s.
                             unsafe { at(u).add(a * len + s).read() }
                         } else {
                             super::acc_init(codes[a])
