@@ -150,6 +150,18 @@ pub const fn partial_bytes(slots: u32, aggs: usize) -> usize {
     (slots as usize + 1) * (8 * aggs + 4)
 }
 
+/// Whether the blocks of a launch of `p` with the dense or hashed `plan` for `aggs`
+/// accumulators leave their tables in partial tables ([`WideAttempt::partials`]) for
+/// [`GROUPBY_FOLD`]: a [`QUICK_WIDE`] launch given them, a dense plan, and a partial table
+/// that fits its stride. The wide kernel and the fold both ask it, so the fold reads only
+/// tables that the launch's blocks wrote (those below [`WideAttempt::blocks`]).
+pub fn takes_partials(p: &GroupByParams, plan: &SharedPlan, aggs: usize) -> bool {
+    p.quick == QUICK_WIDE
+        && p.wide.partials != 0
+        && plan.dense_base.is_some()
+        && partial_bytes(plan.slots, aggs) <= p.wide.stride as usize
+}
+
 /// State words of a launch: distinct keys inserted into the global table, whether a key
 /// found it full (the host then runs again with a larger table), and the
 /// [`SAMPLE_WORDS`] of [`GROUPBY_SAMPLE`] where it wrote them there.
@@ -1117,13 +1129,8 @@ mod device {
     #[inline(always)]
     fn partial_table(p: &GroupByParams, plan: &super::SharedPlan, aggs: usize) -> Option<*mut u64> {
         let w = p.wide;
-        let fits = super::partial_bytes(plan.slots, aggs) <= w.stride as usize;
         let block = crate::arch::block_idx();
-        (p.quick == super::QUICK_WIDE
-            && w.partials != 0
-            && plan.dense_base.is_some()
-            && fits
-            && block < w.blocks as usize)
+        (super::takes_partials(p, plan, aggs) && block < w.blocks as usize)
             .then(|| (w.partials + block as u64 * w.stride as u64) as *mut u64)
     }
 
@@ -1139,7 +1146,7 @@ mod device {
     /// `p.wide.partials`; the global table and its state as `p` says.
     #[inline(always)]
     pub unsafe fn fold<const NT: usize, const A: usize>(p: &GroupByParams, g: GlobalTable) {
-        const { assert!(NT.is_multiple_of(32) && NT <= 1024) };
+        const { assert!(NT.is_multiple_of(32) && NT <= super::FOLD_THREADS) };
         // SAFETY: the state words are in bounds; the sample wrote them before.
         let c = core::array::from_fn(|i| unsafe { g.state.add(super::STATE_SAMPLE + i).read() });
         let w = p.wide;
@@ -1147,13 +1154,10 @@ mod device {
         else {
             return;
         };
-        let Some(base) = plan.dense_base else {
+        let (true, Some(base)) = (super::takes_partials(p, &plan, A), plan.dense_base) else {
             return;
         };
         let (len, blocks) = (plan.slots as usize + 1, w.blocks as usize);
-        if w.partials == 0 || super::partial_bytes(plan.slots, A) > w.stride as usize {
-            return;
-        }
         let lane = lane_id() as usize;
         let s = crate::arch::block_idx() * super::FOLD_SLOTS + lane;
         if s - lane >= len {
@@ -1199,10 +1203,11 @@ mod device {
                 b += AHEAD * warps;
             }
         }
-        let sc = crate::shared_array!(groupby_fold_counts: [u32; 1024]);
-        let sw = crate::shared_array!(groupby_fold_words: [u64; 1024 * super::GROUPBY_MAX_AGGS]);
+        const T: usize = super::FOLD_THREADS;
+        let sc = crate::shared_array!(groupby_fold_counts: [u32; T]);
+        let sw = crate::shared_array!(groupby_fold_words: [u64; T * super::GROUPBY_MAX_AGGS]);
         let t = thread_idx();
-        // SAFETY: t < NT <= 1024; a < A <= GROUPBY_MAX_AGGS.
+        // SAFETY: t < NT <= FOLD_THREADS; a < A <= GROUPBY_MAX_AGGS.
         unsafe {
             sc.write(t, count);
             for a in 0..A {
@@ -1759,6 +1764,11 @@ pub const GROUPBY_FOLD: [crate::spec::KernelSpec<HashArgs>; GROUPBY_MAX_AGGS + 1
 
 /// Slots a block of a [`GROUPBY_FOLD`] kernel folds.
 pub const FOLD_SLOTS: usize = 32;
+
+/// Threads of a [`GROUPBY_FOLD`] block (the `NT` of `fold_kernels!`, a literal there), which
+/// size its shared arrays.
+pub const FOLD_THREADS: usize = 256;
+const _: () = assert!(GROUPBY_FOLD_0.threads() as usize == FOLD_THREADS);
 
 /// Fewest slots of a shared table in a [`GROUPBY_HASH_WIDE`] kernel: its limit
 /// ([`shared_limit`]) leaves a slot free for each of the block's 1,024 threads.
@@ -2422,6 +2432,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Partial tables only for a wide launch given them, with a dense plan whose table fits
+    /// the stride; each condition alone turns them off.
+    #[test]
+    fn partials_need_every_condition() {
+        let dense = SharedPlan {
+            slots: 10_656,
+            copies: 1,
+            dense_base: Some(7),
+        };
+        let p = GroupByParams {
+            quick: QUICK_WIDE,
+            wide: WideAttempt {
+                stride: partial_bytes(dense.slots, 1) as u32,
+                partials: 1 << 20,
+                blocks: 132,
+                ..WideAttempt::default()
+            },
+            ..GroupByParams::default()
+        };
+        assert!(takes_partials(&p, &dense, 1));
+        let first = GroupByParams {
+            quick: QUICK_FIRST,
+            ..p
+        };
+        assert!(!takes_partials(&first, &dense, 1));
+        let mut none = p;
+        none.wide.partials = 0;
+        assert!(!takes_partials(&none, &dense, 1));
+        let hashed = SharedPlan {
+            dense_base: None,
+            ..dense
+        };
+        assert!(!takes_partials(&p, &hashed, 1));
+        assert!(
+            !takes_partials(&p, &dense, 2),
+            "the table outgrows the stride"
+        );
     }
 
     /// The single-accumulator kernels sit at their codes.
