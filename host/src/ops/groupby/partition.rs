@@ -36,6 +36,7 @@ use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{RadixSort, digit_histograms, row_ids};
 use crate::runtime::{DeviceColumn, Gpu, PodBuffer, grid_per_sm, tile_grid};
+use cudarc::driver::CudaViewMut;
 
 const NAME: &str = "group_by_partitioned";
 
@@ -337,7 +338,7 @@ impl<'a> PartPlan<'a> {
         let mut records;
         let slots = 1usize << self.slot_bits;
         // The partitioned rows live until the aggregation has read them.
-        let (mut sorted_keys, mut sorted_payload, mut ids, mut runs) = (None, None, None, None);
+        let (mut sorted_keys, mut sorted_payload, mut ids, mut pass) = (None, None, None, None);
         let (mut radix_keys, mut radix_payload) = (None, None);
         // The items (one per block, in partition order) and each split partition's count.
         let (items, chunks, blocks): (DeviceColumn<u32>, DeviceColumn<u32>, usize);
@@ -375,45 +376,55 @@ impl<'a> PartPlan<'a> {
             }
             let tiles = n.div_ceil(LOCAL_TILE);
             let parts = 1usize << local.bits;
-            let sk = sorted_keys.insert(gpu.scratch::<u32>(n).map_err(room(n))?);
-            let sp = sorted_payload.insert(
-                gpu.scratch::<u32>(if payload == 0 { 1 } else { n })
-                    .map_err(room(n))?,
-            );
-            let r = runs.insert(gpu.scratch::<u32>(parts * tiles).map_err(room(n))?);
-            // The copies of the totals, then the word a key outside the range sets.
-            let mut totals = gpu.zeros::<u32>(LOCAL_TOTAL_COPIES * parts + 1)?;
+            // The pass's outputs in one allocation, its totals zeroed: of the driver calls
+            // the GPU waits for before the pass, one allocation instead of four.
+            let lay = PassLayout::new(n, payload != 0, parts * tiles, parts);
+            let mem = pass.insert(gpu.scratch::<u32>(lay.words()).map_err(room(n))?);
+            let totals_at = lay.part(PassLayout::TOTALS);
+            gpu.stream()
+                .memset_zeros(&mut mem.view_mut().slice_mut(totals_at.clone()))
+                .map_err(Error::driver(
+                    "zeroing a pass's totals",
+                    4 * totals_at.len(),
+                ))?;
+            let first = ptr(gpu, mem);
+            let at = |part: usize| first + 4 * lay.part(part).start as u64;
+            let keys_at = at(PassLayout::KEYS);
+            let (payload_at, runs_at) = (at(PassLayout::PAYLOAD), at(PassLayout::RUNS));
             let spec = GROUPBY_PART_LOCAL;
             let cfg = tile_grid(&spec, n, 0)?;
             let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
             let wrap = u32::from(local.upper.is_some());
-            // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
-            // payload's one word where there is none, never written), `parts * tiles` run
-            // words and `LOCAL_TOTAL_COPIES * parts + 1` zeroed words for the totals and the
-            // range's check.
-            unsafe {
-                gpu.launch(
-                    &spec,
-                    cfg,
-                    (
-                        keys_in,
-                        pay_in,
-                        &mut *sk,
-                        &mut *sp,
-                        &n32,
-                        &base,
-                        &shift,
-                        &bits,
-                        &wrap,
-                        &payload,
-                        &mut *r,
-                        &mut totals,
-                    ),
-                )
-            }?;
+            lay.with_views(mem, |[mut sk, mut sp, mut r, mut totals]| {
+                // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
+                // payload's one word where there is none, never written), `parts * tiles`
+                // run words and `LOCAL_TOTAL_COPIES * parts + 1` zeroed words for the
+                // totals and the range's check.
+                unsafe {
+                    gpu.launch(
+                        &spec,
+                        cfg,
+                        (
+                            keys_in,
+                            pay_in,
+                            &mut sk,
+                            &mut sp,
+                            &n32,
+                            &base,
+                            &shift,
+                            &bits,
+                            &wrap,
+                            &payload,
+                            &mut r,
+                            &mut totals,
+                        ),
+                    )
+                }
+            })?;
+            let totals = mem.view().slice(totals_at);
             records = new_records()?;
-            (params.keys, params.payload) = (ptr(gpu, sk), ptr(gpu, sp));
-            (params.runs, params.tiles, params.base) = (ptr(gpu, r), tiles as u32, base);
+            (params.keys, params.payload) = (keys_at, payload_at);
+            (params.runs, params.tiles, params.base) = (runs_at, tiles as u32, base);
             if let Some(bins) = &local.upper {
                 // Cut on the host, which has the partitions' counts.
                 let resident = gpu.sm_count() as usize * local.per_sm;
@@ -551,6 +562,66 @@ impl<'a> PartPlan<'a> {
             Some(records),
             head,
         )))
+    }
+}
+
+/// The tile-local pass's outputs in one allocation of `u32` words, each part from a 256-byte
+/// boundary: the partitioned keys, their payload (one word where there is none), each
+/// tile's runs, and the totals (`LOCAL_TOTAL_COPIES` copies per partition, then the word a
+/// key outside the range sets).
+struct PassLayout {
+    /// Each part's first word, then the words in all.
+    starts: [usize; 5],
+    lens: [usize; 4],
+}
+
+impl PassLayout {
+    const KEYS: usize = 0;
+    const PAYLOAD: usize = 1;
+    const RUNS: usize = 2;
+    const TOTALS: usize = 3;
+    /// Words from a part's start to a 256-byte boundary.
+    const ALIGN: usize = 64;
+
+    /// The layout for `n` rows (`payload`: with a payload word per row), `runs` run words
+    /// and `parts` partitions.
+    fn new(n: usize, payload: bool, runs: usize, parts: usize) -> Self {
+        let lens = [
+            n,
+            if payload { n } else { 1 },
+            runs,
+            LOCAL_TOTAL_COPIES * parts + 1,
+        ];
+        let mut starts = [0; 5];
+        for i in 0..lens.len() {
+            starts[i + 1] = (starts[i] + lens[i]).next_multiple_of(Self::ALIGN);
+        }
+        PassLayout { starts, lens }
+    }
+
+    /// Words of the allocation.
+    fn words(&self) -> usize {
+        self.starts[4]
+    }
+
+    /// The words of part `i`.
+    fn part(&self, i: usize) -> std::ops::Range<usize> {
+        self.starts[i]..self.starts[i] + self.lens[i]
+    }
+
+    /// `f` of the four parts of `mem` (which holds [`PassLayout::words`]), writable.
+    fn with_views<R>(
+        &self,
+        mem: &mut DeviceColumn<u32>,
+        f: impl FnOnce([CudaViewMut<'_, u32>; 4]) -> R,
+    ) -> R {
+        let mut all = mem.view_mut();
+        let s = self.starts;
+        let (keys, mut rest) = all.split_at_mut(s[1]);
+        let (payload, mut rest) = rest.split_at_mut(s[2] - s[1]);
+        let (runs, mut rest) = rest.split_at_mut(s[3] - s[2]);
+        let (totals, _) = rest.split_at_mut(self.lens[Self::TOTALS]);
+        f([keys, payload, runs, totals])
     }
 }
 
@@ -815,6 +886,37 @@ impl Work {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The pass's parts lie in order, apart, each from a 256-byte boundary, within the
+    /// allocation, with the lengths the pass writes.
+    #[test]
+    fn pass_layout_parts_are_aligned_and_apart() {
+        for n in [1usize, 63, 64, 65, 8191, 8193, 1 << 27] {
+            for payload in [false, true] {
+                for parts in [1, 64, 128] {
+                    let runs = parts * n.div_ceil(LOCAL_TILE);
+                    let lay = PassLayout::new(n, payload, runs, parts);
+                    let lens = [
+                        n,
+                        if payload { n } else { 1 },
+                        runs,
+                        LOCAL_TOTAL_COPIES * parts + 1,
+                    ];
+                    let mut end = 0;
+                    for (i, len) in lens.into_iter().enumerate() {
+                        let r = lay.part(i);
+                        assert!(
+                            r.start >= end && r.start.is_multiple_of(64),
+                            "{n} {payload} {parts} {i}"
+                        );
+                        assert_eq!(r.len(), len);
+                        end = r.end;
+                    }
+                    assert!(end <= lay.words());
+                }
+            }
+        }
+    }
 
     fn item(begin: u32, end: u32, part: u32, split: u32) -> PartItem {
         PartItem {
