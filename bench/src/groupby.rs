@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use super::{Bandwidth, Record, WARMUP, measure_bandwidth, random_vec};
 use tessera_host::ops::{Agg, DeviceKeyColumn, DeviceValueColumn, KeyColumn, ValueColumn};
-use tessera_host::runtime::Gpu;
+use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Result, cpu, gpu_or_skip, ops};
 
 /// Options of `tessera bench groupby`.
@@ -283,6 +283,9 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
             })?
             .median_ms();
         push("tessera group_by, result on the host", t);
+        if let Some(t) = global_atomics(gpu, &dk, &dv, g, args.reps)? {
+            push("global atomics (anchor)", t);
+        }
         rec.extend(anchors.records(&keys, &values, g, &param, model));
         if args.cpu {
             rec.push(cpu_record(&keys, &values, &param));
@@ -299,6 +302,62 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
 }
 
 /// The CPU implementation (all cores), once.
+/// The issue's global-atomics anchor on this device: median ms of [`ATOMICS_GROUPBY`] over
+/// `keys` (all below `g`) and `values`, into dense tables of `g` counts and sums (zeroed once:
+/// the kernel alone is timed, and the tables then hold every run's adds, which the check
+/// counts). `None` without the probe kernels (the `sweeps` feature).
+///
+/// [`ATOMICS_GROUPBY`]: tessera_kernels::ops::atomics::ATOMICS_GROUPBY
+fn global_atomics(
+    gpu: &Gpu,
+    keys: &DeviceColumn<u32>,
+    values: &DeviceColumn<u32>,
+    g: u32,
+    reps: usize,
+) -> Result<Option<f64>> {
+    #[cfg(not(feature = "sweeps"))]
+    {
+        let _ = (gpu, keys, values, g, reps);
+        Ok(None)
+    }
+    #[cfg(feature = "sweeps")]
+    {
+        use cudarc::driver::LaunchConfig;
+        use tessera_kernels::ops::atomics::ATOMICS_GROUPBY as SPEC;
+        let (mut counts, mut sums) = (gpu.zeros::<u32>(g as usize)?, gpu.zeros::<u64>(g as usize)?);
+        let n = keys.len() as u32;
+        let cfg = LaunchConfig {
+            grid_dim: (gpu.sm_count() * 8, 1, 1),
+            block_dim: (SPEC.threads(), 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut runs = 0u64;
+        let t = gpu
+            .time(WARMUP, reps, || {
+                runs += 1;
+                // SAFETY: n keys and values; the keys lie below g (`keys_below`), which the
+                // tables cover; any grid.
+                unsafe { gpu.launch(&SPEC, cfg, (keys, values, &n, &mut counts, &mut sums)) }
+            })?
+            .median_ms();
+        // Every run's rows landed: the counts add up to the rows, the sums to the values'
+        // total.
+        let rows: u64 = counts.to_vec(gpu)?.iter().map(|&c| u64::from(c)).sum();
+        let total = sums
+            .to_vec(gpu)?
+            .iter()
+            .fold(0u64, |a, &s| a.wrapping_add(s));
+        let want: u64 = values.to_vec(gpu)?.iter().map(|&v| u64::from(v)).sum();
+        if rows != runs * u64::from(n) || total != want.wrapping_mul(runs) {
+            return Err(tessera_host::Error::invalid(format!(
+                "the global-atomics anchor at G = {g} counted {rows} rows summing to {total} \
+                 over {runs} runs of {n} rows summing to {want} (internal)"
+            )));
+        }
+        Ok(Some(t))
+    }
+}
+
 fn cpu_record(keys: &[u32], values: &[u32], param: &str) -> Record {
     let t = Instant::now();
     let r = cpu::group_by(&[KeyColumn::U32(keys)], &[ValueColumn::U32(values)], &AGGS);

@@ -2,10 +2,16 @@
 //! into one target, with an atomic or with a plain load, add and store (which loses updates:
 //! the synchronization-free bound), the target in device memory or in each block's shared
 //! memory (whose total one atomic per block adds to the result). The benchmark varies the
-//! number of threads; each thread takes rows `t, t + threads, ..` (coalesced).
+//! number of threads; each thread takes rows `t, t + threads, ..` (coalesced). Also the
+//! group-by's global-atomics anchor ([`ATOMICS_GROUPBY`]), the same loop with an atomic per
+//! row into tables indexed by the key.
 
 /// The parameter list of every probe: input, rows, result (zeroed).
 pub type AtomicsArgs = (*const u32, u32, *mut u32);
+
+/// The parameter list of [`ATOMICS_GROUPBY`]: keys, values, rows, counts and sums (zeroed,
+/// one of each for every key below the greatest).
+pub type GroupByAtomicsArgs = (*const u32, *const u32, u32, *mut u32, *mut u64);
 
 #[cfg(target_arch = "nvptx64")]
 mod device {
@@ -32,6 +38,32 @@ mod device {
                 } else {
                     store_relaxed_u32(target, load_relaxed_u32(target).wrapping_add(v));
                 }
+            }
+            i += step;
+        }
+    }
+
+    /// Adds this thread's rows into the dense tables: a global atomic on the count and one
+    /// on the 64-bit sum of each row's key.
+    ///
+    /// # Safety
+    /// `keys` and `values` hold `n` values; `counts` and `sums` hold an entry for every key.
+    #[inline(always)]
+    pub unsafe fn group_rows(
+        keys: *const u32,
+        values: *const u32,
+        n: u32,
+        counts: *mut u32,
+        sums: *mut u64,
+    ) {
+        let step = grid_dim() * block_dim();
+        let mut i = global_idx();
+        while i < n as usize {
+            // SAFETY: i < n; every key has its entries, by contract.
+            unsafe {
+                let (k, v) = (keys.add(i).read() as usize, values.add(i).read());
+                red_global::add_u32(counts.add(k), 1);
+                red_global::add_u64(sums.add(k), v as u64);
             }
             i += step;
         }
@@ -88,6 +120,16 @@ crate::kernel! {
     ATOMICS_SHARED_PLAIN = atomics_shared_plain[NT = 1024, IPT = 1, MIN_BLOCKS = 1](input: *const u32, n: u32, out: *mut u32) {
         // SAFETY: as above.
         unsafe { device::shared_target::<false>(input, n, out) }
+    }
+}
+
+crate::kernel! {
+    /// The global-atomics anchor of the group-by (issue 22's "global atomics"): count and
+    /// 64-bit sum of each row's value in dense tables indexed by the key, a global atomic
+    /// each, no shared memory.
+    ATOMICS_GROUPBY = atomics_groupby[NT = 256, IPT = 1](keys: *const u32, values: *const u32, n: u32, counts: *mut u32, sums: *mut u64) {
+        // SAFETY: n keys and values; the tables cover every key (the host's contract).
+        unsafe { device::group_rows(keys, values, n, counts, sums) }
     }
 }
 
