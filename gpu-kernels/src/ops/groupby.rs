@@ -1783,41 +1783,62 @@ crate::kernel! {
         params: *const GroupByParams, aggs: u32, keys: *mut u32, counts: *mut u32, acc: *mut u64
     ) {
         let stride = crate::arch::grid_dim() * NT;
-        // SAFETY: the host passes one parameter struct; the arrays hold `global_slots + 1`
-        // items.
-        unsafe { empty_table(params, aggs, keys, counts, acc, crate::arch::global_idx(), stride) };
+        // SAFETY: the host passes one parameter struct, read through a reference (a copy
+        // lowers to a byte loop into local memory).
+        let p = unsafe { &*params };
+        let (slots, codes) = (p.global_slots, pack_codes(&p.codes));
+        // SAFETY: the arrays hold `global_slots + 1` items.
+        unsafe { empty_table(slots, aggs, codes, keys, counts, acc, crate::arch::global_idx(), stride) };
     }
 }
 
-/// Empties the slots `first`, `first + stride`, ... of the global table of `params`: its
-/// `global_slots + 1` keys, counts and `aggs` accumulators each.
+/// The accumulators' [`code`]s, 8 bits each, in one word: what emptying a table needs of
+/// them, as a scalar kernel argument ([`GROUPBY_SAMPLE`] runs before the parameters are on
+/// the device).
+pub const fn pack_codes(codes: &[u32; GROUPBY_MAX_AGGS]) -> u32 {
+    let mut packed = 0;
+    let mut a = 0;
+    while a < GROUPBY_MAX_AGGS {
+        packed |= (codes[a] & 0xff) << (8 * a);
+        a += 1;
+    }
+    packed
+}
+
+/// Accumulator `a`'s code from [`pack_codes`]' word.
+#[inline(always)]
+pub const fn packed_code(packed: u32, a: usize) -> u32 {
+    (packed >> (8 * a)) & 0xff
+}
+const _: () = assert!(code::TYPE | code::OP < 0x100, "a code fits its 8 bits");
+
+/// Empties the slots `first`, `first + stride`, ... of a global table of `slots + 1` slots:
+/// their keys, counts and `aggs` accumulators of the [`pack_codes`] word `codes`.
 ///
 /// # Safety
-/// `params` points to one aligned parameter struct that nothing writes meanwhile; the arrays
-/// hold `global_slots + 1` items (`acc`: `aggs` times that).
+/// The arrays hold `slots + 1` items (`acc`: `aggs` times that).
 #[cfg(target_arch = "nvptx64")]
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn empty_table(
-    params: *const GroupByParams,
+    slots: u32,
     aggs: u32,
+    codes: u32,
     keys: *mut u32,
     counts: *mut u32,
     acc: *mut u64,
     first: usize,
     stride: usize,
 ) {
-    // SAFETY: as the caller vouches. Read through a reference: a copy lowers to a byte loop
-    // into local memory.
-    let p = unsafe { &*params };
-    let len = p.global_slots as usize + 1;
+    let len = slots as usize + 1;
     let mut s = first;
     while s < len {
         // SAFETY: s < len, the arrays' length.
         unsafe {
             keys.add(s).write(EMPTY_KEY);
             counts.add(s).write(0);
-            for (a, &c) in p.codes.iter().take(aggs as usize).enumerate() {
-                acc.add(a * len + s).write(acc_init(c));
+            for a in 0..(aggs as usize).min(GROUPBY_MAX_AGGS) {
+                acc.add(a * len + s).write(acc_init(packed_code(codes, a)));
             }
         }
         s += stride;
@@ -2212,13 +2233,14 @@ crate::kernel! {
     /// and its rows, for [`hot_key`]). `keys`: the device address of the `n` key words.
     ///
     /// `out` is a state of [`STATE_WORDS`]: the sample's words go to its [`STATE_SAMPLE`] and
-    /// its words before them are zeroed. Where `table` is not null, the launch's blocks also
-    /// empty the global table it describes (as [`GROUPBY_INIT`] with its other arguments),
-    /// so that an aggregation follows the sample without set-up of its own. Block 0
-    /// samples; any others only empty the table.
+    /// its words before them are zeroed. Where `tkeys` is not null, the launch's blocks also
+    /// empty a global table of `slots + 1` slots with `aggs` accumulators of the
+    /// [`pack_codes`] word `codes` (as [`GROUPBY_INIT`] does), so that an aggregation follows
+    /// the sample without set-up of its own; the table's parameters need not be on the
+    /// device yet. Block 0 samples; any others only empty the table.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         keys: u64, n: u32, key_xor: u32, out: *mut u32,
-        table: *const GroupByParams, aggs: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64
+        slots: u32, aggs: u32, codes: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64
     ) {
         use crate::arch::{sync_threads, thread_idx};
         use crate::arch::shared_atomic::{cas_u32, max_u32, min_u32, red_add_u32};
@@ -2233,10 +2255,10 @@ crate::kernel! {
         let top = crate::shared_array!(groupby_sample_top: [u64; 1]);
         let t = thread_idx();
         let block = crate::arch::block_idx();
-        if !table.is_null() {
+        if !tkeys.is_null() {
             let (first, stride) = (block * NT + t, crate::arch::grid_dim() * NT);
-            // SAFETY: a table as `GROUPBY_INIT` takes it (the caller's promise).
-            unsafe { empty_table(table, aggs, tkeys, tcounts, tacc, first, stride) };
+            // SAFETY: the table's arrays hold `slots + 1` items (the caller's promise).
+            unsafe { empty_table(slots, aggs, codes, tkeys, tcounts, tacc, first, stride) };
         }
         // The other blocks only empty the table.
         if block != 0 {
@@ -2430,6 +2452,21 @@ mod tests {
                     partial_bytes(slots, aggs) <= shared,
                     "{slots} slots, {aggs}"
                 );
+            }
+        }
+    }
+
+    /// Every accumulator's code comes back from the packed word, whatever the others.
+    #[test]
+    fn packed_codes_round_trip() {
+        let all: [u32; 12] = core::array::from_fn(|i| (i as u32 / 4) * 4 + i as u32 % 4);
+        for first in 0..all.len() {
+            let codes: [u32; GROUPBY_MAX_AGGS] =
+                core::array::from_fn(|a| all[(first + 5 * a) % all.len()]);
+            let packed = pack_codes(&codes);
+            for (a, &c) in codes.iter().enumerate() {
+                assert_eq!(packed_code(packed, a), c, "{codes:?}");
+                assert_eq!(acc_init(packed_code(packed, a)), acc_init(c));
             }
         }
     }

@@ -48,7 +48,7 @@ use super::records::{
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
-use crate::runtime::{DeviceColumn, Gpu, KernelArg, PodBuffer, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, KernelArg, grid_per_sm};
 use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig};
 
 /// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
@@ -170,13 +170,15 @@ impl HashPlan {
         let wide = WideAttempt::new(gpu, &mut params, &base, aggs)?;
         // The sample empties the table and zeroes the state as well: no set-up launches
         // between the call's start and the aggregation.
-        let mut table =
-            GlobalTable::unset(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, Some(&wide))?;
+        let (mut table, staged) =
+            GlobalTable::unset_later(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, Some(&wide))?;
+        // The sample needs none of the parameters: it starts before their upload.
         sample(gpu, &params, SampleInto::Table(&mut table))?;
         let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
         // The sample's words come back while the aggregation runs (or has returned at once).
         let parts = table.parts()?;
         let mut early = gpu.read_early(&parts.state.slice(words))?;
+        table.upload(gpu, &staged)?;
         table.aggregate(gpu, &base, smem)?;
         wide.aggregate(gpu, &params, &mut table)?;
         let c = early.wait()?;
@@ -445,18 +447,19 @@ fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()>
     };
     let cfg = grid_per_sm(gpu, spec, len, 1)?;
     let (keys, n, xor) = (&params.keys, &params.n, &params.key_xor);
+    let codes = k::pack_codes(&params.codes);
     match into {
         SampleInto::State(state) => {
             let no_u32 = || None::<&mut DeviceColumn<u32>>;
-            let no_params = None::<&PodBuffer<GroupByParams>>;
             let no_acc = None::<&mut DeviceColumn<u64>>;
             let args = (
                 keys,
                 n,
                 xor,
                 state,
-                no_params,
                 &0u32,
+                &0u32,
+                &codes,
                 no_u32(),
                 no_u32(),
                 no_acc,
@@ -466,22 +469,22 @@ fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()>
             unsafe { gpu.launch(spec, cfg, args) }
         }
         SampleInto::Table(t) => {
-            let accs = t.accs;
+            let (accs, slots) = (t.accs, t.slots);
             t.with_parts(|mut p| {
                 let args = (
                     keys,
                     n,
                     xor,
                     &mut p.t.state,
-                    &p.params,
+                    &slots,
                     &accs,
+                    &codes,
                     &mut p.t.keys,
                     &mut p.t.counts,
                     &mut p.t.acc,
                 );
-                // SAFETY: as above, with the table's state; the table's arrays hold the
-                // `global_slots + 1` slots its parameters give (accumulators: `accs` times
-                // that).
+                // SAFETY: as above, with the table's state; the table's arrays hold its
+                // `slots + 1` slots (accumulators: `accs` times that).
                 unsafe { gpu.launch(spec, cfg, args) }
             })?
         }
@@ -881,6 +884,20 @@ impl GlobalTable {
         accs: usize,
         wide: Option<&WideAttempt>,
     ) -> Result<Self> {
+        let (mut table, staged) = Self::unset_later(gpu, params, slots, accs, wide)?;
+        table.upload(gpu, &staged)?;
+        Ok(table)
+    }
+
+    /// [`GlobalTable::unset`] without the parameters' upload: those of its launches
+    /// (`params`, and the second launch's with `wide`), for [`GlobalTable::upload`].
+    fn unset_later(
+        gpu: &Gpu,
+        params: &mut GroupByParams,
+        slots: u64,
+        accs: usize,
+        wide: Option<&WideAttempt>,
+    ) -> Result<(Self, Vec<GroupByParams>)> {
         let slots = slots as u32;
         params.global_slots = slots;
         params.global_limit =
@@ -888,28 +905,34 @@ impl GlobalTable {
         let len = slots as usize + 1;
         let table = KEYS_AT + len + len * accs;
         let partials = wide.map_or(0, |_| WideAttempt::partial_words(params));
-        let mut mem = gpu.scratch::<u64>(table + partials)?;
+        let mem = gpu.scratch::<u64>(table + partials)?;
         let mut second = wide.map_or(*params, |w| w.params(params, accs));
         if partials != 0 {
             second.wide.partials = ptr(gpu, &mem) + 8 * table as u64;
         }
-        let both = [*params, second];
         let launches = if wide.is_some() { 2 } else { 1 };
-        let words: &[u64] = bytemuck::cast_slice(&both[..launches]);
-        gpu.stream()
-            .memcpy_htod(words, &mut mem.view_mut().slice_mut(..words.len()))
-            .map_err(Error::driver(
-                "uploading kernel parameters",
-                8 * words.len(),
-            ))?;
-        Ok(GlobalTable {
+        let staged = [*params, second][..launches].to_vec();
+        let table = GlobalTable {
             mem,
             slots,
             limit: params.global_limit,
             accs: accs as u32,
             n: params.n,
             second: wide.is_some(),
-        })
+        };
+        Ok((table, staged))
+    }
+
+    /// Uploads the parameters of the table's launches ([`GlobalTable::unset_later`]) in one
+    /// copy, before any launch that reads them.
+    fn upload(&mut self, gpu: &Gpu, staged: &[GroupByParams]) -> Result<()> {
+        let words: &[u64] = bytemuck::cast_slice(staged);
+        gpu.stream()
+            .memcpy_htod(words, &mut self.mem.view_mut().slice_mut(..words.len()))
+            .map_err(Error::driver(
+                "uploading kernel parameters",
+                8 * words.len(),
+            ))
     }
 
     /// The table's parts to read.
