@@ -1810,7 +1810,10 @@ pub const fn pack_codes(codes: &[u32; GROUPBY_MAX_AGGS]) -> u32 {
 pub const fn packed_code(packed: u32, a: usize) -> u32 {
     (packed >> (8 * a)) & 0xff
 }
-const _: () = assert!(code::TYPE | code::OP < 0x100, "a code fits its 8 bits");
+const _: () = assert!(
+    u32::BITS - (code::TYPE | code::OP).leading_zeros() <= 8,
+    "a code fits its 8 bits"
+);
 
 /// Empties the slots `first`, `first + stride`, ... of a global table of `slots + 1` slots:
 /// their keys, counts and `aggs` accumulators of the [`pack_codes`] word `codes`.
