@@ -2,10 +2,11 @@
 //! keys below G with `u32` values, count and 64-bit sum, for G from 2 to 10^8: the GPU
 //! `group_by` call (the whole call: estimate, the variant its cost model picks, the groups in
 //! key order, left on the device as PyTorch's are), each variant by name, and the call with
-//! its result brought to the host, against one read of the input, PyTorch's `index_add_` and
-//! `unique` and DuckDB's `GROUP BY ... ORDER BY` (the CPU anchor, all cores) on the same rows
-//! in the same run, and the CPU implementation. Without a GPU it times the CPU implementation
-//! and DuckDB.
+//! its result brought to the host, against one read of the input, the global-atomics anchor
+//! (a global atomic on each row's count and sum, in tables indexed by the key; with the
+//! `sweeps` feature, which holds its kernel), PyTorch's `index_add_` and `unique` and
+//! DuckDB's `GROUP BY ... ORDER BY` (the CPU anchor, all cores) on the same rows in the same
+//! run, and the CPU implementation. Without a GPU it times the CPU implementation and DuckDB.
 use std::path::PathBuf;
 use std::time::Instant;
 
