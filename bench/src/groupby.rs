@@ -302,7 +302,6 @@ fn run_gpu(gpu: &Gpu, args: &GroupByArgs) -> Result<GroupByReport> {
     })
 }
 
-/// The CPU implementation (all cores), once.
 /// The global-atomics anchor on this device: median ms of [`ATOMICS_GROUPBY`] over
 /// `keys` (all below `g`) and `values`, into dense tables of `g` counts and sums (zeroed once:
 /// the kernel alone is timed, and the tables then hold every run's adds, which the check
@@ -323,15 +322,11 @@ fn global_atomics(
     }
     #[cfg(feature = "sweeps")]
     {
-        use cudarc::driver::LaunchConfig;
+        use tessera_host::runtime::grid_per_sm;
         use tessera_kernels::ops::atomics::ATOMICS_GROUPBY as SPEC;
         let (mut counts, mut sums) = (gpu.zeros::<u32>(g as usize)?, gpu.zeros::<u64>(g as usize)?);
         let n = keys.len() as u32;
-        let cfg = LaunchConfig {
-            grid_dim: (gpu.sm_count() * 8, 1, 1),
-            block_dim: (SPEC.threads(), 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let cfg = grid_per_sm(gpu, &SPEC, keys.len(), 8)?;
         let mut runs = 0u64;
         let t = gpu
             .time(WARMUP, reps, || {
@@ -359,6 +354,7 @@ fn global_atomics(
     }
 }
 
+/// The CPU implementation (all cores), once.
 fn cpu_record(keys: &[u32], values: &[u32], param: &str) -> Record {
     let t = Instant::now();
     let r = cpu::group_by(&[KeyColumn::U32(keys)], &[ValueColumn::U32(values)], &AGGS);

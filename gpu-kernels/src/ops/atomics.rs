@@ -9,10 +9,6 @@
 /// The parameter list of every probe: input, rows, result (zeroed).
 pub type AtomicsArgs = (*const u32, u32, *mut u32);
 
-/// The parameter list of [`ATOMICS_GROUPBY`]: keys, values, rows, counts and sums (zeroed,
-/// one of each for every key below the greatest).
-pub type GroupByAtomicsArgs = (*const u32, *const u32, u32, *mut u32, *mut u64);
-
 #[cfg(target_arch = "nvptx64")]
 mod device {
     use crate::arch::{
