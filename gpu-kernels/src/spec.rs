@@ -3,6 +3,11 @@
 
 use core::marker::PhantomData;
 
+/// Page-locked host words, mapped into the device, that the host runtime hands a launch to
+/// write (a kernel's `host` parameter): word 0 takes a sequence number, written last by a
+/// system-scope release, the others the words that number vouches for.
+pub const HOST_WORDS: usize = 16;
+
 /// Name and launch shape of a kernel, without its parameter types: what grid sizing, occupancy
 /// queries and benchmark listings need.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -189,6 +189,19 @@ pub unsafe fn store_relaxed_u32(p: *mut u32, v: u32) {
     };
 }
 
+/// Release, system-scope 32-bit store: this thread's earlier writes are seen, by the host
+/// too, before this one (a flag in page-locked host memory mapped into the device).
+///
+/// # Safety
+/// `p` is a valid, 4-byte aligned global address.
+#[inline(always)]
+pub unsafe fn store_release_sys_u32(p: *mut u32, v: u32) {
+    // SAFETY: the caller passes a valid address.
+    unsafe {
+        asm!("st.release.sys.global.u32 [{p}], {v};", p = in(reg64) p, v = in(reg32) v, options(nostack))
+    };
+}
+
 /// Starts an asynchronous copy of the 16 bytes at global `src` to shared `dst` (`cp.async.cg`,
 /// sm_80+). A thread's copies complete at its next [`copy_async_wait_all`] (or
 /// [`copy_async_wait_groups`] past their group); no register holds the data, so a thread can

@@ -178,6 +178,7 @@ pub const STATE_WORDS: usize = STATE_SAMPLE + SAMPLE_WORDS;
 /// leaving out the key `u32::MAX`, which has a slot of its own; the smallest above the
 /// largest where no other key was sampled); and the most frequent sampled key and its rows.
 pub const SAMPLE_WORDS: usize = 7;
+const _: () = assert!(SAMPLE_WORDS < crate::spec::HOST_WORDS);
 
 /// A sampled key on at least one in this many of the sampled rows is hot ([`hot_key`]).
 pub const HOT_SHARE: u32 = 8;
@@ -2240,10 +2241,18 @@ crate::kernel! {
     /// empty a global table of `slots + 1` slots with `aggs` accumulators of the
     /// [`pack_codes`] word `codes` (as [`GROUPBY_INIT`] does), so that an aggregation follows
     /// the sample without set-up of its own; the table's parameters need not be on the
-    /// device yet. Block 0 samples; any others only empty the table.
+    /// device yet. The blocks also zero the `zero_len` words at `zero` (memory a later launch
+    /// needs zeroed, where the host would otherwise queue a memset in front of that launch).
+    /// Block 0 samples; any others only empty and zero.
+    ///
+    /// Where `host` is not 0, it is the device's address of [`crate::spec::HOST_WORDS`] page-locked host
+    /// words: the block writes its [`SAMPLE_WORDS`] to words `1..` and then `seq` to word 0
+    /// (a release at system scope), so that the host reads them as soon as they land, without
+    /// a copy behind the kernel.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
-        keys: u64, n: u32, key_xor: u32, out: *mut u32,
-        slots: u32, aggs: u32, codes: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64
+        keys: u64, n: u32, key_xor: u32, out: *mut u32, host: u64, seq: u32,
+        slots: u32, aggs: u32, codes: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64,
+        zero: *mut u32, zero_len: u32
     ) {
         use crate::arch::{sync_threads, thread_idx};
         use crate::arch::shared_atomic::{cas_u32, max_u32, min_u32, red_add_u32};
@@ -2263,7 +2272,13 @@ crate::kernel! {
             // SAFETY: the table's arrays hold `slots + 1` items (the caller's promise).
             unsafe { empty_table(slots, aggs, codes, tkeys, tcounts, tacc, first, stride) };
         }
-        // The other blocks only empty the table.
+        let mut z = block * NT + t;
+        while z < zero_len as usize {
+            // SAFETY: z < zero_len, the words at `zero` (the caller's promise).
+            unsafe { zero.add(z).write(0) };
+            z += crate::arch::grid_dim() * NT;
+        }
+        // The other blocks only empty and zero.
         if block != 0 {
             return;
         }
@@ -2389,14 +2404,30 @@ crate::kernel! {
             }
         }
         sync_threads();
-        if t < 5 {
-            // SAFETY: SAMPLE_WORDS output words; the stats are complete after the barrier.
-            unsafe { out.add(t).write(stats.read(1 + t)) };
-        } else if t < SAMPLE_WORDS {
-            // SAFETY: as above.
+        // Word `i` of the sample's: the stats, then the most frequent key and its rows.
+        let word = |i: usize| {
+            // SAFETY: i < SAMPLE_WORDS; the stats are complete after the barrier.
             unsafe {
-                let top = top.read(0);
-                out.add(t).write(if t == 5 { top as u32 } else { (top >> 32) as u32 });
+                match i {
+                    0..5 => stats.read(1 + i),
+                    5 => top.read(0) as u32,
+                    _ => (top.read(0) >> 32) as u32,
+                }
+            }
+        };
+        if t < SAMPLE_WORDS {
+            // SAFETY: SAMPLE_WORDS output words.
+            unsafe { out.add(t).write(word(t)) };
+        }
+        if t == 0 && host != 0 {
+            let host = host as *mut u32;
+            // SAFETY: HOST_WORDS > SAMPLE_WORDS words at `host` (the caller's promise); the
+            // release makes the words land before the sequence number that vouches for them.
+            unsafe {
+                for i in 0..SAMPLE_WORDS {
+                    host.add(1 + i).write(word(i));
+                }
+                crate::arch::store_release_sys_u32(host, seq);
             }
         }
     }

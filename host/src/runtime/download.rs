@@ -253,51 +253,6 @@ pub(crate) fn collect_indexed<T: Send>(n: usize, f: impl Fn(usize) -> T + Sync +
 }
 
 impl Gpu {
-    /// Queues a copy of `src` (at most [`EARLY_WORDS`] words) to page-locked memory at this
-    /// point of the stream, and returns at once: [`EarlyWords::wait`] then waits for that
-    /// copy alone, not for the work queued after it. For a decision the host can take while
-    /// the GPU goes on. Calls from other threads wait until the words are dropped.
-    pub(crate) fn read_early(&self, src: &CudaView<'_, u32>) -> Result<EarlyWords<'_>> {
-        let len = src.len();
-        if len > EARLY_WORDS {
-            return Err(Error::invalid(format!(
-                "read_early: {len} words, more than the {EARLY_WORDS} it holds"
-            )));
-        }
-        // Scratch with no invariant a panic could break: a poisoned lock is taken as it is.
-        let mut guard = self
-            .early
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let words = match &mut *guard {
-            Some(p) => p,
-            None => {
-                // SAFETY: only the words a copy wrote are read (`EarlyWords::wait`).
-                let p = unsafe {
-                    self.context()
-                        .alloc_pinned_with_flags::<u32>(EARLY_WORDS, 0)
-                }
-                .map_err(Error::driver(
-                    "allocating page-locked words",
-                    4 * EARLY_WORDS,
-                ))?;
-                guard.insert(p)
-            }
-        };
-        let err = || Error::driver("reading words early", 4 * len);
-        // Waits for the last copy's event: that copy was waited for already.
-        let dst = &mut words.as_mut_slice().map_err(err())?[..len];
-        let stream = self.stream();
-        let (src, _sync) = src.device_ptr(stream);
-        // SAFETY: `src` holds `len` words; `dst` is page-locked memory that is read only
-        // after the event recorded below (`EarlyWords::wait`), and the lock keeps other
-        // copies out until then.
-        unsafe { cudarc::driver::result::memcpy_dtoh_async(dst, src, stream.cu_stream()) }
-            .map_err(err())?;
-        let copied = stream.record_event(None).map_err(err())?;
-        Ok(EarlyWords { guard, copied, len })
-    }
-
     /// Runs `f` with the two page-locked staging halves of the staged transfers (allocated
     /// on first use), holding them for its duration.
     pub(super) fn with_staging<R>(&self, f: impl FnOnce([&mut [u8]; 2]) -> Result<R>) -> Result<R> {
@@ -330,27 +285,5 @@ impl Gpu {
             .map_err(Error::driver("reading the staging buffer", 0))?;
         let (h0, h1) = halves.split_at_mut(STAGING_HALF);
         f([h0, h1])
-    }
-}
-
-/// Most words [`Gpu::read_early`] copies.
-pub(crate) const EARLY_WORDS: usize = 16;
-
-/// Words [`Gpu::read_early`] queued the copy of.
-pub(crate) struct EarlyWords<'g> {
-    guard: std::sync::MutexGuard<'g, Option<cudarc::driver::PinnedHostSlice<u32>>>,
-    copied: cudarc::driver::CudaEvent,
-    len: usize,
-}
-
-impl EarlyWords<'_> {
-    /// Waits for the copy (only) and returns the words.
-    pub(crate) fn wait(&mut self) -> Result<Vec<u32>> {
-        let err = || Error::driver("reading words early", 4 * self.len);
-        self.copied.synchronize().map_err(err())?;
-        let Some(words) = self.guard.as_mut() else {
-            return Err(Error::invalid("read_early: no words were copied"));
-        };
-        Ok(words.as_mut_slice().map_err(err())?[..self.len].to_vec())
     }
 }

@@ -49,8 +49,8 @@ pub struct Gpu {
     resident_cap: std::sync::atomic::AtomicU32,
     /// The staged downloads' page-locked buffer (`runtime::download`), made on first use.
     pub(super) staging: Mutex<Option<cudarc::driver::PinnedHostSlice<u8>>>,
-    /// The page-locked words of [`Gpu::read_early`], made on first use.
-    pub(super) early: Mutex<Option<cudarc::driver::PinnedHostSlice<u32>>>,
+    /// The page-locked words of [`Gpu::host_words`], made on first use.
+    pub(super) mapped: Mutex<Option<super::mapped::MappedWords>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -138,7 +138,7 @@ impl Gpu {
             smem_allowed: Mutex::new(HashMap::new()),
             resident_cap: std::sync::atomic::AtomicU32::new(0),
             staging: Mutex::new(None),
-            early: Mutex::new(None),
+            mapped: Mutex::new(None),
             name,
             arch,
             sm_count,

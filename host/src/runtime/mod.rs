@@ -5,6 +5,7 @@ mod column;
 mod download;
 mod gpu;
 mod launch;
+mod mapped;
 mod pod;
 mod timing;
 
@@ -20,5 +21,6 @@ pub(crate) use download::{lock, unlock};
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch};
 pub use launch::{grid_per_sm, resident_grid, tile_grid};
+pub(crate) use mapped::HostWords;
 pub use pod::{PodBuffer, PodItemMut};
 pub use timing::{Timing, median};

@@ -97,7 +97,7 @@ pub fn group_by_device(
         let r = sort_checked(gpu, key, values, accs)?;
         return Ok((r, choice(GroupByVariant::Sort, 0)));
     }
-    let plan = match HashPlan::first_look(gpu, key, values, &accs)? {
+    let mut plan = match HashPlan::first_look(gpu, key, values, &accs)? {
         FirstLook::Done(r, est, dense) => {
             let quick = GroupByChoice {
                 quick: true,
@@ -116,7 +116,9 @@ pub fn group_by_device(
         };
         return Ok((plan.run(gpu, accs)?, dense));
     }
-    if let Some(r) = partitioned(gpu, key, values, &accs, plan.sampled_range())? {
+    let sampled = plan.sampled_range();
+    let zeroed = plan.zeroed_words()?;
+    if let Some(r) = partitioned(gpu, key, values, &accs, sampled, zeroed)? {
         return Ok((r, choice(GroupByVariant::Partitioned, est)));
     }
     let r = sort_checked(gpu, key, values, accs)?;

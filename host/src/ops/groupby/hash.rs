@@ -48,7 +48,7 @@ use super::records::{
 use super::{Agg, DeviceKeyColumn, DeviceValueColumn, Grouped};
 use crate::error::{Error, Result};
 use crate::ops::sort::{Order, sort_pairs};
-use crate::runtime::{DeviceColumn, Gpu, KernelArg, grid_per_sm};
+use crate::runtime::{DeviceColumn, Gpu, HostWords, KernelArg, grid_per_sm};
 use cudarc::driver::{CudaView, CudaViewMut, LaunchConfig};
 
 /// Most groups ranked by `GROUPBY_RANK` (whose counting grows as their square where their
@@ -63,6 +63,10 @@ const MIN_GLOBAL_SLOTS: u64 = 1024;
 /// (a dense table a block holds, up to about 16,000 keys with one accumulator, and as many
 /// keys outside it), and few enough that the ranking orders them ([`RANK_MAX`]).
 const QUICK_GLOBAL_SLOTS: u64 = 1 << 15;
+
+/// Words the sample zeroes beside the quick attempts' table, for [`HashPlan::zeroed_words`]:
+/// the most a tile-local pass's totals take.
+const ZEROED_WORDS: usize = super::partition::LOCAL_TOTALS_MOST;
 
 const _: () = assert!(QUICK_GLOBAL_SLOTS as usize <= RANK_MAX);
 
@@ -129,8 +133,9 @@ pub(super) struct HashPlan {
     /// sample saw one.
     sampled: Option<(u32, u32)>,
     /// The quick attempts' table, kept until the plan is dropped: its memory goes back
-    /// after whatever runs next is queued, not in the way of it.
-    _quick: Option<Box<GlobalTable>>,
+    /// after whatever runs next is queued, not in the way of it; its spare words
+    /// ([`HashPlan::zeroed_words`]) serve the next launch.
+    quick: Option<Box<GlobalTable>>,
 }
 
 /// What the first look at the keys gave.
@@ -170,19 +175,23 @@ impl HashPlan {
         let wide = WideAttempt::new(gpu, &mut params, &base, aggs)?;
         // The sample empties the table and zeroes the state as well: no set-up launches
         // between the call's start and the aggregation.
-        let (mut table, staged) =
-            GlobalTable::unset_later(gpu, &mut params, QUICK_GLOBAL_SLOTS, aggs, Some(&wide))?;
-        // The sample needs none of the parameters: it starts before their upload.
-        sample(gpu, &params, SampleInto::Table(&mut table))?;
-        let words = k::STATE_SAMPLE..k::STATE_SAMPLE + SAMPLE_WORDS;
-        // The sample's words come back while the aggregation runs (or has returned at once).
-        let parts = table.parts()?;
-        let mut early = gpu.read_early(&parts.state.slice(words))?;
+        let (mut table, staged) = GlobalTable::unset_later(
+            gpu,
+            &mut params,
+            QUICK_GLOBAL_SLOTS,
+            aggs,
+            Some(&wide),
+            ZEROED_WORDS,
+        )?;
+        // The sample needs none of the parameters: it starts before their upload. Its words
+        // come to the host while the aggregation runs (or has returned at once).
+        let host = gpu.host_words()?;
+        sample(gpu, &params, SampleInto::Table(&mut table), Some(&host))?;
         table.upload(gpu, &staged)?;
         table.aggregate(gpu, &base, smem)?;
         wide.aggregate(gpu, &params, &mut table)?;
-        let c = early.wait()?;
-        drop(early);
+        let c = host.wait(SAMPLE_WORDS)?;
+        drop(host);
         let c: [u32; SAMPLE_WORDS] = core::array::from_fn(|i| c[i]);
         let est = estimate_from(&c, n);
         let dense = match (
@@ -201,7 +210,7 @@ impl HashPlan {
         params.quick = 0;
         params.wide = k::WideAttempt::default();
         let mut plan = Self::sized(gpu, params, accs, &c)?;
-        plan._quick = Some(Box::new(table));
+        plan.quick = Some(Box::new(table));
         Ok(FirstLook::Plan(plan))
     }
 
@@ -247,8 +256,15 @@ impl HashPlan {
             est,
             skewed,
             sampled,
-            _quick: None,
+            quick: None,
         })
+    }
+
+    /// [`ZEROED_WORDS`] zeroed words for the launch after the plan (the partitioned
+    /// group-by's pass totals), where the plan followed a sample that zeroed them in the
+    /// same launch as it emptied the quick attempts' table: no memset in front of that launch.
+    pub(super) fn zeroed_words(&mut self) -> Result<Option<CudaViewMut<'_, u32>>> {
+        self.quick.as_mut().map(|t| t.spare()).transpose()
     }
 
     /// Whether the blocks' tables are dense.
@@ -422,7 +438,7 @@ fn hash_params(
 /// The sample's [`SAMPLE_WORDS`] (the host waits for them).
 fn sample_words(gpu: &Gpu, params: &GroupByParams) -> Result<[u32; SAMPLE_WORDS]> {
     let mut state = gpu.scratch::<u32>(k::STATE_WORDS)?;
-    sample(gpu, params, SampleInto::State(&mut state))?;
+    sample(gpu, params, SampleInto::State(&mut state), None)?;
     let c = state.to_vec(gpu)?;
     Ok(core::array::from_fn(|i| c[k::STATE_SAMPLE + i]))
 }
@@ -436,9 +452,14 @@ enum SampleInto<'a> {
 
 /// Queues the sample of the key column `params` describes: one block writes its
 /// [`SAMPLE_WORDS`] (distinct keys, those seen once and twice, the smallest and largest) to
-/// the state's sample words and zeroes its others (and empties the table where there is
-/// one).
-fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()> {
+/// the state's sample words (and to `host` where given) and zeroes its others (and empties
+/// the table where there is one).
+fn sample(
+    gpu: &Gpu,
+    params: &GroupByParams,
+    into: SampleInto<'_>,
+    host: Option<&HostWords<'_>>,
+) -> Result<()> {
     let spec = &k::GROUPBY_SAMPLE;
     // One block samples; with a table, more empty it beside that one (a tile's worth each).
     let len = match &into {
@@ -448,43 +469,54 @@ fn sample(gpu: &Gpu, params: &GroupByParams, into: SampleInto<'_>) -> Result<()>
     let cfg = grid_per_sm(gpu, spec, len, 1)?;
     let (keys, n, xor) = (&params.keys, &params.n, &params.key_xor);
     let codes = k::pack_codes(&params.codes);
+    let (host, seq) = host.map_or((0, 0), |h| (h.device(), h.seq()));
+    let no_u32 = || None::<&mut DeviceColumn<u32>>;
     match into {
         SampleInto::State(state) => {
-            let no_u32 = || None::<&mut DeviceColumn<u32>>;
             let no_acc = None::<&mut DeviceColumn<u64>>;
             let args = (
                 keys,
                 n,
                 xor,
                 state,
+                &host,
+                &seq,
                 &0u32,
                 &0u32,
                 &codes,
                 no_u32(),
                 no_u32(),
                 no_acc,
+                no_u32(),
+                &0u32,
             );
             // SAFETY: one block samples rows below `n` of the key column at `params.keys`;
-            // it writes the state's STATE_WORDS words; no table.
+            // it writes the state's STATE_WORDS words, and the host words at `host` where it
+            // is not 0 (mapped page-locked words, held by the caller); no table.
             unsafe { gpu.launch(spec, cfg, args) }
         }
         SampleInto::Table(t) => {
-            let (accs, slots) = (t.accs, t.slots);
+            let (accs, slots, spare) = (t.accs, t.slots, t.spare as u32);
             t.with_parts(|mut p| {
                 let args = (
                     keys,
                     n,
                     xor,
                     &mut p.t.state,
+                    &host,
+                    &seq,
                     &slots,
                     &accs,
                     &codes,
                     &mut p.t.keys,
                     &mut p.t.counts,
                     &mut p.t.acc,
+                    &mut p.spare,
+                    &spare,
                 );
                 // SAFETY: as above, with the table's state; the table's arrays hold its
-                // `slots + 1` slots (accumulators: `accs` times that).
+                // `slots + 1` slots (accumulators: `accs` times that); `spare` words at
+                // `p.spare`.
                 unsafe { gpu.launch(spec, cfg, args) }
             })?
         }
@@ -754,7 +786,8 @@ struct TableRecords {
 }
 
 /// The global table of one attempt, in one allocation (one driver call where five were,
-/// on the way from the call's start to its first launch): the launch's parameters (and
+/// on the way from the call's start to its first launch): `spare` words that the sample
+/// zeroes for a later launch ([`GlobalTable::spare`]), the launch's parameters (and
 /// those of a second launch on the same table, [`WideAttempt`]), its state words, the keys
 /// and the counts (`slots + 1` each, as `u32`), then `slots + 1` accumulator words per
 /// accumulator, and the second launch's partial tables ([`k::WideAttempt::partials`]).
@@ -766,6 +799,9 @@ struct GlobalTable {
     n: u32,
     /// Whether the memory holds a second launch's parameters.
     second: bool,
+    /// `u32` words at the memory's start (in whole `u64` words), zeroed by [`sample`] and
+    /// used by no launch on the table ([`GlobalTable::spare`]).
+    spare: usize,
 }
 
 /// `u64` words of one launch's parameters.
@@ -792,6 +828,8 @@ struct PartsMut<'a> {
     params: CudaView<'a, GroupByParams>,
     /// Where the memory holds them ([`GlobalTable::unset`]).
     second: Option<CudaView<'a, GroupByParams>>,
+    /// The spare words ([`GlobalTable::spare`]).
+    spare: CudaViewMut<'a, u32>,
     t: TableMut<'a>,
 }
 
@@ -884,19 +922,21 @@ impl GlobalTable {
         accs: usize,
         wide: Option<&WideAttempt>,
     ) -> Result<Self> {
-        let (mut table, staged) = Self::unset_later(gpu, params, slots, accs, wide)?;
+        let (mut table, staged) = Self::unset_later(gpu, params, slots, accs, wide, 0)?;
         table.upload(gpu, &staged)?;
         Ok(table)
     }
 
     /// [`GlobalTable::unset`] without the parameters' upload: those of its launches
-    /// (`params`, and the second launch's with `wide`), for [`GlobalTable::upload`].
+    /// (`params`, and the second launch's with `wide`), for [`GlobalTable::upload`]; with
+    /// `spare` more `u32` words, which [`sample`] zeroes.
     fn unset_later(
         gpu: &Gpu,
         params: &mut GroupByParams,
         slots: u64,
         accs: usize,
         wide: Option<&WideAttempt>,
+        spare: usize,
     ) -> Result<(Self, Vec<GroupByParams>)> {
         let slots = slots as u32;
         params.global_slots = slots;
@@ -905,10 +945,11 @@ impl GlobalTable {
         let len = slots as usize + 1;
         let table = KEYS_AT + len + len * accs;
         let partials = wide.map_or(0, |_| WideAttempt::partial_words(params));
-        let mem = gpu.scratch::<u64>(table + partials)?;
+        let at = spare.div_ceil(2);
+        let mem = gpu.scratch::<u64>(at + table + partials)?;
         let mut second = wide.map_or(*params, |w| w.params(params, accs));
         if partials != 0 {
-            second.wide.partials = ptr(gpu, &mem) + 8 * table as u64;
+            second.wide.partials = ptr(gpu, &mem) + 8 * (at + table) as u64;
         }
         let launches = if wide.is_some() { 2 } else { 1 };
         let staged = [*params, second][..launches].to_vec();
@@ -919,6 +960,7 @@ impl GlobalTable {
             accs: accs as u32,
             n: params.n,
             second: wide.is_some(),
+            spare,
         };
         Ok((table, staged))
     }
@@ -927,18 +969,33 @@ impl GlobalTable {
     /// copy, before any launch that reads them.
     fn upload(&mut self, gpu: &Gpu, staged: &[GroupByParams]) -> Result<()> {
         let words: &[u64] = bytemuck::cast_slice(staged);
+        let at = self.spare_at();
         gpu.stream()
-            .memcpy_htod(words, &mut self.mem.view_mut().slice_mut(..words.len()))
+            .memcpy_htod(
+                words,
+                &mut self.mem.view_mut().slice_mut(at..at + words.len()),
+            )
             .map_err(Error::driver(
                 "uploading kernel parameters",
                 8 * words.len(),
             ))
     }
 
+    /// `u64` words before the parameters: the spare words'.
+    fn spare_at(&self) -> usize {
+        self.spare.div_ceil(2)
+    }
+
+    /// The spare words, zeroed by the sample that emptied the table (where it ran).
+    fn spare(&mut self) -> Result<CudaViewMut<'_, u32>> {
+        // SAFETY: `u32` words (plain data) in `u64` words, the memory's first.
+        unsafe { self.mem.buf.transmute_mut::<u32>(self.spare) }.ok_or_else(parts_err)
+    }
+
     /// The table's parts to read.
     fn parts(&self) -> Result<Parts<'_>> {
         let len = self.slots as usize + 1;
-        let all = self.mem.view();
+        let all = self.mem.view().split_at(self.spare_at()).1;
         let (head, tail) = all.split_at(KEYS_AT);
         let state = head.split_at(PARAMS_WORDS).1;
         let (kc, acc) = tail.split_at(len);
@@ -961,8 +1018,9 @@ impl GlobalTable {
 
     /// Runs `f` with the table's parts to write to.
     fn with_parts<R>(&mut self, f: impl FnOnce(PartsMut<'_>) -> R) -> Result<R> {
-        let len = self.slots as usize + 1;
-        let mut all = self.mem.view_mut();
+        let (len, spare, spare_at) = (self.slots as usize + 1, self.spare, self.spare_at());
+        let mut whole = self.mem.view_mut();
+        let (mut spare_words, mut all) = whole.split_at_mut(spare_at);
         let (mut head, mut tail) = all.split_at_mut(KEYS_AT);
         let (params, mut state) = head.split_at_mut(PARAMS_WORDS);
         let (mut kc, mut acc) = tail.split_at_mut(len);
@@ -981,9 +1039,11 @@ impl GlobalTable {
             let state = state.transmute_mut(k::STATE_WORDS).ok_or_else(parts_err)?;
             let mut kc = kc.transmute_mut::<u32>(2 * len).ok_or_else(parts_err)?;
             let (keys, counts) = kc.split_at_mut(len);
+            let spare = spare_words.transmute_mut(spare).ok_or_else(parts_err)?;
             Ok(f(PartsMut {
                 params,
                 second,
+                spare,
                 t: TableMut {
                     state,
                     keys,
@@ -1125,7 +1185,53 @@ mod tests {
         groups_from_sample_keys,
     };
     use tessera_kernels::ops::groupby::shared_limit;
-    use tessera_kernels::ops::groupby::{self as k, quick_plan};
+    use tessera_kernels::ops::groupby::{self as k, GroupByParams, quick_plan};
+
+    /// The sample's words reach the host through the mapped words as the sample leaves them
+    /// in its state, call after call; waiting for words that no launch was handed is an
+    /// error once the GPU is done, not a hang.
+    #[test]
+    fn gpu_sample_words_reach_the_host_directly() {
+        let what = "gpu_sample_words_reach_the_host_directly";
+        let Some(gpu) = crate::gpu_or_skip(what) else {
+            return;
+        };
+        for n in [1usize, 4095, 4096, 100_000] {
+            let keys: Vec<u32> = (0..n as u32)
+                .map(|i| i.wrapping_mul(2_654_435_761) % 977)
+                .collect();
+            let col = gpu.upload(&keys).unwrap();
+            let params = GroupByParams {
+                keys: super::ptr(&gpu, &col),
+                n: n as u32,
+                ..GroupByParams::default()
+            };
+            for _ in 0..3 {
+                let mut state = gpu.scratch::<u32>(k::STATE_WORDS).unwrap();
+                let host = gpu.host_words().unwrap();
+                let into = super::SampleInto::State(&mut state);
+                super::sample(&gpu, &params, into, Some(&host)).unwrap();
+                let got = host.wait(k::SAMPLE_WORDS).unwrap();
+                drop(host);
+                let dev = state.to_vec(&gpu).unwrap();
+                assert_eq!(got, dev[k::STATE_SAMPLE..][..k::SAMPLE_WORDS], "{n}");
+                // The distinct keys among the sampled rows, and the range.
+                let sampled = n.min(k::GROUPBY_SAMPLES);
+                assert!(
+                    got[0] as usize <= sampled.min(977) && got[0] > 0,
+                    "{n} {got:?}"
+                );
+                assert!(got[3] <= got[4] && got[4] < 977, "{n} {got:?}");
+            }
+            let mut state = gpu.scratch::<u32>(k::STATE_WORDS).unwrap();
+            let host = gpu.host_words().unwrap();
+            super::sample(&gpu, &params, super::SampleInto::State(&mut state), None).unwrap();
+            assert!(
+                host.wait(k::SAMPLE_WORDS).is_err(),
+                "{n}: words no launch wrote"
+            );
+        }
+    }
 
     /// Every full sample for which the kernels take a hashed table on the sample's word alone
     /// gets one with room for twice the host's estimate, whatever the row count; uniform keys

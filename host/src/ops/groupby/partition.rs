@@ -20,9 +20,9 @@ use tessera_kernels::ops::groupby::{RECORDS_HEADER, TableForm, shared_table_byte
 use tessera_kernels::ops::groupby_part::{
     GROUPBY_PART_0, GROUPBY_PART_2, GROUPBY_PART_3, GROUPBY_PART_4, GROUPBY_PART_BOUNDS,
     GROUPBY_PART_CUT, GROUPBY_PART_HIST, GROUPBY_PART_INIT, GROUPBY_PART_LOCAL, GROUPBY_PART_ONE,
-    GROUPBY_PART_RANGE, HIST_JOINT_BITS, HIST_JOINT_SHARED, HIST_JOINT_WORDS, LOCAL_MAX_BITS,
-    LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem, PartParams, WHOLE,
-    local_items, local_kernel,
+    GROUPBY_PART_RANGE, HIST_JOINT_BITS, HIST_JOINT_SHARED, HIST_JOINT_WORDS, LOCAL_BINS,
+    LOCAL_MAX_BITS, LOCAL_TILE, LOCAL_TOTAL_COPIES, PART_MAX_SLOT_BITS, PartArgs, PartItem,
+    PartParams, WHOLE, local_items, local_kernel,
 };
 use tessera_kernels::ops::sort::SORT_BITS as RADIX_BITS;
 use tessera_kernels::spec::KernelSpec;
@@ -85,27 +85,35 @@ pub fn group_by_partitioned_device(
     }
     let key = checked.key(gpu, NAME)?;
     let accs = checked.accs;
-    match partitioned(gpu, key.key(), values, &accs, None)? {
+    match partitioned(gpu, key.key(), values, &accs, None, None)? {
         Some(r) => Ok(r),
         None => sort_checked(gpu, key.key(), values, accs),
     }
 }
 
+/// Most words of a tile-local pass's totals: [`LOCAL_TOTAL_COPIES`] per partition, and the
+/// word a key outside the range sets.
+pub(super) const LOCAL_TOTALS_MOST: usize = LOCAL_TOTAL_COPIES * LOCAL_BINS + 1;
+
 /// The partitioned group-by of `key` with the accumulators `accs` over `values`, or `None`
 /// where the keys need the sort-based group-by. `sampled` as [`PartPlan::new`] takes it: where
 /// a key lies outside a sample's range, the grouping is planned again from the whole range.
+/// `zeroed`: zeroed words the first attempt's pass may take for its totals (as
+/// [`PartPlan::run`] takes them).
 pub(super) fn partitioned(
     gpu: &Gpu,
     key: GpuKey,
     values: &[DeviceValueColumn],
     accs: &Accumulators,
     sampled: Option<(u32, u32)>,
+    mut zeroed: Option<CudaViewMut<'_, u32>>,
 ) -> Result<Option<DeviceGrouped>> {
     for sampled in [sampled, None] {
         let Some(plan) = PartPlan::new(gpu, key, accs, sampled)? else {
             return Ok(None);
         };
-        if let Some(r) = plan.run(gpu, values, accs)? {
+        // A second attempt's pass zeroes its own totals: the first's wrote these.
+        if let Some(r) = plan.run(gpu, values, accs, zeroed.take())? {
             return Ok(Some(r));
         }
     }
@@ -288,12 +296,15 @@ impl<'a> PartPlan<'a> {
     }
 
     /// Partitions, aggregates and writes the groups; `None` (nothing aggregated) where a key
-    /// lies outside a tile-local plan's range.
+    /// lies outside a tile-local plan's range. A tile-local pass takes its totals from
+    /// `zeroed` where those words (all zero, used by nothing else until the call returns)
+    /// are enough, instead of zeroing its own with a memset in front of its launch.
     pub(super) fn run(
         self,
         gpu: &Gpu,
         values: &[DeviceValueColumn],
         accs: &Accumulators,
+        zeroed: Option<CudaViewMut<'_, u32>>,
     ) -> Result<Option<DeviceGrouped>> {
         let keys = self.keys;
         let n = keys.len();
@@ -378,15 +389,19 @@ impl<'a> PartPlan<'a> {
             let parts = 1usize << local.bits;
             // The pass's outputs in one allocation, its totals zeroed: of the driver calls
             // the GPU waits for before the pass, one allocation instead of four.
-            let lay = PassLayout::new(n, payload != 0, parts * tiles, parts);
+            let totals_len = LOCAL_TOTAL_COPIES * parts + 1;
+            let mut zeroed = zeroed.filter(|z| z.len() >= totals_len);
+            let lay = PassLayout::new(n, payload != 0, parts * tiles, parts, zeroed.is_none());
             let mem = pass.insert(gpu.scratch::<u32>(lay.words()).map_err(room(n))?);
             let totals_at = lay.part(PassLayout::TOTALS);
-            gpu.stream()
-                .memset_zeros(&mut mem.view_mut().slice_mut(totals_at.clone()))
-                .map_err(Error::driver(
-                    "zeroing a pass's totals",
-                    4 * totals_at.len(),
-                ))?;
+            if zeroed.is_none() {
+                gpu.stream()
+                    .memset_zeros(&mut mem.view_mut().slice_mut(totals_at.clone()))
+                    .map_err(Error::driver(
+                        "zeroing a pass's totals",
+                        4 * totals_at.len(),
+                    ))?;
+            }
             let first = ptr(gpu, mem);
             let at = |part: usize| first + 4 * lay.part(part).start as u64;
             let keys_at = at(PassLayout::KEYS);
@@ -395,7 +410,11 @@ impl<'a> PartPlan<'a> {
             let cfg = tile_grid(&spec, n, 0)?;
             let (n32, base, shift, bits) = (n as u32, local.base, local.slot_bits, local.bits);
             let wrap = u32::from(local.upper.is_some());
-            lay.with_views(mem, |[mut sk, mut sp, mut r, mut totals]| {
+            lay.with_views(mem, |[mut sk, mut sp, mut r, own]| {
+                let mut totals = match zeroed.as_mut() {
+                    Some(z) => z.slice_mut(..totals_len),
+                    None => own,
+                };
                 // SAFETY: one block per tile of the `n` rows; the outputs hold `n` rows (the
                 // payload's one word where there is none, never written), `parts * tiles`
                 // run words and `LOCAL_TOTAL_COPIES * parts + 1` zeroed words for the
@@ -421,7 +440,10 @@ impl<'a> PartPlan<'a> {
                     )
                 }
             })?;
-            let totals = mem.view().slice(totals_at);
+            let totals = match &zeroed {
+                Some(z) => z.slice(..totals_len),
+                None => mem.view().slice(totals_at),
+            };
             records = new_records()?;
             (params.keys, params.payload) = (keys_at, payload_at);
             (params.runs, params.tiles, params.base) = (runs_at, tiles as u32, base);
@@ -568,7 +590,7 @@ impl<'a> PartPlan<'a> {
 /// The tile-local pass's outputs in one allocation of `u32` words, each part from a 256-byte
 /// boundary: the partitioned keys, their payload (one word where there is none), each
 /// tile's runs, and the totals (`LOCAL_TOTAL_COPIES` copies per partition, then the word a
-/// key outside the range sets).
+/// key outside the range sets; none where the pass takes zeroed words from elsewhere).
 struct PassLayout {
     /// Each part's first word, then the words in all.
     starts: [usize; 5],
@@ -584,13 +606,17 @@ impl PassLayout {
     const ALIGN: usize = 64;
 
     /// The layout for `n` rows (`payload`: with a payload word per row), `runs` run words
-    /// and `parts` partitions.
-    fn new(n: usize, payload: bool, runs: usize, parts: usize) -> Self {
+    /// and `parts` partitions (`totals`: with their totals).
+    fn new(n: usize, payload: bool, runs: usize, parts: usize, totals: bool) -> Self {
         let lens = [
             n,
             if payload { n } else { 1 },
             runs,
-            LOCAL_TOTAL_COPIES * parts + 1,
+            if totals {
+                LOCAL_TOTAL_COPIES * parts + 1
+            } else {
+                0
+            },
         ];
         let mut starts = [0; 5];
         for i in 0..lens.len() {
@@ -894,25 +920,32 @@ mod tests {
         for n in [1usize, 63, 64, 65, 8191, 8193, 1 << 27] {
             for payload in [false, true] {
                 for parts in [1, 64, 128] {
-                    let runs = parts * n.div_ceil(LOCAL_TILE);
-                    let lay = PassLayout::new(n, payload, runs, parts);
-                    let lens = [
-                        n,
-                        if payload { n } else { 1 },
-                        runs,
-                        LOCAL_TOTAL_COPIES * parts + 1,
-                    ];
-                    let mut end = 0;
-                    for (i, len) in lens.into_iter().enumerate() {
-                        let r = lay.part(i);
-                        assert!(
-                            r.start >= end && r.start.is_multiple_of(64),
-                            "{n} {payload} {parts} {i}"
-                        );
-                        assert_eq!(r.len(), len);
-                        end = r.end;
+                    for totals in [false, true] {
+                        let runs = parts * n.div_ceil(LOCAL_TILE);
+                        let lay = PassLayout::new(n, payload, runs, parts, totals);
+                        let lens = [
+                            n,
+                            if payload { n } else { 1 },
+                            runs,
+                            if totals {
+                                LOCAL_TOTAL_COPIES * parts + 1
+                            } else {
+                                0
+                            },
+                        ];
+                        let mut end = 0;
+                        for (i, len) in lens.into_iter().enumerate() {
+                            let r = lay.part(i);
+                            assert!(
+                                r.start >= end && r.start.is_multiple_of(64),
+                                "{n} {payload} {parts} {totals} {i}"
+                            );
+                            assert_eq!(r.len(), len);
+                            end = r.end;
+                        }
+                        assert!(end <= lay.words());
+                        assert!(lay.part(PassLayout::TOTALS).len() <= LOCAL_TOTALS_MOST);
                     }
-                    assert!(end <= lay.words());
                 }
             }
         }
