@@ -2245,10 +2245,10 @@ crate::kernel! {
     /// needs zeroed, where the host would otherwise queue a memset in front of that launch).
     /// Block 0 samples; any others only empty and zero.
     ///
-    /// Where `host` is not 0, it is the device's address of [`crate::spec::HOST_WORDS`] page-locked host
-    /// words: the block writes its [`SAMPLE_WORDS`] to words `1..` and then `seq` to word 0
-    /// (a release at system scope), so that the host reads them as soon as they land, without
-    /// a copy behind the kernel.
+    /// Where `host` is not 0, it is the device's address of [`crate::spec::HOST_WORDS`]
+    /// page-locked host words: the block writes its [`SAMPLE_WORDS`] to words `1..` and then
+    /// `seq` to word 0 (a release at system scope), so that the host reads them as soon as
+    /// they land, without a copy behind the kernel.
     GROUPBY_SAMPLE = groupby_sample[NT = 1024, IPT = 4](
         keys: u64, n: u32, key_xor: u32, out: *mut u32, host: u64, seq: u32,
         slots: u32, aggs: u32, codes: u32, tkeys: *mut u32, tcounts: *mut u32, tacc: *mut u64,

@@ -125,18 +125,17 @@ impl HostWords<'_> {
             return None;
         }
         let len = len.min(HOST_WORDS - 1);
-        // SAFETY: words 1..=len of the allocation; the acquire above orders these reads after
-        // the launch's writes, which it made before the sequence number's release.
-        Some(
-            (1..=len)
-                .map(|i| unsafe { self.host.add(i).read_volatile() })
-                .collect(),
-        )
+        let word = |i: usize| {
+            // SAFETY: words 1..=len of the allocation; the acquire above orders these reads
+            // after the launch's writes, which it made before the sequence number's release.
+            unsafe { self.host.add(i).read_volatile() }
+        };
+        Some((1..=len).map(word).collect())
     }
 
-    /// Waits (spinning) for the launch handed the words and returns the first `len` after
-    /// the sequence number. An error where the stream ends, or fails, without them: the
-    /// launch failed or was not handed these words.
+    /// Waits (spinning, then yielding the core) for the launch handed the words and returns
+    /// the first `len` after the sequence number. An error where the stream ends, or fails,
+    /// without them: the launch failed or was not handed these words.
     pub(crate) fn wait(&self, len: usize) -> Result<Vec<u32>> {
         let mut spins = 0u32;
         loop {
@@ -162,7 +161,12 @@ impl HostWords<'_> {
                         .map_err(Error::driver("waiting for words from the GPU", 0))?,
                 }
             }
-            std::hint::spin_loop();
+            // A long wait (the GPU busy with earlier work) gives the core to other threads.
+            if spins > 64 * SPINS_PER_QUERY {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 }
