@@ -26,7 +26,7 @@ pub(crate) struct MappedWords {
     seq: u32,
 }
 
-// SAFETY: the pointer is `mem`'s, which is `Send` and `Sync`; every access to the words goes
+// SAFETY: the pointer is `_mem`'s, which is `Send` and `Sync`; every access to the words goes
 // through the `Gpu`'s mutex around this value.
 unsafe impl Send for MappedWords {}
 // SAFETY: as above.
@@ -34,7 +34,7 @@ unsafe impl Sync for MappedWords {}
 
 impl Drop for MappedWords {
     fn drop(&mut self) {
-        // Kernels queued with the words may still write them: `mem` is freed after them.
+        // Kernels queued with the words may still write them: `_mem` is freed after them.
         let _ = self.stream.synchronize();
     }
 }
