@@ -91,9 +91,14 @@ pub fn group_by_partitioned_device(
     }
 }
 
-/// Most words of a tile-local pass's totals: [`LOCAL_TOTAL_COPIES`] per partition, and the
-/// word a key outside the range sets.
-pub(super) const LOCAL_TOTALS_MOST: usize = LOCAL_TOTAL_COPIES * LOCAL_BINS + 1;
+/// Words of a tile-local pass's totals over `parts` partitions: [`LOCAL_TOTAL_COPIES`] per
+/// partition, and the word a key outside the range sets.
+const fn totals_words(parts: usize) -> usize {
+    LOCAL_TOTAL_COPIES * parts + 1
+}
+
+/// Most words of a tile-local pass's totals.
+pub(super) const LOCAL_TOTALS_MOST: usize = totals_words(LOCAL_BINS);
 
 /// The partitioned group-by of `key` with the accumulators `accs` over `values`, or `None`
 /// where the keys need the sort-based group-by. `sampled` as [`PartPlan::new`] takes it: where
@@ -389,7 +394,7 @@ impl<'a> PartPlan<'a> {
             let parts = 1usize << local.bits;
             // The pass's outputs in one allocation, its totals zeroed: of the driver calls
             // the GPU waits for before the pass, one allocation instead of four.
-            let totals_len = LOCAL_TOTAL_COPIES * parts + 1;
+            let totals_len = totals_words(parts);
             let mut zeroed = zeroed.filter(|z| z.len() >= totals_len);
             let lay = PassLayout::new(n, payload != 0, parts * tiles, parts, zeroed.is_none());
             let mem = pass.insert(gpu.scratch::<u32>(lay.words()).map_err(room(n))?);
@@ -612,11 +617,7 @@ impl PassLayout {
             n,
             if payload { n } else { 1 },
             runs,
-            if totals {
-                LOCAL_TOTAL_COPIES * parts + 1
-            } else {
-                0
-            },
+            if totals { totals_words(parts) } else { 0 },
         ];
         let mut starts = [0; 5];
         for i in 0..lens.len() {
