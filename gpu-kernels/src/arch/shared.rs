@@ -181,6 +181,21 @@ pub unsafe fn load_shared_v4_u32(a: u32) -> [u32; 4] {
     [x, y, z, w]
 }
 
+/// Writes four words at shared-window address `a` in one 16-byte store.
+///
+/// # Safety
+/// `a` is the 16-byte aligned shared-window address of four words no other thread accesses
+/// concurrently.
+#[inline(always)]
+pub unsafe fn store_shared_v4_u32(a: u32, v: [u32; 4]) {
+    // SAFETY: the caller guarantees the address.
+    unsafe {
+        asm!("st.shared.v4.b32 [{a}], {{{x}, {y}, {z}, {w}}};", a = in(reg32) a,
+            x = in(reg32) v[0], y = in(reg32) v[1], z = in(reg32) v[2], w = in(reg32) v[3],
+            options(nostack, preserves_flags))
+    };
+}
+
 /// Items with a shared-memory atomic add.
 pub trait SharedAdd: Copy {
     /// `*a += v` at shared address `a`; the previous value.

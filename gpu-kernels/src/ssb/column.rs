@@ -7,31 +7,28 @@
 //! A GPU-FOR value is one or two words at a position its block's header gives (start,
 //! reference, bit widths), so reading it alone is a chain of three dependent loads: block start,
 //! header, words. The compressed walk takes the first two out of the chain: each warp keeps a
-//! table in shared memory of the headers of its blocks of the current tile, one entry per
-//! column and block, which its lanes fill from registers at the start of the tile; the headers
-//! of the next tile and the block starts of the one after are loaded into those registers
-//! while the warp works on the current tile. A value, in the first column's tile or at a
-//! survivor's row, is then one load, as in a plain column. No barrier: every warp walks its own
-//! part of the tiles.
+//! table in shared memory with an entry per column and miniblock of its blocks of the current
+//! tile (the miniblock's address, the block's reference, the miniblock's width: the thesis's
+//! precomputed miniblock offsets, §5.3.2), which its lanes fill from registers at the start of
+//! the tile; the headers of the next tile and the block starts of the one after are loaded
+//! into those registers while the warp works on the current tile. A value, in the first
+//! column's tile or at a survivor's row, is then one 16-byte shared load and its words, as in
+//! a plain column. No barrier: every warp walks its own part of the tiles.
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
-    load_invariant_u64, low_mask, sync_warp, thread_idx,
+    load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
-use crate::compress::format::{BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width};
-use crate::ssb::plan::{FLIGHT_COLS, PackedCol, column};
+use crate::compress::format::{
+    BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, MINIBLOCKS, miniblock_offset, width,
+};
+#[cfg(doc)]
+use crate::ssb::plan::head_table_bytes;
+use crate::ssb::plan::{FLIGHT_COLS, HEAD_ENTRY_WORDS, PackedCol, WARP_BLOCKS, column};
 
 /// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
 /// GPU-FOR block, so a warp's part of a tile is `IPT / 4` whole blocks.
 const RUN: usize = 4;
-/// Most GPU-FOR blocks a warp's part of a tile holds (`IPT / RUN`).
-pub const WARP_BLOCKS: usize = 3;
-/// Words of a block's entry in the header table: start, reference, bit widths.
-const HEAD_WORDS: usize = 3;
-/// Shared words of the header table of a compressed probe of `nt` threads.
-pub const fn head_table_words(nt: usize) -> usize {
-    nt / 32 * FLIGHT_COLS * WARP_BLOCKS * HEAD_WORDS
-}
 
 /// A lineorder column a probe reads.
 pub trait FactColumn: Copy {
@@ -97,7 +94,7 @@ pub struct Packed {
 }
 
 impl Packed {
-    /// Column `slot` of `cols`, with `heads` (of [`head_table_words`]`(NT)` words) its
+    /// Column `slot` of `cols`, with `heads` (of [`head_table_bytes`]`(NT)` bytes) its
     /// probe's header table.
     ///
     /// # Safety
@@ -131,50 +128,60 @@ impl Packed {
         unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
     }
 
-    /// Index in the header table of block `g` of this warp's part of a tile, for `slot`.
+    /// Index in the header table of miniblock `m` of block `g` of this warp's part of a
+    /// tile, for `slot`.
     #[inline(always)]
-    fn head(slot: usize, g: usize) -> usize {
-        ((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * HEAD_WORDS
+    fn entry(slot: usize, g: usize, m: usize) -> usize {
+        (((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * MINIBLOCKS + m)
+            * HEAD_ENTRY_WORDS
     }
 
-    /// The GPU-FOR values at tile offsets `offset + j` (`j < V`, one miniblock), the first
-    /// `live` of them read (the others 0), from the header table.
+    /// The GPU-FOR values at tile offsets `offset + j` (`j < V`, within one miniblock; for
+    /// `V = RUN`, `offset` a multiple of `RUN`), the first `live` of them read (the others
+    /// unspecified), from the header table.
     ///
     /// # Safety
-    /// The walk's table holds the tile's entry of this column's block of the rows, which the
-    /// column holds where live.
+    /// The walk's table holds the tile's entry of this column's miniblock of the rows, which
+    /// the column holds where live.
     #[inline(always)]
     unsafe fn for_values<const NT: usize, const V: usize>(
         self,
         offset: u32,
         live: u32,
     ) -> [u32; V] {
-        let at = Packed::head(self.slot, offset as usize / (NT * RUN));
+        let i = offset as usize % BLOCK;
+        let at = Packed::entry(self.slot, offset as usize / (NT * RUN), i / MINIBLOCK);
         // SAFETY: the warp's own entry, written before the tile's work; a value's two words
-        // start at its place in its block: at most two words past the column's data (a
+        // start at its place in its miniblock: at most two words past the column's data (a
         // width-0 miniblock has no words), which the host allocates.
         unsafe {
-            let (s, reference, widths) = (
-                self.heads.read(at),
-                self.heads.read(at + 1),
-                self.heads.read(at + 2),
-            );
-            let i = offset % BLOCK as u32;
-            let m = (i / MINIBLOCK as u32) as usize;
-            let w = width(widths, m);
+            let [lo, hi, reference, w] = load_shared_v4_u32(self.heads.addr(at));
+            let words = ((hi as u64) << 32 | lo as u64) as *const u32;
+            let pos = (i % MINIBLOCK) as u32 * w;
+            let word = words.wrapping_add((pos / 32) as usize);
+            let read = |j: usize| (j as u32) < live;
+            if V == RUN && w == 16 {
+                // Byte-aligned runs take whole words: two halves each, no shifts across words.
+                let (a, b) = (
+                    load_if(read(0), word),
+                    load_if(read(2), word.wrapping_add(1)),
+                );
+                let v = [a & 0xffff, a >> 16, b & 0xffff, b >> 16];
+                return core::array::from_fn(|j| reference.wrapping_add(v[j % RUN]));
+            }
+            if V == RUN && w == 8 {
+                let a = load_if(read(0), word);
+                return core::array::from_fn(|j| reference.wrapping_add((a >> (8 * j)) & 0xff));
+            }
             let mask = low_mask(w);
-            let first = (BLOCK_HEADER_WORDS as u32 + miniblock_offset(widths, m)) * 32
-                + (i % MINIBLOCK as u32) * w;
-            let block = self.data().wrapping_add(s as usize);
             core::array::from_fn(|j| {
-                let pos = first + j as u32 * w;
-                let word = block.wrapping_add((pos / 32) as usize);
-                let live = (j as u32) < live;
+                let pos = pos % 32 + j as u32 * w;
+                let word = word.wrapping_add((pos / 32) as usize);
                 // Neither load is predicated on the width or the bit position (predicates
                 // measured slower, see the perf log): a value reads two words and masks away
                 // what is not its own.
-                let lo = load_if(live, word);
-                let hi = load_if(live, word.wrapping_add(1));
+                let lo = load_if(read(j), word);
+                let hi = load_if(read(j), word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
         }
@@ -224,7 +231,7 @@ impl Packed {
     }
 }
 
-/// One lane's entry of the header table in registers: a block's start, reference and widths.
+/// A block's header as a lane holds it in registers: its start, reference and widths.
 type Head = (u32, u32, u32);
 
 impl FactColumn for Packed {
@@ -240,11 +247,20 @@ impl FactColumn for Packed {
         };
         let tile_rows = NT * IPT;
         let (grid, mut tile) = (grid_dim(), block_idx());
-        // Lane (c, g) keeps the entry of block g of this warp's part of each tile for column
-        // c, the flights' columns being consecutive slots from `cols[0]`'s.
+        // Lanes (c, g, part) keep the header of block g of this warp's part of each tile for
+        // column c (the flights' columns are consecutive slots from `cols[0]`'s) and fill the
+        // entries of its miniblocks `part * per_lane ..`: as many parts as the warp's lanes
+        // allow, so that each lane writes few entries.
         let groups = IPT / RUN;
+        let parts = match 32 / (K * groups) {
+            0 => unreachable!(),
+            1 => 1,
+            2 | 3 => 2,
+            _ => MINIBLOCKS,
+        };
+        let per_lane = MINIBLOCKS / parts;
         let lane = lane_id() as usize;
-        let (c, g) = (lane / groups, lane % groups);
+        let (c, g, part) = (lane / (groups * parts), lane / parts % groups, lane % parts);
         let col = Packed {
             slot: cols[0].slot + c.min(K - 1),
             ..cols[0]
@@ -278,12 +294,21 @@ impl FactColumn for Packed {
             next_start = start_of(next + grid);
             sync_warp(); // every lane is done with the last tile's entries
             if mine {
-                let at = Packed::head(col.slot, g);
-                // SAFETY: the entry lies in this warp's part of the table.
-                unsafe {
-                    col.heads.write(at, head.0);
-                    col.heads.write(at + 1, head.1);
-                    col.heads.write(at + 2, head.2);
+                let (s, reference, widths) = head;
+                let block = col.data().wrapping_add(s as usize + BLOCK_HEADER_WORDS);
+                for k in 0..per_lane {
+                    let m = part * per_lane + k;
+                    let words = block.wrapping_add(miniblock_offset(widths, m) as usize) as u64;
+                    let entry = [
+                        words as u32,
+                        (words >> 32) as u32,
+                        reference,
+                        width(widths, m),
+                    ];
+                    // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
+                    unsafe {
+                        store_shared_v4_u32(col.heads.addr(Packed::entry(col.slot, g, m)), entry)
+                    };
                 }
             }
             sync_warp();

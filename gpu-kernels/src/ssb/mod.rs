@@ -28,7 +28,7 @@ mod tables;
 #[cfg(target_arch = "nvptx64")]
 pub use aggregate::GroupTable;
 #[cfg(target_arch = "nvptx64")]
-pub use column::{FactColumn, Packed, WARP_BLOCKS, head_table_words};
+pub use column::{FactColumn, Packed};
 #[cfg(target_arch = "nvptx64")]
 pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, stage_first};
 

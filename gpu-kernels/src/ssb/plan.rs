@@ -375,3 +375,17 @@ const _: () = assert!(size_of::<PackedCol>() == 24);
 
 /// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
 pub const FOR_PAD_WORDS: usize = 2;
+
+/// Most GPU-FOR blocks of a column in a warp's part of a compressed probe's tile (its
+/// `IPT / 4`: a thread's four consecutive rows, 32 lanes, one block of 128).
+pub const WARP_BLOCKS: usize = 2;
+/// Words of a miniblock's entry in a compressed probe's header table: the miniblock's
+/// address (two words), its block's reference, its width; one 16-byte load.
+pub const HEAD_ENTRY_WORDS: usize = 4;
+
+/// Bytes of a compressed probe's header table, its dynamic shared memory, for blocks of `nt`
+/// threads: an entry per warp, column, block and miniblock. Dynamic because the flights'
+/// static shared memory leaves too little of the 48 KB that needs no opt-in.
+pub const fn head_table_bytes(nt: usize) -> usize {
+    nt / 32 * FLIGHT_COLS * WARP_BLOCKS * crate::compress::format::MINIBLOCKS * HEAD_ENTRY_WORDS * 4
+}

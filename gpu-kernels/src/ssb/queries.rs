@@ -536,7 +536,8 @@ crate::kernel! {
             crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
         ];
         let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
-        let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
+        // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared memory.
+        let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
         // SAFETY: as for flight 1, with `cols` describing the four columns of n rows.
         unsafe {
             let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
@@ -558,7 +559,9 @@ macro_rules! packed_probes {
                 plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
             ) {
                 let sh = probe_shared!();
-                let heads = crate::shared_array!(ssb_heads: [u32; crate::ssb::head_table_words(NT)]);
+                // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared
+                // memory.
+                let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
                 // SAFETY: as for the flight's plain probe, with `cols` describing its columns
                 // of n rows.
                 unsafe {

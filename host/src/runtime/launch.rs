@@ -28,6 +28,28 @@ pub fn resident_grid(gpu: &Gpu, spec: &KernelShape, n: usize) -> Result<LaunchCo
     grid_per_sm(gpu, spec, n, per_sm.into())
 }
 
+/// [`resident_grid`] for a kernel that takes `dynamic_smem` bytes of dynamic shared memory:
+/// as many blocks as are resident with it, allowed above the 48 KB that need no opt-in. An
+/// error when one block cannot have that much on this GPU.
+pub fn resident_grid_smem(
+    gpu: &Gpu,
+    spec: &KernelShape,
+    n: usize,
+    dynamic_smem: usize,
+) -> Result<LaunchConfig> {
+    let most = gpu.allow_max_dynamic_smem(spec)?;
+    if dynamic_smem > most {
+        return Err(Error::invalid(format!(
+            "{} needs {dynamic_smem} bytes of dynamic shared memory; this GPU allows it {most}",
+            spec.name()
+        )));
+    }
+    let per_sm = gpu.blocks_per_sm(spec, dynamic_smem)?.max(1);
+    let mut cfg = grid_per_sm(gpu, spec, n, per_sm.into())?;
+    cfg.shared_mem_bytes = dynamic_smem as u32;
+    Ok(cfg)
+}
+
 /// A persistent grid of `per_sm` blocks of `spec` per SM, at most one per tile of `n` items
 /// and at least one. Launch only kernels that work with any grid size.
 pub fn grid_per_sm(gpu: &Gpu, spec: &KernelShape, n: usize, per_sm: u64) -> Result<LaunchConfig> {

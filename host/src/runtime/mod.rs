@@ -20,7 +20,7 @@ pub(crate) use download::{append_staged, collect_indexed};
 pub(crate) use download::{lock, unlock};
 pub use gpu::Gpu;
 pub(crate) use launch::{EpochScratch, Scratch};
-pub use launch::{grid_per_sm, resident_grid, tile_grid};
+pub use launch::{grid_per_sm, resident_grid, resident_grid_smem, tile_grid};
 pub(crate) use mapped::HostWords;
 pub use pod::{PodBuffer, PodItemMut};
 pub use timing::{Timing, median};

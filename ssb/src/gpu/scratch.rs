@@ -9,7 +9,7 @@ use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
 use crate::query::{Query, QueryResult, Row};
-use tessera_host::runtime::{Gpu, PodBuffer, resident_grid};
+use tessera_host::runtime::{Gpu, PodBuffer, resident_grid, resident_grid_smem};
 use tessera_host::{Error, Result};
 
 /// The lineorder columns a probe reads: plain, in [`Flight::columns`] order, or the
@@ -161,11 +161,14 @@ impl Scratch {
         if rows == 0 {
             return Ok(());
         }
-        let shape = match cols {
-            FactView::Plain(_) => plan.flight.shape(),
-            FactView::Packed(_) => plan.flight.packed_shape(),
+        let cfg = match cols {
+            FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
+            FactView::Packed(_) => {
+                let shape = plan.flight.packed_shape();
+                let heads = P::head_table_bytes(shape.threads() as usize);
+                resident_grid_smem(gpu, &shape, rows, heads)?
+            }
         };
-        let cfg = resident_grid(gpu, &shape, rows)?;
         let n = rows as u32;
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
         let (pay, bits, sums, counts) = (
