@@ -161,17 +161,14 @@ impl Packed {
             let word = words.wrapping_add((pos / 32) as usize);
             let read = |j: usize| (j as u32) < live;
             if V == RUN && w == 16 {
-                // Byte-aligned runs take whole words: two halves each, no shifts across words.
+                // A run of 16-bit values is two whole words, two values each: no shifts across
+                // words (lo_orderdate's blocks, 16 bits wide, in every tile of flight 1).
                 let (a, b) = (
                     load_if(read(0), word),
                     load_if(read(2), word.wrapping_add(1)),
                 );
                 let v = [a & 0xffff, a >> 16, b & 0xffff, b >> 16];
                 return core::array::from_fn(|j| reference.wrapping_add(v[j % RUN]));
-            }
-            if V == RUN && w == 8 {
-                let a = load_if(read(0), word);
-                return core::array::from_fn(|j| reference.wrapping_add((a >> (8 * j)) & 0xff));
             }
             let mask = low_mask(w);
             core::array::from_fn(|j| {
