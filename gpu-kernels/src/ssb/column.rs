@@ -22,9 +22,9 @@ use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
     BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, MINIBLOCKS, miniblock_offset, width,
 };
-#[cfg(doc)]
-use crate::ssb::plan::head_table_bytes;
 use crate::ssb::plan::{FLIGHT_COLS, HEAD_ENTRY_WORDS, PackedCol, WARP_BLOCKS, column};
+#[cfg(doc)]
+use crate::ssb::plan::{MAX_PROBE_ROWS, head_table_bytes};
 
 /// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
 /// GPU-FOR block, so a warp's part of a tile is `IPT / 4` whole blocks.
@@ -242,8 +242,11 @@ impl FactColumn for Packed {
             assert!(Tile::<i32, NT, IPT>::V == RUN && 32 * RUN == BLOCK);
             assert!(IPT / RUN <= WARP_BLOCKS && K <= FLIGHT_COLS && K * (IPT / RUN) <= 32);
         };
-        let tile_rows = NT * IPT;
-        let (grid, mut tile) = (grid_dim(), block_idx());
+        // Tile indices and rows in 32 bits (`n` is at most [`MAX_PROBE_ROWS`], which leaves room
+        // for the tiles a grid past the last): as `usize` they take two registers each.
+        let tile_rows = (NT * IPT) as u32;
+        let n32 = n as u32;
+        let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
         // Lanes (c, g, part) keep the header of block g of this warp's part of each tile for
         // column c (the flights' columns are consecutive slots from `cols[0]`'s) and fill the
         // entries of its miniblocks `part * per_lane ..`: as many parts as the warp's lanes
@@ -263,15 +266,20 @@ impl FactColumn for Packed {
             ..cols[0]
         };
         let mine = c < K && col.kind() == column::GPU_FOR;
-        let block_row = g * NT * RUN + thread_idx() / 32 * 32 * RUN;
+        let block_row = (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32;
         // The block start of this lane's block of `tile`, and its header from that start.
         // SAFETY (both): read only where the block holds rows of the column.
-        let start_of = |tile: usize| {
+        let start_of = |tile: u32| {
             let row = tile * tile_rows + block_row;
-            unsafe { load_if(mine && row < n, col.starts().add(row / BLOCK)) }
+            unsafe {
+                load_if(
+                    mine && row < n32,
+                    col.starts().add((row / BLOCK as u32) as usize),
+                )
+            }
         };
-        let head_of = |tile: usize, s: u32| -> Head {
-            let live = mine && tile * tile_rows + block_row < n;
+        let head_of = |tile: u32, s: u32| -> Head {
+            let live = mine && tile * tile_rows + block_row < n32;
             let block = col.data().wrapping_add(s as usize);
             unsafe {
                 (
@@ -283,7 +291,7 @@ impl FactColumn for Packed {
         };
         let mut head = head_of(tile, start_of(tile));
         let mut next_start = start_of(tile + grid);
-        while tile * tile_rows < n {
+        while tile * tile_rows < n32 {
             let next = tile + grid;
             // In flight during this tile: the next tile's headers (their starts came during
             // the last one) and the block starts of the tile after it.
@@ -309,7 +317,8 @@ impl FactColumn for Packed {
                 }
             }
             sync_warp();
-            let start = tile * tile_rows;
+            let start = (tile * tile_rows) as usize;
+            let tile_rows = tile_rows as usize;
             // SAFETY: the tile holds rows; the table holds its entries.
             unsafe {
                 if n - start >= tile_rows {

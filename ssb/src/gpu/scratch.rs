@@ -169,7 +169,17 @@ impl Scratch {
                 resident_grid_smem(gpu, &shape, rows, heads)?
             }
         };
-        let n = rows as u32;
+        let n = u32::try_from(rows)
+            .ok()
+            .filter(|&n| n <= P::MAX_PROBE_ROWS)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "{}: {rows} lineorder rows in one probe, more than the GPU engine's {}; \
+                     run it in coprocessor mode, whose chunks are smaller",
+                    plan.query,
+                    P::MAX_PROBE_ROWS
+                ))
+            })?;
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
         let (pay, bits, sums, counts) = (
             &mut self.payload,
