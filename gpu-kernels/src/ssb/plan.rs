@@ -376,8 +376,9 @@ const _: () = assert!(size_of::<PackedCol>() == 24);
 /// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
 pub const FOR_PAD_WORDS: usize = 2;
 
-/// Most lineorder rows one probe launch takes (its `n`): the probes count tiles and rows in
-/// 32 bits, with room for a grid's tiles past the last.
+/// Most lineorder rows one probe launch takes (its `n`): the compressed probes count tiles
+/// and rows in 32 bits and look two grids of tiles past the last, which this leaves room for
+/// up to 4,095 blocks of 2,048 rows.
 pub const MAX_PROBE_ROWS: u32 = u32::MAX - (1 << 24);
 
 /// Most GPU-FOR blocks of a column in a warp's part of a compressed probe's tile (its

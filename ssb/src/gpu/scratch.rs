@@ -161,14 +161,6 @@ impl Scratch {
         if rows == 0 {
             return Ok(());
         }
-        let cfg = match cols {
-            FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
-            FactView::Packed(_) => {
-                let shape = plan.flight.packed_shape();
-                let heads = P::head_table_bytes(shape.threads() as usize);
-                resident_grid_smem(gpu, &shape, rows, heads)?
-            }
-        };
         let n = u32::try_from(rows)
             .ok()
             .filter(|&n| n <= P::MAX_PROBE_ROWS)
@@ -180,6 +172,14 @@ impl Scratch {
                     P::MAX_PROBE_ROWS
                 ))
             })?;
+        let cfg = match cols {
+            FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
+            FactView::Packed(_) => {
+                let shape = plan.flight.packed_shape();
+                let heads = P::head_table_bytes(shape.threads() as usize);
+                resident_grid_smem(gpu, &shape, rows, heads)?
+            }
+        };
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
         let (pay, bits, sums, counts) = (
             &mut self.payload,
