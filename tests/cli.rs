@@ -258,6 +258,22 @@ fn ssb_gen_run_and_json() {
         1,
         &["--compressed", "--device cpu"],
     );
+    // --schemes narrows the compressed columns' schemes: only with --compressed, and only
+    // the schemes the probes read.
+    fails(
+        tessera(&format!(
+            "ssb run --data {packed} --device cpu --schemes none --repeat 1"
+        )),
+        2,
+        &["--compressed"],
+    );
+    fails(
+        tessera(&format!(
+            "ssb run --data {packed} --device gpu --compressed --schemes gpu-dfor --repeat 1"
+        )),
+        2,
+        &["gpu-dfor", "none, nsf, gpu-for"],
+    );
 }
 
 #[test]

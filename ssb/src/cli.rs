@@ -11,7 +11,7 @@ use super::query::QueryResult;
 use super::storage;
 use super::tbl;
 use tessera_bench::{Record, fixed, markdown_table, measure_bandwidth};
-use tessera_host::compress::Encoded;
+use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::preflight::{check_disk, check_memory, check_output_file};
 use tessera_host::runtime::{Gpu, median};
 
@@ -24,6 +24,27 @@ pub enum DeviceArg {
     Gpu,
     /// The multi-threaded CPU engine.
     Cpu,
+}
+
+/// A scheme `ssb run --compressed --schemes` may store a query column in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PackedScheme {
+    /// Uncompressed, 4 bytes per value.
+    None,
+    /// Null suppression: 1, 2 or 4 bytes per value for the whole column.
+    Nsf,
+    /// GPU-FOR bit packing.
+    GpuFor,
+}
+
+impl PackedScheme {
+    fn scheme(self) -> Scheme {
+        match self {
+            PackedScheme::None => Scheme::Plain,
+            PackedScheme::Nsf => Scheme::Nsf,
+            PackedScheme::GpuFor => Scheme::For,
+        }
+    }
 }
 
 /// How `ssb run` writes the query results (`--output`), on the standard output or into the
@@ -170,6 +191,13 @@ pub enum SsbCmd {
         /// check their answers against the uncompressed engine's and report both times.
         #[arg(long)]
         compressed: bool,
+        /// With `--compressed`: the schemes each column may take, the smallest winning
+        /// (comma-separated; all three by default). Any other set encodes the columns in
+        /// this run instead of reading the data directory's, so that the probes' cost can
+        /// be split between their decoding and the bytes they read: `none` alone runs the
+        /// compressed probes over uncompressed columns.
+        #[arg(long, value_enum, value_delimiter = ',', requires = "compressed")]
+        schemes: Vec<PackedScheme>,
         /// Write the timing records as JSON to this file.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -296,6 +324,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
             quiet,
             coprocessor,
             compressed,
+            schemes,
             json,
             results,
             output,
@@ -376,7 +405,7 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
                 Some(gpu) => {
                     let modes = GpuModes {
                         coprocessor,
-                        compressed: compressed.then_some(data.as_path()),
+                        compressed: compressed.then_some((data.as_path(), schemes.as_slice())),
                     };
                     gpu_run(&gpu, &set, &queries, repeat, print_tables, modes, rep)?
                 }
@@ -557,27 +586,38 @@ fn gen_dir(
 fn compressed_run(
     gpu: &Gpu,
     set: &super::data::SsbData,
-    dir: &std::path::Path,
+    (dir, schemes): (&std::path::Path, &[PackedScheme]),
     queries: &[Query],
     repeat: usize,
     plain: &[Timed],
     rep: Report,
 ) -> Result<(Vec<Record>, Vec<Encoded>), Box<dyn std::error::Error>> {
     let t = Instant::now();
-    let (encoded, how) = match storage::read_compressed(dir, set)? {
+    let chosen: Vec<Scheme> = PACKED_SCHEMES
+        .into_iter()
+        .filter(|s| schemes.is_empty() || schemes.iter().any(|p| p.scheme() == *s))
+        .collect();
+    let stored = if chosen.len() == PACKED_SCHEMES.len() {
+        storage::read_compressed(dir, set)?
+    } else {
+        None
+    };
+    let (encoded, how) = match stored {
         Some(cols) => (
             cols,
             format!("read from {}", storage::compressed_dir(dir).display()),
         ),
-        None => (encode_fact(set, &PACKED_SCHEMES)?, "encoded".to_string()),
+        None => (encode_fact(set, &chosen)?, "encoded".to_string()),
     };
+    let names: Vec<&str> = chosen.iter().map(|s| s.name()).collect();
     let eng = GpuEngine::compressed_from(gpu, set, &encoded)?;
     let secs = t.elapsed().as_secs_f64();
     let cols = eng.packed_columns().unwrap_or_default();
     let rows = set.lineorder.len();
     rep.say(format_args!(
-        "\ncompressed lineorder columns (each in the smallest of None, NSF, GPU-FOR; {how} and \
-         uploaded in {secs:.2} s)"
+        "\ncompressed lineorder columns (each in the smallest of {}; {how} and uploaded in \
+         {secs:.2} s)",
+        names.join(", ")
     ));
     let table_rows = cols.iter().map(|c| {
         vec![
@@ -842,8 +882,9 @@ fn timing_table(
 #[derive(Clone, Copy)]
 struct GpuModes<'a> {
     coprocessor: bool,
-    /// `--compressed`, with the data directory (its compressed columns, if it has them).
-    compressed: Option<&'a std::path::Path>,
+    /// `--compressed`, with the data directory (its compressed columns, if it has them) and
+    /// `--schemes`.
+    compressed: Option<(&'a std::path::Path, &'a [PackedScheme])>,
 }
 
 /// `--device gpu`: the resident engine against its bytes-touched model (bandwidth measured
@@ -883,8 +924,8 @@ fn gpu_run(
     records.extend(timing_table(eng.name(), &timed, Some(&models), rep));
     drop(eng);
     let mut encoded = None;
-    if let Some(dir) = compressed {
-        let (recs, cols) = compressed_run(gpu, set, dir, queries, repeat, &timed, rep)?;
+    if let Some((dir, schemes)) = compressed {
+        let (recs, cols) = compressed_run(gpu, set, (dir, schemes), queries, repeat, &timed, rep)?;
         records.extend(recs);
         encoded = Some(cols);
     }
