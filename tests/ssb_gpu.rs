@@ -18,8 +18,10 @@ mod common;
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tessera::compress::Scheme;
-use tessera::ssb::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, encode_fact, model};
+use tessera::compress::{Encoded, Scheme};
+use tessera::ssb::gpu::{
+    CoprocessorEngine, FactCol, GpuEngine, PACKED_SCHEMES, encode_fact, model,
+};
 use tessera::ssb::{Engine, GenConfig, Query, QueryResult, SsbData, cpu, generate, storage, tbl};
 
 /// Generated data at `scale`, generated once per test binary (tests share it).
@@ -269,10 +271,10 @@ fn compressed_columns_match_the_cpu_engine_at_each_scale_factor(gpu: &tessera::G
     }
 }
 
-/// Every column in one scheme: GPU-FOR, NSF (lo_discount and lo_quantity take one byte,
-/// lo_suppkey two at SF 0.01, the prices four), None; at awkward lineorder sizes and with
-/// blocks walking many tiles (the compressed probes load no tile ahead, but each tile decodes
-/// its runs from the block starts).
+/// Every column in one scheme: GPU-FOR, NSF (lo_discount, lo_quantity and lo_suppkey take
+/// one byte at SF 0.01, the prices four), None; at awkward lineorder sizes and with blocks
+/// walking many tiles (the walks keep a plain first column's next tile or the next tile's
+/// headers in flight).
 fn every_compressed_kind_alone(gpu: &tessera::Gpu) {
     let data = sf(0.01);
     for scheme in PACKED_SCHEMES {
@@ -318,6 +320,63 @@ fn every_compressed_kind_alone(gpu: &tessera::Gpu) {
     }
 }
 
+/// The compressed probes specialized for their columns' kinds (every column GPU-FOR; and
+/// lo_suppkey NSF at 2 bytes with the rest GPU-FOR, the choice at SF 20) and the probe that
+/// reads the kinds at run time, on mixtures none is specialized for: each taken where
+/// expected, resident and in coprocessor mode, with blocks walking one tile and many.
+fn compressed_probes_specialized_for_kinds(gpu: &tessera::Gpu) {
+    use FactCol::*;
+    // 400 suppliers at SF 0.2: lo_suppkey takes 2 bytes in NSF.
+    let full = sf(0.2);
+    let named = |kinds: [&str; 4]| -> [String; 4] {
+        std::array::from_fn(|f| match kinds[f] {
+            "" => format!("ssb_flight{}_packed", f + 1),
+            k => format!("ssb_flight{}_packed_{k}", f + 1),
+        })
+    };
+    for n in common::capped(&[2049, 6145, 30_001, 100_000]) {
+        let d = truncated(full, n);
+        let by = |s| encode_fact(&d, &[s]).unwrap();
+        let (fo, nsf, plain) = (by(Scheme::For), by(Scheme::Nsf), by(Scheme::Plain));
+        let with = |col: FactCol, from: &[Encoded]| {
+            let mut cols = fo.clone();
+            cols[col as usize] = from[col as usize].clone();
+            cols
+        };
+        let cases = [
+            ("GPU-FOR", fo.clone(), ["for"; 4]),
+            (
+                "lo_suppkey NSF2",
+                with(SuppKey, &nsf),
+                ["for", "nsf2_for", "nsf2_for", "nsf2_for"],
+            ),
+            (
+                "lo_suppkey None",
+                with(SuppKey, &plain),
+                ["for", "", "", ""],
+            ),
+            ("lo_orderdate None", with(OrderDate, &plain), [""; 4]),
+            (
+                "lo_discount NSF1",
+                with(Discount, &nsf),
+                ["", "for", "for", "for"],
+            ),
+        ];
+        for (what, cols, kinds) in cases {
+            let what = format!("{what}, {n} lineorder rows");
+            let e = GpuEngine::compressed_from(gpu, &d, &cols).unwrap();
+            let probes = e.packed_probes().unwrap().map(String::from);
+            assert_eq!(probes, named(kinds), "{what}");
+            all_queries_agree(&e, &d, &what);
+            gpu.set_resident_block_cap(Some(2));
+            all_queries_agree(&e, &d, &format!("{what}, 2 blocks"));
+            gpu.set_resident_block_cap(None);
+            let co = CoprocessorEngine::compressed(gpu, &d, &cols).unwrap();
+            all_queries_agree(&co, &d, &format!("{what}, coprocessor"));
+        }
+    }
+}
+
 fn model_counts_the_rows_the_engines_aggregate() {
     let data = sf(0.01);
     let n = data.lineorder.len() as f64;
@@ -354,6 +413,7 @@ harness! {
         probes_walk_many_tiles_per_block,
         compressed_columns_match_the_cpu_engine_at_each_scale_factor,
         every_compressed_kind_alone,
+        compressed_probes_specialized_for_kinds,
     ],
     cpu: [
         model_counts_the_rows_the_engines_aggregate,

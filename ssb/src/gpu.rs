@@ -29,7 +29,7 @@ use packed::PackedFact;
 pub use packed::{PACKED_SCHEMES, PackedColumn, encode_fact};
 pub use plan::FactCol;
 pub(crate) use plan::{Flight, QueryPlan, TableLayout, dim_columns, dim_preds, group_source};
-pub(crate) use scratch::{FactView, Scratch};
+pub(crate) use scratch::{FactView, PackedFlight, Scratch};
 
 use super::data::SsbData;
 use super::engine::Engine;
@@ -167,6 +167,19 @@ impl<'g> GpuEngine<'g> {
         match &self.fact {
             Fact::Plain(_) => None,
             Fact::Packed(p) => Some(&p.columns),
+        }
+    }
+
+    /// The probe kernel each flight (1 to 4) takes over the compressed columns, by name:
+    /// one specialized for their kinds where there is one. `None` for the uncompressed
+    /// engine.
+    pub fn packed_probes(&self) -> Option<[&'static str; 4]> {
+        match &self.fact {
+            Fact::Plain(_) => None,
+            Fact::Packed(p) => Some(
+                [Flight::One, Flight::Two, Flight::Three, Flight::Four]
+                    .map(|f| p.flight(f).probe_name(f)),
+            ),
         }
     }
 

@@ -13,7 +13,12 @@
 //! the tile; the headers of the next tile and the block starts of the one after are loaded
 //! into those registers while the warp works on the current tile. A value, in the first
 //! column's tile or at a survivor's row, is then one 16-byte shared load and its words, as in
-//! a plain column. No barrier: every warp walks its own part of the tiles.
+//! a plain column. No barrier: every warp walks its own part of the tiles. A walk without a
+//! GPU-FOR column has no table: it loads its first column as a plain probe does.
+//!
+//! Reading each column's kind at run time costs a branch per read and, in every kernel, the
+//! code and registers of all kinds: the probes also come specialized for the kinds columns
+//! take (`Packed<FIRST, REST>`), in which every test of a kind folds away.
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
     load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32, sync_warp, thread_idx,
@@ -66,8 +71,12 @@ impl FactColumn for *const i32 {
         n: usize,
         f: impl FnMut(usize, usize, &[i32; IPT]),
     ) {
-        // SAFETY: forwarded.
-        unsafe { crate::ssb::for_each_loaded_tile::<NT, IPT>(cols[0], n, f) }
+        crate::ssb::for_each_loaded_tile::<NT, IPT>(
+            n,
+            // SAFETY: the walk loads tiles of the `n` rows the column holds.
+            |start, valid| unsafe { crate::ssb::load::<NT, IPT>(cols[0], start, valid) },
+            f,
+        )
     }
 
     #[inline(always)]
@@ -86,23 +95,37 @@ impl FactColumn for *const i32 {
 /// [`PackedCol`]s in global memory, whose fields are read where they are used (held in
 /// registers, a flight's six descriptors took 30 of them across the tile loop and the kernels
 /// spilled), and the probe's header table.
+///
+/// `FIRST` and `REST` are the kinds of slot 0 and of the later slots when a kernel is
+/// specialized for them ([`column::DYNAMIC`]: read from the descriptor at run time). Fixed,
+/// every test of the kind folds away, with the code of the kinds the column is not.
 #[derive(Clone, Copy)]
-pub struct Packed {
+pub struct Packed<const FIRST: u32 = { column::DYNAMIC }, const REST: u32 = { column::DYNAMIC }> {
     cols: *const PackedCol,
     slot: usize,
     heads: Shared<u32>,
 }
 
-impl Packed {
+impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
     /// Column `slot` of `cols`, with `heads` (of [`head_table_bytes`]`(NT)` bytes) its
     /// probe's header table.
     ///
     /// # Safety
     /// `cols` holds at least `slot + 1` valid [`PackedCol`]s in global memory, unchanged
-    /// during the kernel, whose arrays hold the columns.
+    /// during the kernel, whose arrays hold the columns, of kinds `FIRST` and `REST` where
+    /// those are fixed.
     #[inline(always)]
-    pub unsafe fn new(cols: *const PackedCol, slot: usize, heads: Shared<u32>) -> Packed {
+    pub unsafe fn new(cols: *const PackedCol, slot: usize, heads: Shared<u32>) -> Self {
         Packed { cols, slot, heads }
+    }
+
+    /// Column `slot + c` of the same descriptors (a walk's columns are consecutive slots).
+    #[inline(always)]
+    fn at(self, c: usize) -> Self {
+        Packed {
+            slot: self.slot + c,
+            ..self
+        }
     }
 
     #[inline(always)]
@@ -112,6 +135,10 @@ impl Packed {
 
     #[inline(always)]
     fn kind(self) -> u32 {
+        let fixed = if self.slot == 0 { FIRST } else { REST };
+        if fixed != column::DYNAMIC {
+            return fixed;
+        }
         // SAFETY: a field of the valid descriptor.
         unsafe { load_invariant_u32(&raw const (*self.desc()).kind) }
     }
@@ -150,7 +177,7 @@ impl Packed {
         live: u32,
     ) -> [u32; V] {
         let i = offset as usize % BLOCK;
-        let at = Packed::entry(self.slot, offset as usize / (NT * RUN), i / MINIBLOCK);
+        let at = Self::entry(self.slot, offset as usize / (NT * RUN), i / MINIBLOCK);
         // SAFETY: the warp's own entry, written before the tile's work; a value's two words
         // start at its place in its miniblock: at most two words past the column's data (a
         // width-0 miniblock has no words), which the host allocates.
@@ -231,7 +258,7 @@ impl Packed {
 /// A block's header as a lane holds it in registers: its start, reference and widths.
 type Head = (u32, u32, u32);
 
-impl FactColumn for Packed {
+impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
     #[inline(always)]
     unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
         cols: &[Self; K],
@@ -244,6 +271,39 @@ impl FactColumn for Packed {
         };
         // Tile indices and rows in 32 bits (`n` is at most [`MAX_PROBE_ROWS`], which leaves room
         // for the tiles a grid past the last): as `usize` they take two registers each.
+        // Without a GPU-FOR column the walk needs no header table. A plain first column keeps
+        // its next tile in flight, as the plain probes do; a narrower one is loaded when its
+        // tile begins (its next tile in flight through the kind's dispatch measured slower).
+        let first = cols[0];
+        if !(0..K).any(|c| first.at(c).kind() == column::GPU_FOR) {
+            if first.kind() == column::PLAIN {
+                let data = first.data().cast::<i32>();
+                crate::ssb::for_each_loaded_tile::<NT, IPT>(
+                    n,
+                    // SAFETY: the walk loads tiles of the `n` rows the column holds.
+                    |start, valid| unsafe { crate::ssb::load::<NT, IPT>(data, start, valid) },
+                    #[inline(always)]
+                    |start, valid, rows| f(start, valid, rows),
+                );
+                return;
+            }
+            let tile_rows = NT * IPT;
+            let mut start = block_idx() * tile_rows;
+            while start < n {
+                let valid = tile_rows.min(n - start);
+                // SAFETY: the tile holds rows of the column.
+                unsafe {
+                    if valid == tile_rows {
+                        // A constant `valid`, as below.
+                        f(start, tile_rows, &first.load::<NT, IPT>(start, tile_rows));
+                    } else {
+                        f(start, valid, &first.load::<NT, IPT>(start, valid));
+                    }
+                }
+                start += grid_dim() * tile_rows;
+            }
+            return;
+        }
         let tile_rows = (NT * IPT) as u32;
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
@@ -261,10 +321,7 @@ impl FactColumn for Packed {
         let per_lane = MINIBLOCKS / parts;
         let lane = lane_id() as usize;
         let (c, g, part) = (lane / (groups * parts), lane / parts % groups, lane % parts);
-        let col = Packed {
-            slot: cols[0].slot + c.min(K - 1),
-            ..cols[0]
-        };
+        let col = cols[0].at(c.min(K - 1));
         let mine = c < K && col.kind() == column::GPU_FOR;
         let block_row = (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32;
         // The block start of this lane's block of `tile`, and its header from that start.
@@ -312,7 +369,7 @@ impl FactColumn for Packed {
                     ];
                     // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
                     unsafe {
-                        store_shared_v4_u32(col.heads.addr(Packed::entry(col.slot, g, m)), entry)
+                        store_shared_v4_u32(col.heads.addr(Self::entry(col.slot, g, m)), entry)
                     };
                 }
             }

@@ -33,8 +33,9 @@ pub use column::{FactColumn, Packed};
 pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, stage_first};
 
 /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of `n` that this block owns
-/// (tiles `block, block + grid, ...`), with the tile's `rows` of `col` (the first column a
-/// probe reads in full) already loaded. `f` must be called uniformly by the block, as it is.
+/// (tiles `block, block + grid, ...`), with the tile's `rows` of the first column a probe reads
+/// in full already loaded by `load(start, valid)`. `f` must be called uniformly by the block,
+/// as it is.
 ///
 /// The loads of the block's next full tile are issued before `f` runs on the current one, so
 /// a warp keeps a tile of its leading column in flight while it works through its survivors'
@@ -50,13 +51,12 @@ pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, 
 /// Callers mark `f` `#[inline(always)]`: with two call sites LLVM may otherwise outline it
 /// (`build-ptx --check` rejects calls).
 ///
-/// # Safety
-/// `col` holds `n` rows and is 16-byte aligned.
+/// `load` is called only for tiles of the `n` rows.
 #[cfg(target_arch = "nvptx64")]
 #[inline(always)]
-pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
-    col: *const i32,
+pub fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     n: usize,
+    load: impl Fn(usize, usize) -> [i32; IPT],
     mut f: impl FnMut(usize, usize, &[i32; IPT]),
 ) {
     let tile_rows = NT * IPT;
@@ -64,13 +64,11 @@ pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     let grid = crate::arch::grid_dim();
     let mut tile = crate::arch::block_idx();
     if tile < full_tiles {
-        // SAFETY (this block): tiles below `full_tiles` hold `tile_rows` rows of `col`.
-        let mut rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, tile_rows) };
+        let mut rows = load(tile * tile_rows, tile_rows);
         loop {
             let next = tile + grid;
             let ahead = if next < full_tiles {
-                // SAFETY: as above.
-                unsafe { load::<NT, IPT>(col, next * tile_rows, tile_rows) }
+                load(next * tile_rows, tile_rows)
             } else {
                 [0; IPT]
             };
@@ -84,8 +82,7 @@ pub unsafe fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     }
     if tile == full_tiles && n % tile_rows != 0 {
         let valid = n % tile_rows;
-        // SAFETY: the last tile holds `valid` rows.
-        let rows = unsafe { load::<NT, IPT>(col, tile * tile_rows, valid) };
+        let rows = load(tile * tile_rows, valid);
         f(tile * tile_rows, valid, &rows);
     }
 }

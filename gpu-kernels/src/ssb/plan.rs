@@ -344,6 +344,8 @@ pub mod column {
     pub const NSF2: u32 = 2;
     /// GPU-FOR: `data` is the blocks, `starts` the block-starts array.
     pub const GPU_FOR: u32 = 3;
+    /// Not a kind: a probe kernel specialized for no kind reads the column's at run time.
+    pub const DYNAMIC: u32 = u32::MAX;
 }
 
 /// Most lineorder columns a probe reads (flight 4).

@@ -524,34 +524,49 @@ crate::kernel! {
     }
 }
 
-crate::kernel! {
-    /// Flight 1 over compressed columns: `(cols, n, payload, plan, sums, counts)`, `cols` the
-    /// flight's four columns in [`SSB_FLIGHT1`]'s order; persistent.
-    SSB_FLIGHT1_PACKED = ssb_flight1_packed[NT = 256, IPT = 8, MIN_BLOCKS = 4](
-        cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16,
-        plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
-    ) {
-        let temp = [
-            crate::shared_array!(ssb_sum_temp: [u64; NT / 32 + 1]),
-            crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
-        ];
-        let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
-        // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared memory.
-        let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
-        // SAFETY: as for flight 1, with `cols` describing the four columns of n rows.
-        unsafe {
-            let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
-            flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
-                Out { plan, sums, counts }, temp, survivors)
+/// The probe of flight 1 over compressed columns, specialized for the kinds of its first
+/// column and of the rest (`DYNAMIC`: read at run time, any kinds).
+macro_rules! packed_flight1 {
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>;)*) => {$(
+        crate::kernel! {
+            $(#[$m])*
+            $name = $entry[NT = 256, IPT = 8, MIN_BLOCKS = 4](
+                cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16,
+                plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
+            ) {
+                let temp = [
+                    crate::shared_array!(ssb_sum_temp: [u64; NT / 32 + 1]),
+                    crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
+                ];
+                let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
+                // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared memory.
+                let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
+                // SAFETY: as for flight 1, with `cols` describing the four columns of n rows, in
+                // the kinds the kernel is specialized for.
+                unsafe {
+                    use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
+                    let c = |i: usize| crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads);
+                    flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
+                        Out { plan, sums, counts }, temp, survivors)
+                }
+            }
         }
-    }
+    )*};
+}
+
+packed_flight1! {
+    /// Flight 1 over compressed columns of any kinds: `(cols, n, payload, plan, sums,
+    /// counts)`, `cols` the flight's four columns in [`SSB_FLIGHT1`]'s order; persistent.
+    SSB_FLIGHT1_PACKED = ssb_flight1_packed<DYNAMIC, DYNAMIC>;
+    /// [`SSB_FLIGHT1_PACKED`] for four GPU-FOR columns.
+    SSB_FLIGHT1_PACKED_FOR = ssb_flight1_packed_for<GPU_FOR, GPU_FOR>;
 }
 
 /// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
 /// flight's columns in its plain probe's order; persistent, 3 blocks per SM (with 4, the
-/// probes spill).
+/// probes spill); specialized as flight 1's.
 macro_rules! packed_probes {
-    ($($(#[$m:meta])* $name:ident = $entry:ident[IPT = $ipt:literal]: $flight:ident($($c:literal),*);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>[IPT = $ipt:literal]: $flight:ident($($c:literal),*);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = 3](
@@ -563,9 +578,10 @@ macro_rules! packed_probes {
                 // memory.
                 let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
                 // SAFETY: as for the flight's plain probe, with `cols` describing its columns
-                // of n rows.
+                // of n rows, in the kinds the kernel is specialized for.
                 unsafe {
-                    let c = |i: usize| crate::ssb::Packed::new(cols, i, heads);
+                    use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
+                    let c = |i: usize| crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads);
                     $flight::<_, NT, IPT>($(c($c)),*, n as usize, payload, bits,
                         Out { plan, sums, counts }, sh)
                 }
@@ -575,11 +591,25 @@ macro_rules! packed_probes {
 }
 
 packed_probes! {
-    /// Flight 2 over compressed columns: `(cols, n, payload, bits, plan, sums, counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed[IPT = 8]: flight2(0, 1, 2, 3);
-    /// Flight 3 over compressed columns, with tiles of 256 x 8: the header table does not fit
-    /// beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed[IPT = 8]: flight3(0, 1, 2, 3);
-    /// Flight 4 over compressed columns, its six columns in [`SSB_FLIGHT4`]'s order.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
+    /// counts)`.
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED`] for GPU-FOR columns.
+    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
+    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight2(0, 1, 2, 3);
+    /// Flight 3 over compressed columns of any kinds, with tiles of 256 x 8: the header table
+    /// does not fit beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED`] for GPU-FOR columns.
+    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
+    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight3(0, 1, 2, 3);
+    /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
+    /// order.
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED`] for GPU-FOR columns.
+    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
+    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
 }

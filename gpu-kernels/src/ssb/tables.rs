@@ -378,13 +378,17 @@ impl SharedCodes {
     /// instructions of a tile's probe, and flight 3 is bound by instruction issue).
     #[inline(always)]
     pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
-        core::array::from_fn(|k| {
+        // A loop, not `core::array::from_fn`: with several copies of a probe's tile body LLVM
+        // stops inlining that (`#[inline]` only) and the kernel calls it.
+        let mut out = [0u32; IPT];
+        for k in 0..IPT {
             let s = perfect_clamped(keys[k] as u32, self.min, self.len);
             let (w, shift) = CodeMap::place(s);
             // SAFETY: s <= len, and staging staged the words of slots 0..=len.
             let code = unsafe { self.words.read(w) } >> shift & CODE_SLOTS as u32;
-            if flags[k] { code } else { 0 }
-        })
+            out[k] = if flags[k] { code } else { 0 };
+        }
+        out
     }
 
     /// The group values of codes `codes` (0 for code 0).
@@ -409,12 +413,14 @@ impl SharedBits {
     /// [`SharedCodes::codes`].
     #[inline(always)]
     pub fn codes<const IPT: usize>(self, keys: &[i32; IPT], flags: &[bool; IPT]) -> [u32; IPT] {
-        core::array::from_fn(|k| {
+        let mut out = [0u32; IPT];
+        for k in 0..IPT {
             let s = perfect_clamped(keys[k] as u32, self.min, self.len);
             // SAFETY: s <= len, and staging staged the words of slots 0..=len.
             let hit = unsafe { self.words.read(s as usize / 32) } >> (s % 32) & 1;
-            if flags[k] { hit } else { 0 }
-        })
+            out[k] = if flags[k] { hit } else { 0 };
+        }
+        out
     }
 }
 

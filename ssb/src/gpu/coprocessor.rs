@@ -16,12 +16,13 @@ use cudarc::driver::PinnedHostSlice;
 use cudarc::driver::ValidAsZeroBits;
 use cudarc::driver::{CudaEvent, CudaSlice, CudaStream, CudaView, DevicePtr, DeviceRepr};
 use tessera_host::compress::Encoded;
-use tessera_host::runtime::PodBuffer;
 use tessera_kernels::compress::format::BLOCK;
 use tessera_kernels::ssb::plan::{self as P, PackedCol, column};
 
 use super::packed::{Parts, check_columns, parts};
-use super::{Events, FactCol, Flight, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds};
+use super::{
+    Events, FactCol, Flight, PackedFlight, QueryPlan, Scratch, TableLayout, dim_columns, dim_preds,
+};
 use crate::data::SsbData;
 use crate::engine::Engine;
 use crate::query::{Query, QueryResult};
@@ -85,7 +86,7 @@ struct Packed {
     /// Two sets of chunk buffers.
     chunks: RefCell<[ChunkSet; 2]>,
     /// Per [`Flight`], per chunk: the descriptors of the flight's columns there.
-    descs: Vec<Vec<PodBuffer<PackedCol>>>,
+    descs: Vec<Vec<PackedFlight>>,
 }
 
 /// Per column, a chunk's data words and block starts on the device.
@@ -477,7 +478,7 @@ impl Packed {
                         pad: 0,
                     });
                 }
-                per_chunk.push(PodBuffer::upload(gpu, &flight_descs)?);
+                per_chunk.push(PackedFlight::upload(gpu, &flight_descs)?);
             }
             descs.push(per_chunk);
         }

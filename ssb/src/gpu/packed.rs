@@ -7,10 +7,11 @@
 //! GPU-FOR (the storage table, `tessera ssb storage`, shows all four).
 use cudarc::driver::DevicePtr;
 use tessera_host::compress::{Encoded, Scheme};
-use tessera_host::runtime::{DeviceColumn, Gpu, PodBuffer};
+use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
 use tessera_kernels::ssb::plan::{FLIGHT_COLS, FOR_PAD_WORDS, PackedCol, column};
 
+use super::PackedFlight;
 use super::plan::{FactCol, Flight};
 use crate::data::SsbData;
 
@@ -34,7 +35,7 @@ pub(crate) struct PackedFact {
     /// The arrays the descriptors point into: held here, never moved.
     _arrays: Vec<DeviceColumn<u32>>,
     /// Per [`Flight`] (in `One..Four` order), its columns' descriptors in kernel order.
-    flights: Vec<PodBuffer<PackedCol>>,
+    flights: Vec<PackedFlight>,
     /// What each column became, in [`FactCol::ALL`] order.
     pub(crate) columns: Vec<PackedColumn>,
 }
@@ -76,7 +77,7 @@ impl PackedFact {
             .map(|f| {
                 let cols: Vec<PackedCol> = f.columns().iter().map(|&c| descs[c as usize]).collect();
                 debug_assert!(cols.len() <= FLIGHT_COLS);
-                PodBuffer::upload(gpu, &cols)
+                PackedFlight::upload(gpu, &cols)
             })
             .collect::<Result<_>>()?;
         Ok(PackedFact {
@@ -87,7 +88,7 @@ impl PackedFact {
     }
 
     /// The descriptors of `flight`'s columns.
-    pub(crate) fn flight(&self, flight: Flight) -> &PodBuffer<PackedCol> {
+    pub(crate) fn flight(&self, flight: Flight) -> &PackedFlight {
         &self.flights[flight as usize]
     }
 }

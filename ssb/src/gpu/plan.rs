@@ -118,16 +118,6 @@ impl Flight {
             Flight::Four => kq::SSB_FLIGHT4.shape(),
         }
     }
-
-    /// The flight's probe kernel over compressed columns: its name and tile.
-    pub(super) fn packed_shape(self) -> KernelShape {
-        match self {
-            Flight::One => kq::SSB_FLIGHT1_PACKED.shape(),
-            Flight::Two => kq::SSB_FLIGHT2_PACKED.shape(),
-            Flight::Three => kq::SSB_FLIGHT3_PACKED.shape(),
-            Flight::Four => kq::SSB_FLIGHT4_PACKED.shape(),
-        }
-    }
 }
 
 /// The columns of dimension `d` the builds read: key first, then the predicate columns in

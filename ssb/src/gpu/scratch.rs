@@ -2,6 +2,7 @@
 //! 13 plans, the group table and the builds' job table; and the steps of a query over them:
 //! clear, build, probe, read back.
 use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
+use tessera_kernels::spec::{KernelShape, KernelSpec};
 use tessera_kernels::ssb::build::SSB_BUILD;
 use tessera_kernels::ssb::plan::{self as P, GroupLayout};
 use tessera_kernels::ssb::plan::{DimJob, PackedCol, Plan};
@@ -17,8 +18,113 @@ use tessera_host::{Error, Result};
 pub(crate) enum FactView<'a> {
     /// `i32` columns.
     Plain(&'a [CudaView<'a, i32>]),
-    /// Compressed columns ([`PackedCol`] per column, in the same order).
-    Packed(&'a PodBuffer<PackedCol>),
+    /// Compressed columns.
+    Packed(&'a PackedFlight),
+}
+
+/// A flight's compressed columns on the device: their descriptors ([`PackedCol`] per column,
+/// in [`Flight::columns`] order) and the probe their kinds take.
+pub(crate) struct PackedFlight {
+    descs: PodBuffer<PackedCol>,
+    kinds: ProbeKinds,
+}
+
+impl PackedFlight {
+    /// Uploads the descriptors `cols`.
+    pub(crate) fn upload(gpu: &Gpu, cols: &[PackedCol]) -> Result<PackedFlight> {
+        Ok(PackedFlight {
+            descs: PodBuffer::upload(gpu, cols)?,
+            kinds: ProbeKinds::of(cols),
+        })
+    }
+
+    /// The name of the probe kernel `flight` takes over these columns.
+    pub(crate) fn probe_name(&self, flight: Flight) -> &'static str {
+        PackedProbe::of(flight, self.kinds).shape().name()
+    }
+}
+
+/// The compressed probe a flight's columns take: one specialized for their kinds where there
+/// is one (its tests of the kinds fold away at compile time, with the code of every other
+/// kind), else the one that reads each column's kind at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ProbeKinds {
+    /// Any kinds, read at run time.
+    Any,
+    /// Every column GPU-FOR.
+    For,
+    /// The first column (`lo_suppkey` in flights 2-4) NSF at 2 bytes, the rest GPU-FOR.
+    Nsf2For,
+}
+
+impl ProbeKinds {
+    fn of(cols: &[PackedCol]) -> ProbeKinds {
+        let Some((first, rest)) = cols.split_first() else {
+            return ProbeKinds::Any;
+        };
+        if !rest.iter().all(|c| c.kind == P::column::GPU_FOR) {
+            return ProbeKinds::Any;
+        }
+        match first.kind {
+            P::column::GPU_FOR => ProbeKinds::For,
+            P::column::NSF2 => ProbeKinds::Nsf2For,
+            _ => ProbeKinds::Any,
+        }
+    }
+}
+
+/// Flight 1's compressed probes' parameters.
+type Packed1Args = (
+    *const PackedCol,
+    u32,
+    *mut u16,
+    *mut Plan,
+    *mut u64,
+    *mut u32,
+);
+/// Flights 2-4's compressed probes' parameters.
+type PackedArgs = (
+    *const PackedCol,
+    u32,
+    *mut u16,
+    *mut u32,
+    *mut Plan,
+    *mut u64,
+    *mut u32,
+);
+
+/// A compressed probe kernel: flight 1's or one of flights 2-4's.
+enum PackedProbe {
+    One(&'static KernelSpec<Packed1Args>),
+    Other(&'static KernelSpec<PackedArgs>),
+}
+
+impl PackedProbe {
+    /// The probe of `flight` over columns of `kinds`.
+    fn of(flight: Flight, kinds: ProbeKinds) -> PackedProbe {
+        use ProbeKinds::*;
+        match (flight, kinds) {
+            // lo_orderdate is never NSF at 2 bytes: GPU-FOR takes its 16 bits in less.
+            (Flight::One, For) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED_FOR),
+            (Flight::One, _) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED),
+            (Flight::Two, Any) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED),
+            (Flight::Two, For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_FOR),
+            (Flight::Two, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_NSF2_FOR),
+            (Flight::Three, Any) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED),
+            (Flight::Three, For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_FOR),
+            (Flight::Three, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_NSF2_FOR),
+            (Flight::Four, Any) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED),
+            (Flight::Four, For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_FOR),
+            (Flight::Four, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_NSF2_FOR),
+        }
+    }
+
+    fn shape(&self) -> KernelShape {
+        match self {
+            PackedProbe::One(spec) => spec.shape(),
+            PackedProbe::Other(spec) => spec.shape(),
+        }
+    }
 }
 
 /// Device buffers every query reuses: dimension tables, plans, group table, and the builds'
@@ -174,8 +280,8 @@ impl Scratch {
             })?;
         let cfg = match cols {
             FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
-            FactView::Packed(_) => {
-                let shape = plan.flight.packed_shape();
+            FactView::Packed(p) => {
+                let shape = PackedProbe::of(plan.flight, p.kinds).shape();
                 let heads = P::head_table_bytes(shape.threads() as usize);
                 resident_grid_smem(gpu, &shape, rows, heads)?
             }
@@ -214,21 +320,18 @@ impl Scratch {
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
             }
-            (FactView::Packed(c), Flight::One) => {
-                let args = (c, &n, pay, pl, sums, counts);
-                // SAFETY: as above.
-                unsafe { gpu.launch(&kq::SSB_FLIGHT1_PACKED, cfg, args) }
-            }
-            (FactView::Packed(c), flight) => {
-                let args = (c, &n, pay, bits, pl, sums, counts);
-                let spec = match flight {
-                    Flight::Two => &kq::SSB_FLIGHT2_PACKED,
-                    Flight::Three => &kq::SSB_FLIGHT3_PACKED,
-                    _ => &kq::SSB_FLIGHT4_PACKED,
-                };
-                // SAFETY: as above.
-                unsafe { gpu.launch(spec, cfg, args) }
-            }
+            (FactView::Packed(p), flight) => match PackedProbe::of(flight, p.kinds) {
+                PackedProbe::One(spec) => {
+                    let args = (&p.descs, &n, pay, pl, sums, counts);
+                    // SAFETY: as above; the kernel's kinds are the columns'.
+                    unsafe { gpu.launch(spec, cfg, args) }
+                }
+                PackedProbe::Other(spec) => {
+                    let args = (&p.descs, &n, pay, bits, pl, sums, counts);
+                    // SAFETY: as above; the kernel's kinds are the columns'.
+                    unsafe { gpu.launch(spec, cfg, args) }
+                }
+            },
         }
     }
 
