@@ -269,11 +269,9 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
             assert!(Tile::<i32, NT, IPT>::V == RUN && 32 * RUN == BLOCK);
             assert!(IPT / RUN <= WARP_BLOCKS && K <= FLIGHT_COLS && K * (IPT / RUN) <= 32);
         };
-        // Tile indices and rows in 32 bits (`n` is at most [`MAX_PROBE_ROWS`], which leaves room
-        // for the tiles a grid past the last): as `usize` they take two registers each.
         // Without a GPU-FOR column the walk needs no header table. A plain first column keeps
         // its next tile in flight, as the plain probes do; a narrower one is loaded when its
-        // tile begins (its next tile in flight through the kind's dispatch measured slower).
+        // tile begins (the perf log, 2026-12-04, has the dispatch's cost otherwise).
         let first = cols[0];
         if !(0..K).any(|c| first.at(c).kind() == column::GPU_FOR) {
             if first.kind() == column::PLAIN {
@@ -304,6 +302,8 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
             }
             return;
         }
+        // Tile indices and rows in 32 bits (`n` is at most [`MAX_PROBE_ROWS`], which leaves room
+        // for the tiles a grid past the last): as `usize` they take two registers each.
         let tile_rows = (NT * IPT) as u32;
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
