@@ -97,9 +97,10 @@ fn block_aggregate_every_type(gpu: &tessera::Gpu) {
 fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu) {
     let rows = t::block_compact_tile_rows();
     for &n in &[0usize, 1, 31, rows - 1, rows, rows + 1, 100_001] {
-        // None, sparse (one survivor round), about one in five (two rounds per warp at
-        // most), most, and all rows flagged.
-        for &per_mille in &[0u32, 10, 200, 900, 1000] {
+        // None, sparse (one survivor round, its first slots only), one round of every
+        // slot, about one in five (two rounds per warp at most), most, and all rows
+        // flagged.
+        for &per_mille in &[0u32, 10, 100, 200, 900, 1000] {
             // Flagged rows hold 1..=15: the kernel adds each survivor's code (its low four
             // bits, kept beside its offset), then 16 for its flag, to its row.
             let input: Vec<u32> = uniform_i32(n, 1000, n as u64 + u64::from(per_mille))

@@ -89,7 +89,9 @@ unsafe fn compact_ballot<T, const NT: usize, const IPT: usize, const TAG_BITS: u
 
 /// Calls `f(offsets, live)` for the `count` entries [`warp_compact`] left, `S` per lane and
 /// round: entry `r * 32 * S + s * 32 + lane` is item `s` of a lane in round `r`, `live` where
-/// it exists. Uniform across the warp: rounds stop when the entries do.
+/// it exists. Uniform across the warp: rounds stop when the entries do. A warp with at most
+/// 32 entries gets one round in which only the first slots can be live, known at compile
+/// time, so that the later slots' work folds away (a selective first test leaves a few).
 ///
 /// # Safety
 /// As for [`warp_compact`], whose `buf` and count these are.
@@ -128,8 +130,7 @@ pub unsafe fn for_each_survivor_coded<
     let part = (thread_idx() / 32) * 32 * IPT;
     let lane = lane_id();
     let offset_mask = (1u32 << (16 - CODE_BITS)) - 1;
-    let mut first = 0u32;
-    while first < count {
+    let round = |first: u32| {
         let mut offsets = [0u32; S];
         let mut codes = [0u32; S];
         let mut live = [false; S];
@@ -143,8 +144,23 @@ pub unsafe fn for_each_survivor_coded<
                 codes[s] = entry >> (16 - CODE_BITS);
             }
         }
-        f(&offsets, &codes, &live);
-        first += 32 * S as u32;
+        (offsets, codes, live)
+    };
+    if S > 1 && count <= 32 {
+        // `f` inlined a second time, with the later slots dead in its code.
+        if count > 0 {
+            let (offsets, codes, live) = round(0);
+            let mut first_only = [false; S];
+            first_only[0] = live[0];
+            f(&offsets, &codes, &first_only);
+        }
+    } else {
+        let mut first = 0u32;
+        while first < count {
+            let (offsets, codes, live) = round(first);
+            f(&offsets, &codes, &live);
+            first += 32 * S as u32;
+        }
     }
     // The next tile's compaction overwrites the entries.
     sync_warp();
