@@ -29,6 +29,11 @@ enum Cmd {
         /// Assemble with ptxas -arch=sm_90 (fetched from PyPI's nvidia-cuda-nvcc on first use).
         #[arg(long)]
         check: bool,
+        /// With --check, also write the sm_90 assembly to this file: a cubin that a host built
+        /// with the `dev-module` feature loads from `TESSERA_DEV_MODULE` instead of the
+        /// embedded PTX (kernel variants on a device without the driver's JIT).
+        #[arg(long, value_name = "FILE", requires = "check")]
+        cubin: Option<PathBuf>,
         /// Show cargo's output.
         #[arg(long, short)]
         verbose: bool,
@@ -57,8 +62,9 @@ fn main() -> ExitCode {
         Cmd::BuildPtx {
             arch,
             check,
+            cubin,
             verbose,
-        } => build_ptx(arch, check, verbose),
+        } => build_ptx(arch, check, cubin, verbose),
         Cmd::Bench { suite, args } => bench(&suite, &args),
     };
     match result {
@@ -70,7 +76,12 @@ fn main() -> ExitCode {
     }
 }
 
-fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), String> {
+fn build_ptx(
+    arch: Option<String>,
+    check: bool,
+    cubin: Option<PathBuf>,
+    verbose: bool,
+) -> Result<(), String> {
     let root = workspace_root();
     let archs: Vec<String> = match arch {
         Some(a) => vec![a],
@@ -79,6 +90,9 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
             .map(|s| s.to_string())
             .collect(),
     };
+    if cubin.is_some() && archs.iter().any(|a| a != "sm_90") {
+        return Err("--cubin is assembled for sm_90: add --arch sm_90".into());
+    }
     let linker = std::env::current_exe().map_err(|e| format!("cannot locate xtask: {e}"))?;
     for arch in archs {
         let opts = tessera_ptx_build::PtxOptions {
@@ -95,7 +109,7 @@ fn build_ptx(arch: Option<String>, check: bool, verbose: bool) -> Result<(), Str
         let kernels = src.matches(".entry ").count();
         println!("{arch}: {} ({kernels} kernels)", ptx.display());
         if check {
-            ptxas::check(&root, &ptx)?;
+            ptxas::check(&root, &ptx, cubin.as_deref())?;
             barriers::check(&ptx, &src)?;
             calls::check(&ptx, &src)?;
         }

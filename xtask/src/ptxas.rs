@@ -53,11 +53,13 @@ fn ptxas(root: &Path) -> Result<PathBuf, String> {
     Ok(bin)
 }
 
-/// Assembles `ptx` for sm_90 and prints one line per kernel: registers, spills, shared memory.
-pub fn check(root: &Path, ptx: &Path) -> Result<(), String> {
+/// Assembles `ptx` for sm_90 (into `cubin` when given) and prints one line per kernel:
+/// registers, spills, shared memory.
+pub fn check(root: &Path, ptx: &Path, cubin: Option<&Path>) -> Result<(), String> {
     let bin = ptxas(root)?;
     let out = Command::new(&bin)
-        .args(["-arch=sm_90", "-v", "-o", "/dev/null"])
+        .args(["-arch=sm_90", "-v", "-o"])
+        .arg(cubin.unwrap_or(Path::new("/dev/null")))
         .arg(ptx)
         .output()
         .map_err(|e| format!("cannot run {}: {e}", bin.display()))?;

@@ -27,6 +27,18 @@ fn ptx_text(arch: &str, packed: &[u8]) -> Result<String> {
     })
 }
 
+/// The kernel module to load for `arch`: the embedded PTX, or, in a development build (the
+/// `dev-module` feature), the file `TESSERA_DEV_MODULE` names. That file must come from the
+/// same kernel sources' parameter layouts (a variant of their code, not of their signatures):
+/// the host launches its kernels as it would the embedded ones.
+fn kernel_module(arch: &str, packed: &[u8]) -> Result<Ptx> {
+    #[cfg(feature = "dev-module")]
+    if let Some(path) = std::env::var_os("TESSERA_DEV_MODULE") {
+        return Ok(Ptx::from_file(path));
+    }
+    Ok(Ptx::from_src(ptx_text(arch, packed)?))
+}
+
 /// A CUDA device with tessera's kernels loaded. Operations are queued on one stream; results
 /// that reach the host (downloads, counts) synchronize it.
 pub struct Gpu {
@@ -116,7 +128,7 @@ impl Gpu {
             }
         };
         let module = ctx
-            .load_module(Ptx::from_src(ptx_text(arch, ptx)?))
+            .load_module(kernel_module(arch, ptx)?)
             .map_err(|source| Error::PtxLoad {
                 arch,
                 device: name.clone(),
