@@ -178,7 +178,7 @@ impl<'g> GpuEngine<'g> {
             Fact::Plain(_) => None,
             Fact::Packed(p) => Some(
                 [Flight::One, Flight::Two, Flight::Three, Flight::Four]
-                    .map(|f| p.flight(f).probe_name(f)),
+                    .map(|f| p.flight(f).probe_name()),
             ),
         }
     }

@@ -478,7 +478,7 @@ impl Packed {
                         pad: 0,
                     });
                 }
-                per_chunk.push(PackedFlight::upload(gpu, &flight_descs)?);
+                per_chunk.push(PackedFlight::upload(gpu, flight, &flight_descs)?);
             }
             descs.push(per_chunk);
         }

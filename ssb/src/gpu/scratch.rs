@@ -23,24 +23,24 @@ pub(crate) enum FactView<'a> {
 }
 
 /// A flight's compressed columns on the device: their descriptors ([`PackedCol`] per column,
-/// in [`Flight::columns`] order) and the probe their kinds take.
+/// in [`Flight::columns`] order) and the probe their kinds take, chosen once at upload.
 pub(crate) struct PackedFlight {
     descs: PodBuffer<PackedCol>,
-    kinds: ProbeKinds,
+    probe: PackedProbe,
 }
 
 impl PackedFlight {
-    /// Uploads the descriptors `cols`.
-    pub(crate) fn upload(gpu: &Gpu, cols: &[PackedCol]) -> Result<PackedFlight> {
+    /// Uploads the descriptors `cols` of `flight`'s columns.
+    pub(crate) fn upload(gpu: &Gpu, flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
         Ok(PackedFlight {
             descs: PodBuffer::upload(gpu, cols)?,
-            kinds: ProbeKinds::of(cols),
+            probe: PackedProbe::of(flight, ProbeKinds::of(cols)),
         })
     }
 
-    /// The name of the probe kernel `flight` takes over these columns.
-    pub(crate) fn probe_name(&self, flight: Flight) -> &'static str {
-        PackedProbe::of(flight, self.kinds).shape().name()
+    /// The name of the probe kernel the flight takes over these columns.
+    pub(crate) fn probe_name(&self) -> &'static str {
+        self.probe.shape().name()
     }
 }
 
@@ -94,6 +94,7 @@ type PackedArgs = (
 );
 
 /// A compressed probe kernel: flight 1's or one of flights 2-4's.
+#[derive(Clone, Copy)]
 enum PackedProbe {
     One(&'static KernelSpec<Packed1Args>),
     Other(&'static KernelSpec<PackedArgs>),
@@ -281,7 +282,7 @@ impl Scratch {
         let cfg = match cols {
             FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
             FactView::Packed(p) => {
-                let shape = PackedProbe::of(plan.flight, p.kinds).shape();
+                let shape = p.probe.shape();
                 let heads = P::head_table_bytes(shape.threads() as usize);
                 resident_grid_smem(gpu, &shape, rows, heads)?
             }
@@ -320,7 +321,7 @@ impl Scratch {
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
             }
-            (FactView::Packed(p), flight) => match PackedProbe::of(flight, p.kinds) {
+            (FactView::Packed(p), _) => match p.probe {
                 PackedProbe::One(spec) => {
                     let args = (&p.descs, &n, pay, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
