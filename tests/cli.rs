@@ -448,6 +448,32 @@ fn bench_plot_flag_draws_the_run() {
     );
 }
 
+/// `bench <suite> --plot DIR` draws nothing when the suite wrote no report in this run (one that
+/// measures GPU kernels only, without a GPU), even with an older report at its `--json` path.
+#[cfg(feature = "plot")]
+#[test]
+fn bench_plot_flag_draws_nothing_when_the_suite_skips() {
+    if has_gpu() {
+        eprintln!("a GPU is present: a suite that skips for want of one cannot be shown here");
+        return;
+    }
+    let dir = scratch("bench-plot-skip");
+    let (json, plots) = (dir.join("compress.json"), dir.join("plots"));
+    let older = r#"{"suite": "compress", "records": []}"#;
+    std::fs::write(&json, older).unwrap();
+    let out = ok(tessera(&format!(
+        "bench compress --quick --json {} --plot {}",
+        json.display(),
+        plots.display()
+    )));
+    assert!(
+        out.contains("wrote no report in this run; nothing drawn"),
+        "{out}"
+    );
+    assert!(!plots.join("index.md").exists(), "{out}");
+    assert_eq!(std::fs::read_to_string(&json).unwrap(), older, "{out}");
+}
+
 /// `bench plot` draws a report (here a synthetic group-by sweep, no GPU needed) as one SVG per
 /// experiment and an index, and names a missing report with the fix.
 #[cfg(feature = "plot")]

@@ -115,11 +115,24 @@ pub fn write_json(path: &std::path::Path, report: &impl Serialize) -> tessera_ho
     Ok(())
 }
 
+/// Reports [`save_json`] has written in this process.
+static REPORTS_WRITTEN: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many reports this process has written so far: a caller compares the count before and
+/// after a suite to tell whether the suite wrote one (one that skipped, without a GPU, writes
+/// none). A file's modification time cannot tell: file systems stamp it from a coarser clock
+/// than `SystemTime::now()`, so a quick suite's report can carry a time before the suite began.
+pub fn reports_written() -> usize {
+    REPORTS_WRITTEN.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Writes a report as pretty JSON, silently.
 pub fn save_json(path: &std::path::Path, report: &impl Serialize) -> tessera_host::Result<()> {
     let text = serde_json::to_string_pretty(report)
         .map_err(|e| tessera_host::Error::Data(format!("serializing the report: {e}")))?;
-    std::fs::write(path, text).map_err(tessera_host::Error::io(path, "write failed"))
+    std::fs::write(path, text).map_err(tessera_host::Error::io(path, "write failed"))?;
+    REPORTS_WRITTEN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
 }
 
 /// `n` values drawn uniformly (rand's standard distribution for `T`), generated in parallel

@@ -116,13 +116,10 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
                 "--plot draws a suite's report after its run; `bench plot` takes --out instead",
             )?;
             tessera::bench::plot::check_out(&out, "--plot")?;
-            let start = std::time::SystemTime::now();
+            let before = tessera::bench::reports_written();
             run_suite(suite)?;
             // A suite that skipped (no GPU) writes no report; an older one there is not this run's.
-            let written = std::fs::metadata(&json)
-                .and_then(|m| m.modified())
-                .is_ok_and(|t| t >= start);
-            if written {
+            if tessera::bench::reports_written() > before {
                 let args = PlotArgs {
                     json: vec![json],
                     out,
