@@ -6,11 +6,11 @@
 //!
 //! A GPU-FOR value is one or two words at a position its block's header gives (start,
 //! reference, bit widths), so reading it alone is a chain of three dependent loads: block start,
-//! header, words. The compressed walk takes the first two out of the chain: each warp keeps a
-//! table in shared memory with an entry per column and miniblock of its blocks of the current
-//! tile (the miniblock's address, the block's reference, the miniblock's width: the thesis's
-//! precomputed miniblock offsets, §5.3.2), which its lanes fill from registers at the start of
-//! the tile; the headers of the next tile and the block starts of the one after are loaded
+//! header, words. The compressed walk takes the first two out of the chain: a table in shared
+//! memory holds an entry per column and miniblock of the current tile (the miniblock's address,
+//! the block's reference, the miniblock's width: the thesis's precomputed miniblock offsets,
+//! §5.3.2), in the tile's order, so that a row's entry is its offset shifted; each warp's lanes
+//! fill the entries of the warp's blocks from registers at the start of the tile; the headers of the next tile and the block starts of the one after are loaded
 //! into those registers while the warp works on the current tile. A value, in the first
 //! column's tile or at a survivor's row, is then one 16-byte shared load and its words, as in
 //! a plain column. No barrier: every warp walks its own part of the tiles. A walk without a
@@ -155,12 +155,17 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
         unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
     }
 
-    /// Index in the header table of miniblock `m` of block `g` of this warp's part of a
-    /// tile, for `slot`.
+    /// Index in the header table of `slot`'s entry for the miniblock holding tile offset
+    /// `offset`. A warp's part of a tile is whole miniblocks (`Tile::offset`: run `g` of
+    /// thread `t` starts at `g * NT * RUN + t * RUN`), so a column's entries in offset order,
+    /// one per 32 offsets, keep each warp's apart, and a survivor's is its offset shifted.
+    /// Run `g` flips the entry's bit 2, so that a warp's entries of both runs, 16 bytes each,
+    /// fall in different banks.
     #[inline(always)]
-    fn entry(slot: usize, g: usize, m: usize) -> usize {
-        (((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * MINIBLOCKS + m)
-            * HEAD_ENTRY_WORDS
+    fn entry<const NT: usize>(slot: usize, offset: usize) -> usize {
+        let run = offset / (NT * RUN);
+        let e = (offset / MINIBLOCK) ^ (run << 2);
+        (slot * (NT / 32 * WARP_BLOCKS * MINIBLOCKS) + e) * HEAD_ENTRY_WORDS
     }
 
     /// The GPU-FOR values at tile offsets `offset + j` (`j < V`, within one miniblock; for
@@ -177,7 +182,7 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
         live: u32,
     ) -> [u32; V] {
         let i = offset as usize % BLOCK;
-        let at = Self::entry(self.slot, offset as usize / (NT * RUN), i / MINIBLOCK);
+        let at = Self::entry::<NT>(self.slot, offset as usize);
         // SAFETY: the warp's own entry, written before the tile's work; a value's two words
         // start at its place in its miniblock: at most two words past the column's data (a
         // width-0 miniblock has no words), which the host allocates.
@@ -369,7 +374,13 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                     ];
                     // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
                     unsafe {
-                        store_shared_v4_u32(col.heads.addr(Self::entry(col.slot, g, m)), entry)
+                        store_shared_v4_u32(
+                            col.heads.addr(Self::entry::<NT>(
+                                col.slot,
+                                block_row as usize + m * MINIBLOCK,
+                            )),
+                            entry,
+                        )
                     };
                 }
             }
@@ -404,9 +415,16 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         // table holds the tile's entries.
         unsafe {
             match self.kind() {
-                column::GPU_FOR => core::array::from_fn(|s| {
-                    self.for_values::<NT, 1>(offsets[s], live[s] as u32)[0] as i32
-                }),
+                column::GPU_FOR => {
+                    // A dead slot's offset may be another warp's row, whose entry that warp
+                    // may be writing: it reads its own warp's first entry instead (the value
+                    // is dropped either way).
+                    let own = (thread_idx() / 32 * 32 * RUN) as u32;
+                    core::array::from_fn(|s| {
+                        let offset = if live[s] { offsets[s] } else { own };
+                        self.for_values::<NT, 1>(offset, live[s] as u32)[0] as i32
+                    })
+                }
                 column::NSF2 => core::array::from_fn(|s| {
                     load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s))) as i32
                 }),
