@@ -89,9 +89,11 @@ unsafe fn compact_ballot<T, const NT: usize, const IPT: usize, const TAG_BITS: u
 
 /// Calls `f(offsets, live)` for the `count` entries [`warp_compact`] left, `S` per lane and
 /// round: entry `r * 32 * S + s * 32 + lane` is item `s` of a lane in round `r`, `live` where
-/// it exists. Uniform across the warp: rounds stop when the entries do. A warp with at most
-/// 32 entries gets one round in which only the first slots can be live, known at compile
-/// time, so that the later slots' work folds away (a selective first test leaves a few).
+/// it exists (a dead slot repeats the warp's last entry, so that reads at it stay in the
+/// warp's rows). Uniform across the warp: rounds stop when the entries do. A warp with at
+/// most 32 entries gets one round in which only the first slots can be live, known at
+/// compile time, so that the later slots' work folds away (a selective first test leaves a
+/// few).
 ///
 /// # Safety
 /// As for [`warp_compact`], whose `buf` and count these are.
@@ -137,12 +139,12 @@ pub unsafe fn for_each_survivor_coded<
         for s in 0..S {
             let j = first + s as u32 * 32 + lane;
             live[s] = j < count;
-            if live[s] {
-                // SAFETY: j < count <= 32 * IPT entries of the warp's part.
-                let entry = unsafe { buf.read(part + j as usize) } as u32;
-                offsets[s] = entry & offset_mask;
-                codes[s] = entry >> (16 - CODE_BITS);
-            }
+            // A dead slot repeats the warp's last entry, so that whatever `f` reads at it
+            // lies in the warp's own rows.
+            // SAFETY: a round has 0 < count <= 32 * IPT entries in the warp's part.
+            let entry = unsafe { buf.read(part + j.min(count - 1) as usize) } as u32;
+            offsets[s] = entry & offset_mask;
+            codes[s] = entry >> (16 - CODE_BITS);
         }
         (offsets, codes, live)
     };

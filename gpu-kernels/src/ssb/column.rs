@@ -415,16 +415,9 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         // table holds the tile's entries.
         unsafe {
             match self.kind() {
-                column::GPU_FOR => {
-                    // A dead slot's offset may be another warp's row, whose entry that warp
-                    // may be writing: it reads its own warp's first entry instead (the value
-                    // is dropped either way).
-                    let own = (thread_idx() / 32 * 32 * RUN) as u32;
-                    core::array::from_fn(|s| {
-                        let offset = if live[s] { offsets[s] } else { own };
-                        self.for_values::<NT, 1>(offset, live[s] as u32)[0] as i32
-                    })
-                }
+                column::GPU_FOR => core::array::from_fn(|s| {
+                    self.for_values::<NT, 1>(offsets[s], live[s] as u32)[0] as i32
+                }),
                 column::NSF2 => core::array::from_fn(|s| {
                     load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s))) as i32
                 }),
