@@ -21,8 +21,9 @@
 //! code and registers of all kinds: the probes also come specialized for the kinds columns
 //! take (`Packed<FIRST, REST>`), in which every test of a kind folds away.
 use crate::arch::{
-    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
-    load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32, sync_warp, thread_idx,
+    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_if,
+    load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32,
+    sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
@@ -192,7 +193,8 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
     ) -> [u32; V] {
         // SAFETY: the warp's own entry, written before the tile's work; a value's two words
         // start at its place in its miniblock: at most two words past the column's data (a
-        // width-0 miniblock has no words), which the host allocates.
+        // width-0 miniblock has no words), which the host allocates in device memory that the
+        // kernel does not write.
         unsafe {
             let [lo, hi, reference, w] = load_shared_v4_u32(self.entry_addr::<NT>(offset));
             let words = ((hi as u64) << 32 | lo as u64) as *const u32;
@@ -204,8 +206,8 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                 // words (lo_orderdate's blocks, 16 bits wide, in every tile of flight 1).
                 let word = words.wrapping_add((pos / 32) as usize);
                 let (a, b) = (
-                    load_if(read(0), word),
-                    load_if(read(2), word.wrapping_add(1)),
+                    load_global_nc_if_u32(read(0), word),
+                    load_global_nc_if_u32(read(2), word.wrapping_add(1)),
                 );
                 let v = [a & 0xffff, a >> 16, b & 0xffff, b >> 16];
                 return core::array::from_fn(|j| reference.wrapping_add(v[j % RUN]));
@@ -217,8 +219,8 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                 // Neither load is predicated on the width or the bit position (predicates
                 // measured slower, see the perf log): a value reads two words and masks away
                 // what is not its own.
-                let lo = load_if(read(j), word);
-                let hi = load_if(read(j), word.wrapping_add(1));
+                let lo = load_global_nc_if_u32(read(j), word);
+                let hi = load_global_nc_if_u32(read(j), word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
         }
@@ -344,11 +346,12 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         let mine = c < K && col.kind() == column::GPU_FOR;
         let block_row = (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32;
         // The block start of this lane's block of `tile`, and its header from that start.
-        // SAFETY (both): read only where the block holds rows of the column.
+        // SAFETY (both): read only where the block holds rows of the column, whose arrays are
+        // device memory the kernel does not write.
         let start_of = |tile: u32| {
             let row = tile * tile_rows + block_row;
             unsafe {
-                load_if(
+                load_global_nc_if_u32(
                     mine && row < n32,
                     col.starts().add((row / BLOCK as u32) as usize),
                 )
@@ -360,8 +363,8 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
             unsafe {
                 (
                     s,
-                    load_if(live, block),
-                    load_if(live, block.wrapping_add(1)),
+                    load_global_nc_if_u32(live, block),
+                    load_global_nc_if_u32(live, block.wrapping_add(1)),
                 )
             }
         };
