@@ -111,7 +111,7 @@ mod device {
                         });
                     }
                     let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    for_each_survivor::<NT, IPT, S>(
+                    for_each_survivor::<i32, NT, IPT, S>(
                         survivors,
                         rows,
                         #[inline(always)]
@@ -180,7 +180,7 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
-                    for_each_survivor_coded::<NT, IPT, S, CODE_BITS>(
+                    for_each_survivor_coded::<i32, NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
                         #[inline(always)]
@@ -593,11 +593,11 @@ macro_rules! packed_probes {
 packed_probes! {
     /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
     /// counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// Flight 3 over compressed columns of any kinds, with tiles of 256 x 8: the header table
     /// does not fit beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
     SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
