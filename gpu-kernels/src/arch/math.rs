@@ -83,14 +83,15 @@ pub fn funnel_shr(lo: u32, hi: u32, shift: u32) -> u32 {
 }
 
 /// The mask of the low `width` (0..=32) bits: 0 for 0, all ones for 32, with no branch and no
-/// 64-bit shift (PTX clamps a shift by 32 or more to a result of 0, where Rust's `>>` would
-/// wrap the amount).
+/// 64-bit shift (PTX clamps a shift by 32 or more to a result of 0, where Rust's `<<` would
+/// wrap the amount). The complement of a shift, so that ptxas folds the `not` into the `and`
+/// that uses the mask: one instruction where `!0 >> (32 - width)` took two.
 #[inline(always)]
 pub fn low_mask(width: u32) -> u32 {
     let r: u32;
     // SAFETY: arithmetic on registers.
     unsafe {
-        asm!("shr.u32 {r}, 0xffffffff, {s};", r = out(reg32) r, s = in(reg32) 32 - width, options(pure, nomem, nostack))
+        asm!("{{ .reg .b32 %hm; shl.b32 %hm, 0xffffffff, {w}; not.b32 {r}, %hm; }}", r = out(reg32) r, w = in(reg32) width, options(pure, nomem, nostack))
     };
     r
 }

@@ -105,6 +105,25 @@ pub unsafe fn load_if<T: Copy>(live: bool, p: *const T) -> T {
     }
 }
 
+/// `*p` when `live`, else 0, as [`load_if`] but through the read-only global path
+/// (`@p ld.global.nc`): for data that no thread writes during the kernel, reached through an
+/// address the compiler cannot place in global memory (one read from shared memory, say),
+/// which it would load with a generic `ld`.
+///
+/// # Safety
+/// When `live`, `p` is a valid, 4-byte aligned global address, unchanged during the kernel.
+#[inline(always)]
+pub unsafe fn load_global_nc_if_u32(live: bool, p: *const u32) -> u32 {
+    let mut r: u32 = 0;
+    // SAFETY: the caller guarantees validity when live.
+    unsafe {
+        asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.global.nc.u32 {r}, [{a}]; }}",
+            r = inout(reg32) r, c = in(reg32) live as u32, a = in(reg64) p,
+            options(readonly, nostack, preserves_flags));
+    }
+    r
+}
+
 /// Relaxed, device-scope 64-bit load: sees other blocks' [`store_relaxed_u64`] without caching.
 ///
 /// # Safety

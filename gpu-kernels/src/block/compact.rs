@@ -89,21 +89,23 @@ unsafe fn compact_ballot<T, const NT: usize, const IPT: usize, const TAG_BITS: u
 
 /// Calls `f(offsets, live)` for the `count` entries [`warp_compact`] left, `S` per lane and
 /// round: entry `r * 32 * S + s * 32 + lane` is item `s` of a lane in round `r`, `live` where
-/// it exists. Uniform across the warp: rounds stop when the entries do. A warp with at most
-/// 32 entries gets one round in which only the first slots can be live, known at compile
-/// time, so that the later slots' work folds away (a selective first test leaves a few).
+/// it exists (a dead slot holds the warp's first item, so that reads at it stay in the
+/// warp's rows). Uniform across the warp: rounds stop when the entries do. A warp with at
+/// most 32 entries gets one round in which only the first slots can be live, known at
+/// compile time, so that the later slots' work folds away (a selective first test leaves a
+/// few).
 ///
 /// # Safety
 /// As for [`warp_compact`], whose `buf` and count these are.
 #[inline(always)]
-pub unsafe fn for_each_survivor<const NT: usize, const IPT: usize, const S: usize>(
+pub unsafe fn for_each_survivor<T, const NT: usize, const IPT: usize, const S: usize>(
     buf: Shared<u16>,
     count: u32,
     mut f: impl FnMut(&[u32; S], &[bool; S]),
 ) {
     // SAFETY: forwarded.
     unsafe {
-        for_each_survivor_coded::<NT, IPT, S, 0>(
+        for_each_survivor_coded::<T, NT, IPT, S, 0>(
             buf,
             count,
             #[inline(always)]
@@ -118,6 +120,7 @@ pub unsafe fn for_each_survivor<const NT: usize, const IPT: usize, const S: usiz
 /// As for [`warp_compact_coded`], whose `buf` and count these are, with the same `CODE_BITS`.
 #[inline(always)]
 pub unsafe fn for_each_survivor_coded<
+    T,
     const NT: usize,
     const IPT: usize,
     const S: usize,
@@ -127,11 +130,15 @@ pub unsafe fn for_each_survivor_coded<
     count: u32,
     mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
 ) {
-    let part = (thread_idx() / 32) * 32 * IPT;
+    let warp = thread_idx() / 32 * 32;
+    let part = warp * IPT;
+    // A dead slot holds the warp's first item, so that whatever `f` reads at it lies in the
+    // warp's own rows.
+    let own = Tile::<T, NT, IPT>::offset(warp, 0) as u32;
     let lane = lane_id();
     let offset_mask = (1u32 << (16 - CODE_BITS)) - 1;
     let round = |first: u32| {
-        let mut offsets = [0u32; S];
+        let mut offsets = [own; S];
         let mut codes = [0u32; S];
         let mut live = [false; S];
         for s in 0..S {

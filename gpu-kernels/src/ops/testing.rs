@@ -245,7 +245,7 @@ crate::kernel! {
             block_pred::<u32, NT, IPT>(&items, valid, &mut flags, Combine::Set, |x| x != 0);
             let codes: [u32; IPT] = core::array::from_fn(|k| if flags[k] { items[k] & 15 } else { 0 });
             let coded = warp_compact_coded::<u32, NT, IPT, 4>(&codes, buf);
-            for_each_survivor_coded::<NT, IPT, 2, 4>(buf, coded, |offsets, codes, live| {
+            for_each_survivor_coded::<u32, NT, IPT, 2, 4>(buf, coded, |offsets, codes, live| {
                 for s in 0..2 {
                     if live[s] {
                         u32::atomic_add(visits.add(start + offsets[s] as usize), codes[s]);
@@ -253,7 +253,7 @@ crate::kernel! {
                 }
             });
             let flagged = warp_compact::<u32, NT, IPT>(&flags, buf);
-            for_each_survivor::<NT, IPT, 2>(buf, flagged, |offsets, live| {
+            for_each_survivor::<u32, NT, IPT, 2>(buf, flagged, |offsets, live| {
                 for s in 0..2 {
                     if live[s] {
                         u32::atomic_add(visits.add(start + offsets[s] as usize), 16);

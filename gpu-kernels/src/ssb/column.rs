@@ -6,12 +6,13 @@
 //!
 //! A GPU-FOR value is one or two words at a position its block's header gives (start,
 //! reference, bit widths), so reading it alone is a chain of three dependent loads: block start,
-//! header, words. The compressed walk takes the first two out of the chain: each warp keeps a
-//! table in shared memory with an entry per column and miniblock of its blocks of the current
-//! tile (the miniblock's address, the block's reference, the miniblock's width: the thesis's
-//! precomputed miniblock offsets, §5.3.2), which its lanes fill from registers at the start of
-//! the tile; the headers of the next tile and the block starts of the one after are loaded
-//! into those registers while the warp works on the current tile. A value, in the first
+//! header, words. The compressed walk takes the first two out of the chain: a table in shared
+//! memory holds an entry per column and miniblock of the current tile (the miniblock's address,
+//! the block's reference, the miniblock's width: the thesis's precomputed miniblock offsets,
+//! §5.3.2), in the tile's order, so that a row's entry is its offset shifted. Each warp's
+//! lanes fill the entries of the warp's blocks from registers at the start of the tile; the
+//! headers of the next tile and the block starts of the one after are loaded into those
+//! registers while the warp works on the current tile. A value, in the first
 //! column's tile or at a survivor's row, is then one 16-byte shared load and its words, as in
 //! a plain column. No barrier: every warp walks its own part of the tiles. A walk without a
 //! GPU-FOR column has no table: it loads its first column as a plain probe does.
@@ -20,8 +21,9 @@
 //! code and registers of all kinds: the probes also come specialized for the kinds columns
 //! take (`Packed<FIRST, REST>`), in which every test of a kind folds away.
 use crate::arch::{
-    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_if, load_invariant_u32,
-    load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32, sync_warp, thread_idx,
+    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_if,
+    load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32,
+    sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
@@ -155,12 +157,25 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
         unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
     }
 
-    /// Index in the header table of miniblock `m` of block `g` of this warp's part of a
-    /// tile, for `slot`.
+    /// Shared-window address of this column's entry in the header table for the miniblock
+    /// holding tile offset `offset`. A warp's part of a tile is whole miniblocks
+    /// (`Tile::offset`: run `g` of thread `t` starts at `g * NT * RUN + t * RUN`), so a
+    /// column's entries in offset order, one per 32 offsets, keep each warp's apart, and a
+    /// survivor's is its offset shifted. Run `g` flips the entry's bit 2, so that a warp's
+    /// entries of both runs, 16 bytes each, fall in different banks. The column's part of the
+    /// table is added to the table's address, not to the entry's, so that it stays a constant
+    /// in the shared load (one address per offset for all the columns a probe reads there).
     #[inline(always)]
-    fn entry(slot: usize, g: usize, m: usize) -> usize {
-        (((thread_idx() / 32 * FLIGHT_COLS + slot) * WARP_BLOCKS + g) * MINIBLOCKS + m)
-            * HEAD_ENTRY_WORDS
+    fn entry_addr<const NT: usize>(self, offset: u32) -> u32 {
+        const ENTRY_BYTES: u32 = (HEAD_ENTRY_WORDS * 4) as u32;
+        let column_bytes = NT / 32 * WARP_BLOCKS * MINIBLOCKS * ENTRY_BYTES as usize;
+        let run = offset / (NT * RUN) as u32;
+        let entry = (offset / MINIBLOCK as u32) ^ (run << 2);
+        let column = self
+            .heads
+            .addr(0)
+            .wrapping_add((self.slot * column_bytes) as u32);
+        column.wrapping_add(entry * ENTRY_BYTES)
     }
 
     /// The GPU-FOR values at tile offsets `offset + j` (`j < V`, within one miniblock; for
@@ -176,36 +191,36 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
         offset: u32,
         live: u32,
     ) -> [u32; V] {
-        let i = offset as usize % BLOCK;
-        let at = Self::entry(self.slot, offset as usize / (NT * RUN), i / MINIBLOCK);
         // SAFETY: the warp's own entry, written before the tile's work; a value's two words
         // start at its place in its miniblock: at most two words past the column's data (a
-        // width-0 miniblock has no words), which the host allocates.
+        // width-0 miniblock has no words), which the host allocates in device memory that the
+        // kernel does not write.
         unsafe {
-            let [lo, hi, reference, w] = load_shared_v4_u32(self.heads.addr(at));
+            let [lo, hi, reference, w] = load_shared_v4_u32(self.entry_addr::<NT>(offset));
             let words = ((hi as u64) << 32 | lo as u64) as *const u32;
-            let pos = (i % MINIBLOCK) as u32 * w;
-            let word = words.wrapping_add((pos / 32) as usize);
+            // The first value's bit in its miniblock's words; `funnel_shr` takes it modulo 32.
+            let pos = offset % MINIBLOCK as u32 * w;
             let read = |j: usize| (j as u32) < live;
             if V == RUN && w == 16 {
                 // A run of 16-bit values is two whole words, two values each: no shifts across
                 // words (lo_orderdate's blocks, 16 bits wide, in every tile of flight 1).
+                let word = words.wrapping_add((pos / 32) as usize);
                 let (a, b) = (
-                    load_if(read(0), word),
-                    load_if(read(2), word.wrapping_add(1)),
+                    load_global_nc_if_u32(read(0), word),
+                    load_global_nc_if_u32(read(2), word.wrapping_add(1)),
                 );
                 let v = [a & 0xffff, a >> 16, b & 0xffff, b >> 16];
                 return core::array::from_fn(|j| reference.wrapping_add(v[j % RUN]));
             }
             let mask = low_mask(w);
             core::array::from_fn(|j| {
-                let pos = pos % 32 + j as u32 * w;
-                let word = word.wrapping_add((pos / 32) as usize);
+                let pos = pos + j as u32 * w;
+                let word = words.wrapping_add((pos / 32) as usize);
                 // Neither load is predicated on the width or the bit position (predicates
                 // measured slower, see the perf log): a value reads two words and masks away
                 // what is not its own.
-                let lo = load_if(read(j), word);
-                let hi = load_if(read(j), word.wrapping_add(1));
+                let lo = load_global_nc_if_u32(read(j), word);
+                let hi = load_global_nc_if_u32(read(j), word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
         }
@@ -229,7 +244,13 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                     let t = thread_idx();
                     for g in 0..IPT / RUN {
                         let o = Tile::<i32, NT, IPT>::offset(t, g * RUN);
-                        let live = valid.saturating_sub(o).min(RUN) as u32;
+                        // A full tile's runs are whole: said outright, the loads are not
+                        // predicated (the compiler does not know that `t < NT`).
+                        let live = if valid == NT * IPT {
+                            RUN
+                        } else {
+                            valid.saturating_sub(o).min(RUN)
+                        } as u32;
                         let run = self.for_values::<NT, RUN>(o as u32, live);
                         for j in 0..RUN {
                             v[g * RUN + j] = run[j] as i32;
@@ -325,11 +346,12 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         let mine = c < K && col.kind() == column::GPU_FOR;
         let block_row = (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32;
         // The block start of this lane's block of `tile`, and its header from that start.
-        // SAFETY (both): read only where the block holds rows of the column.
+        // SAFETY (both): read only where the block holds rows of the column, whose arrays are
+        // device memory the kernel does not write.
         let start_of = |tile: u32| {
             let row = tile * tile_rows + block_row;
             unsafe {
-                load_if(
+                load_global_nc_if_u32(
                     mine && row < n32,
                     col.starts().add((row / BLOCK as u32) as usize),
                 )
@@ -341,8 +363,8 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
             unsafe {
                 (
                     s,
-                    load_if(live, block),
-                    load_if(live, block.wrapping_add(1)),
+                    load_global_nc_if_u32(live, block),
+                    load_global_nc_if_u32(live, block.wrapping_add(1)),
                 )
             }
         };
@@ -367,10 +389,9 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                         reference,
                         width(widths, m),
                     ];
+                    let at = col.entry_addr::<NT>(block_row + (m * MINIBLOCK) as u32);
                     // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
-                    unsafe {
-                        store_shared_v4_u32(col.heads.addr(Self::entry(col.slot, g, m)), entry)
-                    };
+                    unsafe { store_shared_v4_u32(at, entry) };
                 }
             }
             sync_warp();

@@ -111,7 +111,7 @@ mod device {
                         });
                     }
                     let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    for_each_survivor::<NT, IPT, S>(
+                    for_each_survivor::<i32, NT, IPT, S>(
                         survivors,
                         rows,
                         #[inline(always)]
@@ -180,7 +180,7 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
-                    for_each_survivor_coded::<NT, IPT, S, CODE_BITS>(
+                    for_each_survivor_coded::<i32, NT, IPT, S, CODE_BITS>(
                         survivors,
                         count,
                         #[inline(always)]
@@ -563,13 +563,13 @@ packed_flight1! {
 }
 
 /// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
-/// flight's columns in its plain probe's order; persistent, 3 blocks per SM (with 4, the
-/// probes spill); specialized as flight 1's.
+/// flight's columns in its plain probe's order; persistent, with the blocks per SM each
+/// takes (the registers ptxas may give it); specialized as flight 1's.
 macro_rules! packed_probes {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>[IPT = $ipt:literal]: $flight:ident($($c:literal),*);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
         crate::kernel! {
             $(#[$m])*
-            $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = 3](
+            $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
                 cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
                 plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
             ) {
@@ -593,23 +593,23 @@ macro_rules! packed_probes {
 packed_probes! {
     /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
     /// counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// Flight 3 over compressed columns of any kinds, with tiles of 256 x 8: the header table
     /// does not fit beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
     /// order.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
 }
