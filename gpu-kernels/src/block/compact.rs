@@ -96,7 +96,7 @@ unsafe fn compact_ballot<T, const NT: usize, const IPT: usize, const TAG_BITS: u
 /// few).
 ///
 /// # Safety
-/// As for [`warp_compact`], whose `buf` and count these are.
+/// As for [`warp_compact`], whose `buf` and count these are, with the same `T`.
 #[inline(always)]
 pub unsafe fn for_each_survivor<T, const NT: usize, const IPT: usize, const S: usize>(
     buf: Shared<u16>,
@@ -117,7 +117,8 @@ pub unsafe fn for_each_survivor<T, const NT: usize, const IPT: usize, const S: u
 /// [`for_each_survivor`] over the entries of [`warp_compact_coded`]: `f(offsets, codes, live)`.
 ///
 /// # Safety
-/// As for [`warp_compact_coded`], whose `buf` and count these are, with the same `CODE_BITS`.
+/// As for [`warp_compact_coded`], whose `buf` and count these are, with the same `T` and
+/// `CODE_BITS`.
 #[inline(always)]
 pub unsafe fn for_each_survivor_coded<
     T,

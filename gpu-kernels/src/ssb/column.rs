@@ -54,7 +54,8 @@ pub trait FactColumn: Copy {
 
     /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`, from
     /// within [`FactColumn::for_each_tile`]'s `f` for that tile, by the warp whose rows they
-    /// are.
+    /// are: every offset, live or not, is one of the warp's (a compressed column reads the
+    /// warp's part of its header table at each, as `for_each_survivor`'s dead slots allow).
     ///
     /// # Safety
     /// The column is one of the walk's and holds the live rows.
