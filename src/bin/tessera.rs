@@ -94,10 +94,11 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
         Cmd::Info => {
             match Gpu::new() {
                 Ok(gpu) => println!(
-                    "GPU: {} ({} SMs), kernels built for {}",
+                    "GPU: {} ({} SMs), kernels built for {}: {}",
                     gpu.name(),
                     gpu.sm_count(),
-                    gpu.arch()
+                    gpu.arch(),
+                    gpu.kernel_code()
                 ),
                 Err(e) => println!("GPU: none ({e})"),
             }

@@ -9,34 +9,118 @@ use tessera_kernels::spec::KernelShape;
 
 use crate::error::{Error, Result};
 
-// Deflated by the build script; see `ptx_text`.
+// Deflated by the build script; see `inflate`. A cubin is empty where the build had no ptxas.
 const PTX_SM80: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_80.ptx.deflate"));
 const PTX_SM90: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_90.ptx.deflate"));
+const CUBIN_SM80: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_80.cubin.deflate"));
+const CUBIN_SM90: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_90.cubin.deflate"));
+
+/// One of the embedded files, inflated.
+fn inflate(what: &str, arch: &str, packed: &[u8]) -> Result<Vec<u8>> {
+    miniz_oxide::inflate::decompress_to_vec(packed).map_err(|e| {
+        Error::Data(format!(
+            "the embedded {arch} {what} does not inflate ({e:?}): the binary is damaged; rebuild it"
+        ))
+    })
+}
 
 /// The embedded PTX of `arch` as text.
 fn ptx_text(arch: &str, packed: &[u8]) -> Result<String> {
-    let bytes = miniz_oxide::inflate::decompress_to_vec(packed).map_err(|e| {
-        Error::Data(format!(
-            "the embedded {arch} PTX does not inflate ({e:?}): the binary is damaged; rebuild it"
-        ))
-    })?;
-    String::from_utf8(bytes).map_err(|_| {
+    String::from_utf8(inflate("PTX", arch, packed)?).map_err(|_| {
         Error::Data(format!(
             "the embedded {arch} PTX is not UTF-8: the binary is damaged; rebuild it"
         ))
     })
 }
 
-/// The kernel module to load for `arch`: the embedded PTX, or, in a development build (the
+/// How a [`Gpu`]'s kernels were loaded.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum KernelCode {
+    /// Machine code assembled when the binary was built (no JIT).
+    Cubin,
+    /// The PTX, compiled by the driver when loaded (cached by the driver after the first
+    /// time); `why` says why no cubin was used.
+    Ptx {
+        /// Why the binary's cubin was not loaded.
+        why: String,
+    },
+    /// A development build's `TESSERA_DEV_MODULE` file.
+    DevModule,
+}
+
+impl std::fmt::Display for KernelCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KernelCode::Cubin => f.write_str("cubin, assembled when the binary was built"),
+            KernelCode::Ptx { why } => write!(f, "PTX, compiled by the driver ({why})"),
+            KernelCode::DevModule => f.write_str("the module TESSERA_DEV_MODULE names"),
+        }
+    }
+}
+
+/// Whether a cubin assembled for `arch` runs on a GPU of compute capability `major.minor`:
+/// machine code runs on its own major version at its minor version or later, and both cubins
+/// are of minor version 0.
+fn cubin_runs_on(arch: &str, (major, _minor): (i32, i32)) -> bool {
+    match arch {
+        "sm_90" => major == 9,
+        "sm_80" => major == 8,
+        _ => false,
+    }
+}
+
+/// Loads the kernels for `arch` on `ctx`: the embedded cubin where there is one for the GPU
+/// (`capability`) and the driver takes it, else the PTX; in a development build (the
 /// `dev-module` feature), the file `TESSERA_DEV_MODULE` names. That file must come from the
 /// same kernel sources' parameter layouts (a variant of their code, not of their signatures):
-/// the host launches its kernels as it would the embedded ones.
-fn kernel_module(arch: &str, packed: &[u8]) -> Result<Ptx> {
+/// the host launches its kernels as it would the embedded ones. `TESSERA_JIT=1` skips the
+/// cubin.
+fn load_kernels(
+    ctx: &Arc<CudaContext>,
+    arch: &'static str,
+    (ptx, cubin): (&[u8], &[u8]),
+    capability: (i32, i32),
+) -> std::result::Result<(Arc<CudaModule>, KernelCode), LoadError> {
     #[cfg(feature = "dev-module")]
     if let Some(path) = std::env::var_os("TESSERA_DEV_MODULE") {
-        return Ok(Ptx::from_file(path));
+        let module = ctx.load_module(Ptx::from_file(path))?;
+        return Ok((module, KernelCode::DevModule));
     }
-    Ok(Ptx::from_src(ptx_text(arch, packed)?))
+    let why = if cubin.is_empty() {
+        "this binary was built without ptxas".to_string()
+    } else if std::env::var_os("TESSERA_JIT").is_some_and(|v| v == "1") {
+        "TESSERA_JIT=1".to_string()
+    } else if !cubin_runs_on(arch, capability) {
+        let (major, minor) = capability;
+        format!("the {arch} cubin does not run on compute capability {major}.{minor}")
+    } else {
+        // A driver older than the ptxas refuses its cubin: the PTX then goes to its JIT,
+        // whose own error (a PTX too new for it) is the one to report.
+        match ctx.load_module(Ptx::from_binary(inflate("cubin", arch, cubin)?)) {
+            Ok(module) => return Ok((module, KernelCode::Cubin)),
+            Err(e) => format!("the driver refused the {arch} cubin: {e}"),
+        }
+    };
+    let module = ctx.load_module(Ptx::from_src(ptx_text(arch, ptx)?))?;
+    Ok((module, KernelCode::Ptx { why }))
+}
+
+/// Why [`load_kernels`] failed: the embedded files, or the driver.
+enum LoadError {
+    Embedded(Error),
+    Driver(cudarc::driver::DriverError),
+}
+
+impl From<Error> for LoadError {
+    fn from(e: Error) -> Self {
+        LoadError::Embedded(e)
+    }
+}
+
+impl From<cudarc::driver::DriverError> for LoadError {
+    fn from(e: cudarc::driver::DriverError) -> Self {
+        LoadError::Driver(e)
+    }
 }
 
 /// A CUDA device with tessera's kernels loaded. Operations are queued on one stream; results
@@ -53,6 +137,7 @@ pub struct Gpu {
     smem_allowed: Mutex<HashMap<&'static str, usize>>,
     name: String,
     arch: &'static str,
+    kernels: KernelCode,
     sm_count: u32,
     /// Shared memory: a block's opt-in limit, an SM's, and what the driver reserves per block
     /// (bytes; asked once, as the launches' sizing reads them on every call).
@@ -97,8 +182,11 @@ impl Gpu {
         Ok(n.max(0) as usize)
     }
 
-    /// Opens device `ordinal`, loading the PTX built for its architecture (sm_90 PTX on
-    /// compute capability 9.0 and newer, sm_80 PTX on 8.x).
+    /// Opens device `ordinal`, loading the kernels built for its architecture (sm_90 on
+    /// compute capability 9.0 and newer, sm_80 on 8.x): the binary's cubin where it has one
+    /// for the GPU and the driver takes it, else the PTX, which the driver compiles (minutes
+    /// for the whole module the first time; the driver caches it). [`Gpu::kernel_code`] says
+    /// which.
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
         let count = Gpu::device_count()?;
         if ordinal >= count {
@@ -115,24 +203,26 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         keep_freed_memory(&ctx);
         let name = ctx.name().unwrap_or_else(|_| "unknown device".into());
-        let (major, _) = ctx
+        let (major, minor) = ctx
             .compute_capability()
             .map_err(Error::driver("querying the compute capability", 0))?;
-        let (arch, ptx) = match major {
-            9.. => ("sm_90", PTX_SM90),
-            8 => ("sm_80", PTX_SM80),
+        let (arch, code) = match major {
+            9.. => ("sm_90", (PTX_SM90, CUBIN_SM90)),
+            8 => ("sm_80", (PTX_SM80, CUBIN_SM80)),
             _ => {
                 return Err(Error::NoDevice(format!(
                     "{name} has compute capability {major}.x; tessera needs 8.0 or newer"
                 )));
             }
         };
-        let module = ctx
-            .load_module(kernel_module(arch, ptx)?)
-            .map_err(|source| Error::PtxLoad {
-                arch,
-                device: name.clone(),
-                source,
+        let (module, kernels) =
+            load_kernels(&ctx, arch, code, (major, minor)).map_err(|e| match e {
+                LoadError::Embedded(e) => e,
+                LoadError::Driver(source) => Error::PtxLoad {
+                    arch,
+                    device: name.clone(),
+                    source,
+                },
             })?;
         let sm_count = ctx
             .attribute(
@@ -153,6 +243,7 @@ impl Gpu {
             mapped: Mutex::new(None),
             name,
             arch,
+            kernels,
             sm_count,
             smem,
         })
@@ -163,9 +254,14 @@ impl Gpu {
         &self.name
     }
 
-    /// Architecture of the loaded PTX (`sm_80` or `sm_90`).
+    /// Architecture of the loaded kernels (`sm_80` or `sm_90`).
     pub fn arch(&self) -> &'static str {
         self.arch
+    }
+
+    /// How the kernels were loaded: the binary's cubin or the driver's JIT of the PTX.
+    pub fn kernel_code(&self) -> &KernelCode {
+        &self.kernels
     }
 
     /// Number of streaming multiprocessors.
@@ -381,7 +477,7 @@ fn keep_freed_memory(ctx: &CudaContext) {
 
 #[cfg(test)]
 mod tests {
-    use super::SharedMemory;
+    use super::*;
 
     #[test]
     fn blocks_sharing_an_sm_split_its_memory() {
@@ -398,5 +494,34 @@ mod tests {
         assert_eq!(h.sharing(one, 0), one);
         // Static memory past an SM's share leaves none.
         assert_eq!(h.sharing(1_000, 64), 0);
+    }
+
+    #[test]
+    fn cubins_run_on_their_own_major_version_only() {
+        assert!(cubin_runs_on("sm_90", (9, 0)));
+        assert!(cubin_runs_on("sm_80", (8, 0)));
+        assert!(cubin_runs_on("sm_80", (8, 9)));
+        assert!(!cubin_runs_on("sm_90", (10, 0)));
+        assert!(!cubin_runs_on("sm_90", (12, 0)));
+        assert!(!cubin_runs_on("sm_80", (9, 0)));
+        assert!(!cubin_runs_on("sm_80", (7, 5)));
+    }
+
+    #[test]
+    fn embedded_files_inflate() {
+        // Both PTX files are always there; a cubin only where the build found ptxas, and then
+        // it must inflate to an ELF image.
+        for (arch, ptx, cubin) in [
+            ("sm_80", PTX_SM80, CUBIN_SM80),
+            ("sm_90", PTX_SM90, CUBIN_SM90),
+        ] {
+            let text = ptx_text(arch, ptx).unwrap();
+            assert!(text.contains(&format!(".target {arch}")), "{arch} PTX");
+            if !cubin.is_empty() {
+                let image = inflate("cubin", arch, cubin).unwrap();
+                assert_eq!(&image[..4], b"\x7fELF", "{arch} cubin");
+            }
+        }
+        assert!(inflate("cubin", "sm_90", b"not deflate").is_err());
     }
 }

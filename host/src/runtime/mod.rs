@@ -18,7 +18,7 @@ pub use download::DownloadPath;
 pub(crate) use download::{append_staged, collect_indexed};
 #[cfg(feature = "arrow")]
 pub(crate) use download::{lock, unlock};
-pub use gpu::Gpu;
+pub use gpu::{Gpu, KernelCode};
 pub(crate) use launch::{EpochScratch, Scratch};
 pub use launch::{grid_per_sm, resident_grid, resident_grid_smem, tile_grid};
 pub(crate) use mapped::HostWords;

@@ -13,8 +13,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 mod bounds;
+mod cubin;
 mod link;
 
+pub use cubin::{assemble, cubin_sm, find_ptxas};
 pub use link::run_as_linker_if_requested;
 
 /// Environment variable that turns the calling program into the PTX linker.
