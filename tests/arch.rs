@@ -248,8 +248,21 @@ fn exp_and_sigmoid(gpu: &tessera::Gpu) {
     }
 }
 
+/// The kernels came from the binary's cubin where it has one for this GPU: a driver refusing
+/// it falls back to the PTX (and its JIT) without an error, so only this says so.
+fn kernels_load_from_the_cubin_where_built(gpu: &tessera::Gpu) {
+    println!("kernels: {} ({})", gpu.kernel_code(), gpu.arch());
+    if let tessera::KernelCode::Ptx { why } = gpu.kernel_code() {
+        assert!(
+            !why.contains("refused"),
+            "{why}: the cubin should load on a driver as new as the ptxas that assembled it"
+        );
+    }
+}
+
 harness! {
     gpu: [
+        kernels_load_from_the_cubin_where_built,
         thread_block_grid_lane_warp_indices,
         warp_shuffles_votes_popc,
         atomics_on_global_and_shared_memory,

@@ -27,7 +27,7 @@ pub mod preflight;
 pub mod runtime;
 
 pub use error::{Error, Result};
-pub use runtime::{DeviceColumn, DeviceItem, ElemType, Gpu, MAX_COLUMN_LEN};
+pub use runtime::{DeviceColumn, DeviceItem, ElemType, Gpu, KernelCode, MAX_COLUMN_LEN};
 
 /// Opens the GPU for a test or benchmark: `Some` when one is present; `None`, with a visible
 /// notice, when not; a panic when `TESSERA_REQUIRE_GPU=1` demands one.
