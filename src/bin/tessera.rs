@@ -92,7 +92,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.cmd {
         Cmd::Info => {
-            match Gpu::new() {
+            match Gpu::new_with_notice(tessera::ssb::cli::jit_notice) {
                 Ok(gpu) => println!(
                     "GPU: {} ({} SMs), kernels built for {}: {}",
                     gpu.name(),

@@ -439,14 +439,14 @@ pub fn run(cmd: SsbCmd) -> Result<(), Box<dyn std::error::Error>> {
 fn open_device(device: DeviceArg, rep: Report) -> Result<Option<Gpu>, Box<dyn std::error::Error>> {
     match device {
         DeviceArg::Cpu => Ok(None),
-        DeviceArg::Gpu => match Gpu::new() {
+        DeviceArg::Gpu => match Gpu::new_with_notice(jit_notice) {
             Ok(gpu) => Ok(Some(gpu)),
             Err(e) => Err(format!(
                 "--device gpu: {e}; run the CPU engine with --device cpu (or --device auto)"
             )
             .into()),
         },
-        DeviceArg::Auto => match Gpu::new() {
+        DeviceArg::Auto => match Gpu::new_with_notice(jit_notice) {
             Ok(gpu) => Ok(Some(gpu)),
             Err(e) => {
                 rep.say(format_args!("notice: no GPU ({e}); running the CPU engine"));
@@ -454,6 +454,11 @@ fn open_device(device: DeviceArg, rep: Report) -> Result<Option<Gpu>, Box<dyn st
             }
         },
     }
+}
+
+/// Said on stderr while the driver compiles the kernels (see `Gpu::new_with_notice`).
+pub fn jit_notice() {
+    eprintln!("{}", Gpu::JIT_NOTICE);
 }
 
 /// Bytes of the files under `dir` (recursively): what reading it into memory takes.

@@ -33,6 +33,26 @@ fn ptx_text(arch: &str, packed: &[u8]) -> Result<String> {
     })
 }
 
+/// `work()`, with `notice()` called on another thread if it has not returned after `after`.
+fn notice_if_slow<T>(
+    after: std::time::Duration,
+    work: impl FnOnce() -> T,
+    notice: impl FnOnce() + Send,
+) -> T {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            // `done` is dropped, never sent on: a disconnection is the work's end.
+            if wait.recv_timeout(after) == Err(std::sync::mpsc::RecvTimeoutError::Timeout) {
+                notice();
+            }
+        });
+        let out = work();
+        drop(done);
+        out
+    })
+}
+
 /// How a [`Gpu`]'s kernels were loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum KernelCode {
@@ -164,6 +184,23 @@ impl Gpu {
     pub fn new() -> Result<Gpu> {
         Gpu::with_device(0)
     }
+
+    /// [`Gpu::new`], calling `notice` if it is still loading the kernels after
+    /// [`Gpu::SLOW_LOAD`]: where the driver compiles the PTX (a binary without a cubin for the
+    /// GPU, on a machine whose driver has not cached it), that takes minutes, and a program
+    /// can say so instead of seeming to hang.
+    pub fn new_with_notice(notice: impl FnOnce() + Send) -> Result<Gpu> {
+        notice_if_slow(Gpu::SLOW_LOAD, Gpu::new, notice)
+    }
+
+    /// How long [`Gpu::new_with_notice`] waits before its notice.
+    pub const SLOW_LOAD: std::time::Duration = std::time::Duration::from_secs(5);
+
+    /// What a program may say when [`Gpu::new_with_notice`] calls its notice.
+    pub const JIT_NOTICE: &'static str = "loading tessera's kernels: the CUDA driver is \
+        compiling them for this GPU, a few minutes the first time on a machine (it caches \
+        them); a release build on a machine with ptxas embeds them ready (README: kernel \
+        code at start-up)";
 
     /// Whether a CUDA driver and at least one device are present.
     pub fn available() -> bool {
@@ -494,6 +531,19 @@ mod tests {
         assert_eq!(h.sharing(one, 0), one);
         // Static memory past an SM's share leaves none.
         assert_eq!(h.sharing(1_000, 64), 0);
+    }
+
+    #[test]
+    fn the_notice_comes_only_when_the_work_is_slow() {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::time::Duration;
+        let said = AtomicBool::new(false);
+        let say = || said.store(true, Ordering::SeqCst);
+        assert_eq!(notice_if_slow(Duration::from_secs(60), || 7, say), 7);
+        assert!(!said.load(Ordering::SeqCst));
+        let slow = || std::thread::sleep(Duration::from_millis(300));
+        notice_if_slow(Duration::from_millis(10), slow, say);
+        assert!(said.load(Ordering::SeqCst));
     }
 
     #[test]
