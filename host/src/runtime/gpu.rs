@@ -55,6 +55,7 @@ fn notice_if_slow<T>(
 
 /// How a [`Gpu`]'s kernels were loaded.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KernelCode {
     /// Machine code assembled when the binary was built (no JIT).
     Cubin,
