@@ -11,7 +11,7 @@ fn ptxas(root: &Path) -> Result<PathBuf, String> {
         return Ok(PathBuf::from(p));
     }
     let dir = root.join("target/cuda-tools");
-    let bin = dir.join("nvidia/cu13/bin/ptxas");
+    let bin = dir.join(tessera_ptx_build::FETCHED_PTXAS);
     if bin.exists() {
         return Ok(bin);
     }
@@ -33,9 +33,13 @@ fn ptxas(root: &Path) -> Result<PathBuf, String> {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .find(|p| p.extension().is_some_and(|x| x == "whl"))
         .ok_or("pip downloaded no wheel")?;
-    let script = "import sys, zipfile\nzipfile.ZipFile(sys.argv[1]).extract('nvidia/cu13/bin/ptxas', sys.argv[2])";
+    let script = format!(
+        "import sys, zipfile\nzipfile.ZipFile(sys.argv[1]).extract('{}', sys.argv[2])",
+        tessera_ptx_build::FETCHED_PTXAS
+    );
     let ok = Command::new("python3")
-        .args(["-c", script])
+        .arg("-c")
+        .arg(&script)
         .arg(&wheel)
         .arg(&dir)
         .status()

@@ -79,10 +79,10 @@ impl std::fmt::Display for KernelCode {
     }
 }
 
-/// Whether a cubin assembled for `arch` runs on a GPU of compute capability `major.minor`:
-/// machine code runs on its own major version at its minor version or later, and both cubins
-/// are of minor version 0.
-fn cubin_runs_on(arch: &str, (major, _minor): (i32, i32)) -> bool {
+/// Whether a cubin assembled for `arch` runs on a GPU of compute capability `major.x`: machine
+/// code runs on its own major version at its minor version or later, and both cubins are of
+/// minor version 0.
+fn cubin_runs_on(arch: &str, major: i32) -> bool {
     match arch {
         "sm_90" => major == 9,
         "sm_80" => major == 8,
@@ -98,20 +98,25 @@ fn cubin_runs_on(arch: &str, (major, _minor): (i32, i32)) -> bool {
 /// cubin.
 fn load_kernels(
     ctx: &Arc<CudaContext>,
-    arch: &'static str,
+    (arch, device): (&'static str, &str),
     (ptx, cubin): (&[u8], &[u8]),
     capability: (i32, i32),
-) -> std::result::Result<(Arc<CudaModule>, KernelCode), LoadError> {
+) -> Result<(Arc<CudaModule>, KernelCode)> {
+    let failed = |source| Error::PtxLoad {
+        arch,
+        device: device.to_string(),
+        source,
+    };
     #[cfg(feature = "dev-module")]
     if let Some(path) = std::env::var_os("TESSERA_DEV_MODULE") {
-        let module = ctx.load_module(Ptx::from_file(path))?;
+        let module = ctx.load_module(Ptx::from_file(path)).map_err(failed)?;
         return Ok((module, KernelCode::DevModule));
     }
     let why = if cubin.is_empty() {
         "this binary was built without ptxas".to_string()
     } else if std::env::var_os("TESSERA_JIT").is_some_and(|v| v == "1") {
         "TESSERA_JIT=1".to_string()
-    } else if !cubin_runs_on(arch, capability) {
+    } else if !cubin_runs_on(arch, capability.0) {
         let (major, minor) = capability;
         format!("the {arch} cubin does not run on compute capability {major}.{minor}")
     } else {
@@ -122,26 +127,10 @@ fn load_kernels(
             Err(e) => format!("the driver refused the {arch} cubin: {e}"),
         }
     };
-    let module = ctx.load_module(Ptx::from_src(ptx_text(arch, ptx)?))?;
+    let module = ctx
+        .load_module(Ptx::from_src(ptx_text(arch, ptx)?))
+        .map_err(failed)?;
     Ok((module, KernelCode::Ptx { why }))
-}
-
-/// Why [`load_kernels`] failed: the embedded files, or the driver.
-enum LoadError {
-    Embedded(Error),
-    Driver(cudarc::driver::DriverError),
-}
-
-impl From<Error> for LoadError {
-    fn from(e: Error) -> Self {
-        LoadError::Embedded(e)
-    }
-}
-
-impl From<cudarc::driver::DriverError> for LoadError {
-    fn from(e: cudarc::driver::DriverError) -> Self {
-        LoadError::Driver(e)
-    }
 }
 
 /// A CUDA device with tessera's kernels loaded. Operations are queued on one stream; results
@@ -253,15 +242,7 @@ impl Gpu {
                 )));
             }
         };
-        let (module, kernels) =
-            load_kernels(&ctx, arch, code, (major, minor)).map_err(|e| match e {
-                LoadError::Embedded(e) => e,
-                LoadError::Driver(source) => Error::PtxLoad {
-                    arch,
-                    device: name.clone(),
-                    source,
-                },
-            })?;
+        let (module, kernels) = load_kernels(&ctx, (arch, &name), code, (major, minor))?;
         let sm_count = ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -549,13 +530,12 @@ mod tests {
 
     #[test]
     fn cubins_run_on_their_own_major_version_only() {
-        assert!(cubin_runs_on("sm_90", (9, 0)));
-        assert!(cubin_runs_on("sm_80", (8, 0)));
-        assert!(cubin_runs_on("sm_80", (8, 9)));
-        assert!(!cubin_runs_on("sm_90", (10, 0)));
-        assert!(!cubin_runs_on("sm_90", (12, 0)));
-        assert!(!cubin_runs_on("sm_80", (9, 0)));
-        assert!(!cubin_runs_on("sm_80", (7, 5)));
+        assert!(cubin_runs_on("sm_90", 9));
+        assert!(cubin_runs_on("sm_80", 8));
+        assert!(!cubin_runs_on("sm_90", 10));
+        assert!(!cubin_runs_on("sm_90", 12));
+        assert!(!cubin_runs_on("sm_80", 9));
+        assert!(!cubin_runs_on("sm_80", 7));
     }
 
     #[test]

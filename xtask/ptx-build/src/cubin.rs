@@ -2,16 +2,28 @@
 //! that a binary loads machine code on the GPUs it was built for instead of waiting for the
 //! driver to compile the PTX (minutes for the whole module on a cold driver cache). The PTX
 //! stays embedded beside it for every other GPU and for drivers older than the `ptxas`.
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::{BuildError, err};
 
+/// Where `cargo xtask build-ptx --check` keeps the `ptxas` it fetches, under
+/// `target/cuda-tools` (the path inside PyPI's `nvidia-cuda-nvcc` wheel).
+pub const FETCHED_PTXAS: &str = "nvidia/cu13/bin/ptxas";
+
 /// Where a `ptxas` may be, in the order looked at: `$PTXAS`, `$CUDA_HOME/bin`, `$CUDA_PATH/bin`,
-/// `/usr/local/cuda/bin`, each directory of `$PATH`, and `cuda_tools` (the copy that
-/// `cargo xtask build-ptx --check` fetches into `target/cuda-tools`).
+/// `/usr/local/cuda/bin`, each directory of `$PATH`, and under `cuda_tools` the copy that
+/// `cargo xtask build-ptx --check` fetches ([`FETCHED_PTXAS`]).
 pub fn find_ptxas(cuda_tools: &Path) -> Option<PathBuf> {
-    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    ptxas_candidates(|k| std::env::var_os(k), cuda_tools)
+        .into_iter()
+        .find(|p| p.is_file())
+}
+
+/// [`find_ptxas`]'s places, in order, with `env` for the environment.
+fn ptxas_candidates(env: impl Fn(&str) -> Option<OsString>, cuda_tools: &Path) -> Vec<PathBuf> {
+    let env = |k: &str| env(k).filter(|v| !v.is_empty());
     let mut candidates: Vec<PathBuf> = Vec::new();
     candidates.extend(env("PTXAS").map(PathBuf::from));
     for home in ["CUDA_HOME", "CUDA_PATH"] {
@@ -21,8 +33,8 @@ pub fn find_ptxas(cuda_tools: &Path) -> Option<PathBuf> {
     if let Some(path) = env("PATH") {
         candidates.extend(std::env::split_paths(&path).map(|d| d.join("ptxas")));
     }
-    candidates.push(cuda_tools.join("nvidia/cu13/bin/ptxas"));
-    candidates.into_iter().find(|p| p.is_file())
+    candidates.push(cuda_tools.join(FETCHED_PTXAS));
+    candidates
 }
 
 /// The SM version a CUDA cubin (an ELF image) was assembled for, such as 90 for `sm_90`, or
@@ -64,10 +76,13 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<u8>, BuildEr
         fnv1a(0xcbf2_9ce4_8422_2325, &text),
         format!("{}\0{tool_size}\0{arch}", ptxas.display()).as_bytes(),
     );
+    let Some(want) = arch.strip_prefix("sm_").and_then(|v| v.parse::<u32>().ok()) else {
+        return err(format!("{arch:?} is not an architecture such as sm_90"));
+    };
     let dir = ptx.parent().unwrap_or(Path::new("."));
     let cached = dir.join(format!("tessera_kernels.{arch}.{key:016x}.cubin"));
     if let Ok(image) = std::fs::read(&cached)
-        && cubin_sm(&image).is_some()
+        && cubin_sm(&image) == Some(want)
     {
         return Ok(image);
     }
@@ -91,8 +106,7 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<u8>, BuildEr
     }
     let image = std::fs::read(&partial)
         .map_err(|e| BuildError(format!("cannot read {}: {e}", partial.display())))?;
-    let want = arch.trim_start_matches("sm_").parse::<u32>().ok();
-    if cubin_sm(&image) != want || want.is_none() {
+    if cubin_sm(&image) != Some(want) {
         return err(format!(
             "{} wrote {}, which is not a cubin for {arch}",
             ptxas.display(),
@@ -207,16 +221,52 @@ mod tests {
     }
 
     #[test]
-    fn find_ptxas_takes_the_fetched_copy_last() {
+    fn ptxas_is_looked_for_in_order_the_fetched_copy_last() {
+        let vars = [
+            ("PTXAS", "/opt/p/ptxas"),
+            ("CUDA_HOME", "/opt/home"),
+            ("CUDA_PATH", ""),
+            ("PATH", "/usr/bin:/opt/bin"),
+        ];
+        let env = |k: &str| {
+            vars.iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| OsString::from(v))
+        };
+        let tools = Path::new("/w/target/cuda-tools");
+        let want = [
+            "/opt/p/ptxas",
+            "/opt/home/bin/ptxas",
+            "/usr/local/cuda/bin/ptxas",
+            "/usr/bin/ptxas",
+            "/opt/bin/ptxas",
+            "/w/target/cuda-tools/nvidia/cu13/bin/ptxas",
+        ];
+        let got = ptxas_candidates(env, tools);
+        assert_eq!(
+            got,
+            want.map(PathBuf::from),
+            "an empty CUDA_PATH is no place"
+        );
+        let none = ptxas_candidates(|_| None, tools);
+        assert_eq!(
+            none,
+            want[2..=2]
+                .iter()
+                .chain(&want[5..])
+                .map(PathBuf::from)
+                .collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn find_ptxas_finds_the_fetched_copy() {
         let dir = std::env::temp_dir().join(format!("tessera-ptxas-{}", std::process::id()));
-        let bin = dir.join("nvidia/cu13/bin");
-        std::fs::create_dir_all(&bin).unwrap();
-        std::fs::write(bin.join("ptxas"), b"").unwrap();
-        let found = find_ptxas(&dir).unwrap();
-        // Another ptxas (a CUDA toolkit's) may come first on this machine; the fetched copy is
-        // found when there is none.
-        assert!(found.is_file());
-        assert!(find_ptxas(&dir.join("absent")).is_none_or(|p| p != bin.join("ptxas")));
+        let bin = dir.join(FETCHED_PTXAS);
+        std::fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        std::fs::write(&bin, b"").unwrap();
+        // Another ptxas (a CUDA toolkit's) may come first on this machine: some file is found.
+        assert!(find_ptxas(&dir).is_some_and(|p| p.is_file()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -16,7 +16,7 @@ mod bounds;
 mod cubin;
 mod link;
 
-pub use cubin::{assemble, cubin_sm, find_ptxas};
+pub use cubin::{FETCHED_PTXAS, assemble, cubin_sm, find_ptxas};
 pub use link::run_as_linker_if_requested;
 
 /// Environment variable that turns the calling program into the PTX linker.
