@@ -249,7 +249,9 @@ fn exp_and_sigmoid(gpu: &tessera::Gpu) {
 }
 
 /// The kernels came from the binary's cubin where it has one for this GPU: a driver refusing
-/// it falls back to the PTX (and its JIT) without an error, so only this says so.
+/// it falls back to the PTX (and its JIT) without an error, so only this says so. Every family
+/// loads as the core family did (a family's cubin missing where the others are would be a
+/// build that failed to assemble it).
 fn kernels_load_from_the_cubin_where_built(gpu: &tessera::Gpu) {
     println!("kernels: {} ({})", gpu.kernel_code(), gpu.arch());
     if let tessera::KernelCode::Ptx { why } = gpu.kernel_code() {
@@ -257,6 +259,23 @@ fn kernels_load_from_the_cubin_where_built(gpu: &tessera::Gpu) {
             !why.contains("refused"),
             "{why}: the cubin should load on a driver as new as the ptxas that assembled it"
         );
+    }
+    let fresh = tessera::Gpu::new().unwrap();
+    let families = fresh.kernel_families();
+    assert_eq!(families[0].0, "core");
+    assert!(
+        families[0].1.is_some(),
+        "the core family loads when a Gpu opens"
+    );
+    assert!(
+        families[1..].iter().all(|f| f.1.is_none()),
+        "the other families load at their first launch: {families:?}"
+    );
+    let started = std::time::Instant::now();
+    fresh.load_all_kernels().unwrap();
+    println!("the other families loaded in {:?}", started.elapsed());
+    for (name, code) in fresh.kernel_families() {
+        assert_eq!(code.as_ref(), Some(gpu.kernel_code()), "family {name}");
     }
 }
 

@@ -33,7 +33,8 @@ pub use runtime::{DeviceColumn, DeviceItem, ElemType, Gpu, KernelCode, MAX_COLUM
 /// notice, when not; a panic when `TESSERA_REQUIRE_GPU=1` demands one.
 pub fn gpu_or_skip(what: &str) -> Option<Gpu> {
     let required = std::env::var("TESSERA_REQUIRE_GPU").is_ok_and(|v| v == "1");
-    match Gpu::new_with_notice(|| eprintln!("{what}: {}", Gpu::JIT_NOTICE)) {
+    let said = what.to_string();
+    match Gpu::new_with_notice(move || eprintln!("{said}: {}", Gpu::JIT_NOTICE)) {
         Ok(g) => Some(g),
         Err(e) if required => panic!("{what}: TESSERA_REQUIRE_GPU=1 but no GPU: {e}"),
         Err(e) => {

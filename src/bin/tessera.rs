@@ -93,13 +93,20 @@ fn run(cli: Cli) -> Result<(), Box<dyn std::error::Error>> {
     match cli.cmd {
         Cmd::Info => {
             match Gpu::new_with_notice(tessera::ssb::cli::jit_notice) {
-                Ok(gpu) => println!(
-                    "GPU: {} ({} SMs), kernels built for {}: {}",
-                    gpu.name(),
-                    gpu.sm_count(),
-                    gpu.arch(),
-                    gpu.kernel_code()
-                ),
+                Ok(gpu) => {
+                    println!(
+                        "GPU: {} ({} SMs), kernels built for {}: {}",
+                        gpu.name(),
+                        gpu.sm_count(),
+                        gpu.arch(),
+                        gpu.kernel_code()
+                    );
+                    let families: Vec<_> = gpu.kernel_families().into_iter().map(|f| f.0).collect();
+                    println!(
+                        "kernel families, each loaded at its first launch: {}",
+                        families.join(", ")
+                    );
+                }
                 Err(e) => println!("GPU: none ({e})"),
             }
             println!(

@@ -1,34 +1,47 @@
-//! [`Gpu`]: one device, its context, a stream, and the embedded kernels loaded as a module.
+//! [`Gpu`]: one device, its context, a stream, and the embedded kernels, loaded as one module
+//! per kernel family when the family's first kernel is launched.
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream, DriverError};
 use cudarc::nvrtc::Ptx;
 use tessera_kernels::spec::KernelShape;
 
 use crate::error::{Error, Result};
 
-// Deflated by the build script; see `inflate`. A cubin is empty where the build had no ptxas.
-const PTX_SM80: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_80.ptx.deflate"));
-const PTX_SM90: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_90.ptx.deflate"));
-const CUBIN_SM80: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_80.cubin.deflate"));
-const CUBIN_SM90: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/kernels_sm_90.cubin.deflate"));
+/// The architectures the binary embeds kernels for, in the order of [`Family`]'s arrays.
+const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
+
+/// A family of kernels as the binary embeds it: for each of [`ARCHS`], its PTX and its cubin
+/// (empty where the build had no ptxas), both deflated by the build script (see `inflate`).
+pub(crate) struct Family {
+    name: &'static str,
+    ptx: [&'static [u8]; 2],
+    cubin: [&'static [u8]; 2],
+}
+
+mod embedded {
+    use super::Family;
+    // `FAMILIES`, the core family first, and `KERNELS`, each kernel's family by name, sorted.
+    include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
+}
+use embedded::{FAMILIES, KERNELS};
+
+/// The index in [`FAMILIES`] of the family of kernel `name`, if the binary has that kernel.
+fn family_of(name: &str) -> Option<usize> {
+    KERNELS
+        .binary_search_by(|(k, _)| (*k).cmp(name))
+        .ok()
+        .map(|i| KERNELS[i].1 as usize)
+}
 
 /// One of the embedded files, inflated.
 fn inflate(what: &str, arch: &str, packed: &[u8]) -> Result<Vec<u8>> {
     miniz_oxide::inflate::decompress_to_vec(packed).map_err(|e| {
         Error::Data(format!(
             "the embedded {arch} {what} does not inflate ({e:?}): the binary is damaged; rebuild it"
-        ))
-    })
-}
-
-/// The embedded PTX of `arch` as text.
-fn ptx_text(arch: &str, packed: &[u8]) -> Result<String> {
-    String::from_utf8(inflate("PTX", arch, packed)?).map_err(|_| {
-        Error::Data(format!(
-            "the embedded {arch} PTX is not UTF-8: the binary is damaged; rebuild it"
         ))
     })
 }
@@ -90,28 +103,20 @@ fn cubin_runs_on(arch: &str, major: i32) -> bool {
     }
 }
 
-/// Loads the kernels for `arch` on `ctx`: the embedded cubin where there is one for the GPU
-/// (`capability`) and the driver takes it, else the PTX; in a development build (the
-/// `dev-module` feature), the file `TESSERA_DEV_MODULE` names. That file must come from the
-/// same kernel sources' parameter layouts (a variant of their code, not of their signatures):
-/// the host launches its kernels as it would the embedded ones. `TESSERA_JIT=1` skips the
-/// cubin.
-fn load_kernels(
+/// Loads `family`'s kernels for `arch` on `ctx`: the embedded cubin where there is one for the
+/// GPU (`capability`) and the driver takes it, else the PTX. `TESSERA_JIT=1` skips the cubin.
+fn load_family(
     ctx: &Arc<CudaContext>,
     (arch, device): (&'static str, &str),
-    (ptx, cubin): (&[u8], &[u8]),
+    family: &Family,
     capability: (i32, i32),
 ) -> Result<(Arc<CudaModule>, KernelCode)> {
-    let failed = |source| Error::PtxLoad {
-        arch,
-        device: device.to_string(),
-        source,
-    };
-    #[cfg(feature = "dev-module")]
-    if let Some(path) = std::env::var_os("TESSERA_DEV_MODULE") {
-        let module = ctx.load_module(Ptx::from_file(path)).map_err(failed)?;
-        return Ok((module, KernelCode::DevModule));
-    }
+    let a = ARCHS
+        .iter()
+        .position(|x| *x == arch)
+        .expect("an embedded arch");
+    let (ptx, cubin) = (family.ptx[a], family.cubin[a]);
+    let what = |kind: &str| format!("{} {kind}", family.name);
     let why = if cubin.is_empty() {
         "this binary was built without ptxas".to_string()
     } else if std::env::var_os("TESSERA_JIT").is_some_and(|v| v == "1") {
@@ -122,14 +127,24 @@ fn load_kernels(
     } else {
         // A driver older than the ptxas refuses its cubin: the PTX then goes to its JIT,
         // whose own error (a PTX too new for it) is the one to report.
-        match ctx.load_module(Ptx::from_binary(inflate("cubin", arch, cubin)?)) {
+        match ctx.load_module(Ptx::from_binary(inflate(&what("cubin"), arch, cubin)?)) {
             Ok(module) => return Ok((module, KernelCode::Cubin)),
             Err(e) => format!("the driver refused the {arch} cubin: {e}"),
         }
     };
+    let text = String::from_utf8(inflate(&what("PTX"), arch, ptx)?).map_err(|_| {
+        Error::Data(format!(
+            "the embedded {arch} {} PTX is not UTF-8: the binary is damaged; rebuild it",
+            family.name
+        ))
+    })?;
     let module = ctx
-        .load_module(Ptx::from_src(ptx_text(arch, ptx)?))
-        .map_err(failed)?;
+        .load_module(Ptx::from_src(text))
+        .map_err(|source| Error::PtxLoad {
+            arch,
+            device: device.to_string(),
+            source,
+        })?;
     Ok((module, KernelCode::Ptx { why }))
 }
 
@@ -138,7 +153,14 @@ fn load_kernels(
 pub struct Gpu {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
-    module: Arc<CudaModule>,
+    /// Each kernel family's module and how it was loaded ([`FAMILIES`]' order): the core
+    /// family's when the `Gpu` opens, every other's at the first launch of one of its kernels.
+    modules: Vec<OnceLock<(Arc<CudaModule>, KernelCode)>>,
+    /// Held while a family loads, so that two threads do not both load it.
+    loading: Mutex<()>,
+    /// Called once, the first time a family's load takes [`Gpu::SLOW_LOAD`].
+    notice: Option<Box<dyn Fn() + Send + Sync>>,
+    noticed: AtomicBool,
     functions: Mutex<HashMap<&'static str, CudaFunction>>,
     /// Blocks of each kernel resident on one SM with so many bytes of dynamic shared memory,
     /// asked once.
@@ -147,7 +169,7 @@ pub struct Gpu {
     smem_allowed: Mutex<HashMap<&'static str, usize>>,
     name: String,
     arch: &'static str,
-    kernels: KernelCode,
+    capability: (i32, i32),
     sm_count: u32,
     /// Shared memory: a block's opt-in limit, an SM's, and what the driver reserves per block
     /// (bytes; asked once, as the launches' sizing reads them on every call).
@@ -175,22 +197,23 @@ impl Gpu {
         Gpu::with_device(0)
     }
 
-    /// [`Gpu::new`], calling `notice` if it is still loading the kernels after
-    /// [`Gpu::SLOW_LOAD`]: where the driver compiles the PTX (a binary without a cubin for the
-    /// GPU, on a machine whose driver has not cached it), that takes minutes, and a program
-    /// can say so instead of seeming to hang.
-    pub fn new_with_notice(notice: impl FnOnce() + Send) -> Result<Gpu> {
-        notice_if_slow(Gpu::SLOW_LOAD, Gpu::new, notice)
+    /// [`Gpu::new`], calling `notice` once if loading a family of kernels, when the `Gpu`
+    /// opens or at a family's first launch, is still going after [`Gpu::SLOW_LOAD`]: where the
+    /// driver compiles the PTX (a binary without a cubin for the GPU, on a machine whose
+    /// driver has not cached it), that takes a while, and a program can say so instead of
+    /// seeming to hang.
+    pub fn new_with_notice(notice: impl Fn() + Send + Sync + 'static) -> Result<Gpu> {
+        Gpu::open(0, Some(Box::new(notice)))
     }
 
-    /// How long [`Gpu::new_with_notice`] waits before its notice.
+    /// How long a family's load takes before [`Gpu::new_with_notice`]'s notice.
     pub const SLOW_LOAD: std::time::Duration = std::time::Duration::from_secs(5);
 
     /// What a program may say when [`Gpu::new_with_notice`] calls its notice.
     pub const JIT_NOTICE: &'static str = "loading tessera's kernels: the CUDA driver is \
-        compiling them for this GPU, a few minutes the first time on a machine (it caches \
-        them); a release build on a machine with ptxas embeds them ready (README: kernel \
-        code at start-up)";
+        compiling them for this GPU, which takes a while the first time on a machine (it \
+        caches them); a release build on a machine with ptxas embeds them ready (README: \
+        kernel code at start-up)";
 
     /// Whether a CUDA driver and at least one device are present.
     pub fn available() -> bool {
@@ -209,12 +232,18 @@ impl Gpu {
         Ok(n.max(0) as usize)
     }
 
-    /// Opens device `ordinal`, loading the kernels built for its architecture (sm_90 on
-    /// compute capability 9.0 and newer, sm_80 on 8.x): the binary's cubin where it has one
-    /// for the GPU and the driver takes it, else the PTX, which the driver compiles (minutes
-    /// for the whole module the first time; the driver caches it). [`Gpu::kernel_code`] says
-    /// which.
+    /// Opens device `ordinal` with the kernels built for its architecture (sm_90 on compute
+    /// capability 9.0 and newer, sm_80 on 8.x): the binary's cubin where it has one for the
+    /// GPU and the driver takes it, else the PTX, which the driver compiles (a while the first
+    /// time; the driver caches it). The kernels come in families, one module each: the core
+    /// family (selection, projection, joins, the bandwidth probes) loads here, so that a GPU
+    /// that cannot take the kernels fails here; every other family at the first launch of
+    /// one of its kernels, or at [`Gpu::load_all_kernels`]. [`Gpu::kernel_code`] says how.
     pub fn with_device(ordinal: usize) -> Result<Gpu> {
+        Gpu::open(ordinal, None)
+    }
+
+    fn open(ordinal: usize, notice: Option<Box<dyn Fn() + Send + Sync>>) -> Result<Gpu> {
         let count = Gpu::device_count()?;
         if ordinal >= count {
             return Err(Error::NoDevice(format!(
@@ -233,16 +262,15 @@ impl Gpu {
         let (major, minor) = ctx
             .compute_capability()
             .map_err(Error::driver("querying the compute capability", 0))?;
-        let (arch, code) = match major {
-            9.. => ("sm_90", (PTX_SM90, CUBIN_SM90)),
-            8 => ("sm_80", (PTX_SM80, CUBIN_SM80)),
+        let arch = match major {
+            9.. => "sm_90",
+            8 => "sm_80",
             _ => {
                 return Err(Error::NoDevice(format!(
                     "{name} has compute capability {major}.x; tessera needs 8.0 or newer"
                 )));
             }
         };
-        let (module, kernels) = load_kernels(&ctx, (arch, &name), code, (major, minor))?;
         let sm_count = ctx
             .attribute(
                 cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
@@ -250,10 +278,13 @@ impl Gpu {
             .map_err(Error::driver("querying the SM count", 0))? as u32;
         let smem = SharedMemory::of(&ctx)?;
         let stream = ctx.default_stream();
-        Ok(Gpu {
+        let gpu = Gpu {
             ctx,
             stream,
-            module,
+            modules: FAMILIES.iter().map(|_| OnceLock::new()).collect(),
+            loading: Mutex::new(()),
+            notice,
+            noticed: AtomicBool::new(false),
             functions: Mutex::new(HashMap::new()),
             resident_per_sm: Mutex::new(HashMap::new()),
             smem_allowed: Mutex::new(HashMap::new()),
@@ -262,10 +293,78 @@ impl Gpu {
             mapped: Mutex::new(None),
             name,
             arch,
-            kernels,
+            capability: (major, minor),
             sm_count,
             smem,
-        })
+        };
+        // A development build (the `dev-module` feature) loads every kernel from the file
+        // `TESSERA_DEV_MODULE` names. That file must come from the same kernel sources'
+        // parameter layouts (a variant of their code, not of their signatures): the host
+        // launches its kernels as it would the embedded ones.
+        #[cfg(feature = "dev-module")]
+        if let Some(path) = std::env::var_os("TESSERA_DEV_MODULE") {
+            let module = gpu
+                .ctx
+                .load_module(Ptx::from_file(path))
+                .map_err(|source| Error::PtxLoad {
+                    arch,
+                    device: gpu.name.clone(),
+                    source,
+                })?;
+            for slot in &gpu.modules {
+                let _ = slot.set((module.clone(), KernelCode::DevModule));
+            }
+        }
+        gpu.module(0)?;
+        Ok(gpu)
+    }
+
+    /// The module of family `family` (an index in [`FAMILIES`]), loaded on first use.
+    fn module(&self, family: usize) -> Result<Arc<CudaModule>> {
+        let slot = &self.modules[family];
+        if let Some((module, _)) = slot.get() {
+            return Ok(module.clone());
+        }
+        let _one = self.loading.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((module, _)) = slot.get() {
+            return Ok(module.clone());
+        }
+        let load = || {
+            load_family(
+                &self.ctx,
+                (self.arch, &self.name),
+                &FAMILIES[family],
+                self.capability,
+            )
+        };
+        let loaded = match &self.notice {
+            Some(notice) => notice_if_slow(Gpu::SLOW_LOAD, load, || {
+                if !self.noticed.swap(true, Ordering::Relaxed) {
+                    notice();
+                }
+            }),
+            None => load(),
+        }?;
+        let module = loaded.0.clone();
+        let _ = slot.set(loaded);
+        Ok(module)
+    }
+
+    /// Loads every family of kernels that is not loaded yet, so that no later launch waits
+    /// for one (a benchmark that must not time a load, a program that would rather wait when
+    /// it starts).
+    pub fn load_all_kernels(&self) -> Result<()> {
+        (0..FAMILIES.len()).try_for_each(|f| self.module(f).map(|_| ()))
+    }
+
+    /// Each family of kernels by name, with how it was loaded, or `None` while none of its
+    /// kernels has been launched.
+    pub fn kernel_families(&self) -> Vec<(&'static str, Option<KernelCode>)> {
+        FAMILIES
+            .iter()
+            .zip(&self.modules)
+            .map(|(family, slot)| (family.name, slot.get().map(|(_, code)| code.clone())))
+            .collect()
     }
 
     /// Device name as the driver reports it.
@@ -278,9 +377,11 @@ impl Gpu {
         self.arch
     }
 
-    /// How the kernels were loaded: the binary's cubin or the driver's JIT of the PTX.
+    /// How the kernels were loaded: the binary's cubin or the driver's JIT of the PTX, as the
+    /// core family was when the `Gpu` opened (the other families follow the same rule;
+    /// [`Gpu::kernel_families`] has each).
     pub fn kernel_code(&self) -> &KernelCode {
-        &self.kernels
+        &self.modules[0].get().expect("loaded when the Gpu opened").1
     }
 
     /// Number of streaming multiprocessors.
@@ -332,18 +433,22 @@ impl Gpu {
 
     /// The loaded function for `spec` (looked up once, then cached).
     pub(crate) fn function(&self, spec: &KernelShape) -> Result<CudaFunction> {
-        let mut map = self.functions.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(f) = map.get(spec.name()) {
+        let lock = || self.functions.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = lock().get(spec.name()) {
             return Ok(f.clone());
         }
+        let missing = DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND);
+        let failed = |source| Error::Launch {
+            kernel: spec.name(),
+            source,
+        };
+        // The functions' lock is not held while a family loads, which may take a while.
+        let family = family_of(spec.name()).ok_or_else(|| failed(missing))?;
         let f = self
-            .module
+            .module(family)?
             .load_function(spec.name())
-            .map_err(|source| Error::Launch {
-                kernel: spec.name(),
-                source,
-            })?;
-        map.insert(spec.name(), f.clone());
+            .map_err(failed)?;
+        lock().insert(spec.name(), f.clone());
         Ok(f)
     }
 
@@ -540,19 +645,60 @@ mod tests {
 
     #[test]
     fn embedded_files_inflate() {
-        // Both PTX files are always there; a cubin only where the build found ptxas, and then
-        // it must inflate to an ELF image.
-        for (arch, ptx, cubin) in [
-            ("sm_80", PTX_SM80, CUBIN_SM80),
-            ("sm_90", PTX_SM90, CUBIN_SM90),
-        ] {
-            let text = ptx_text(arch, ptx).unwrap();
-            assert!(text.contains(&format!(".target {arch}")), "{arch} PTX");
-            if !cubin.is_empty() {
-                let image = inflate("cubin", arch, cubin).unwrap();
-                assert_eq!(&image[..4], b"\x7fELF", "{arch} cubin");
+        // Every family's PTX is there for both architectures; its cubin only where the build
+        // found ptxas, and then it must inflate to an ELF image.
+        for family in &FAMILIES {
+            for (a, arch) in ARCHS.iter().enumerate() {
+                let text = String::from_utf8(inflate("PTX", arch, family.ptx[a]).unwrap()).unwrap();
+                assert!(
+                    text.contains(&format!(".target {arch}")),
+                    "{} {arch} PTX",
+                    family.name
+                );
+                let cubin = family.cubin[a];
+                if !cubin.is_empty() {
+                    let image = inflate("cubin", arch, cubin).unwrap();
+                    assert_eq!(&image[..4], b"\x7fELF", "{} {arch} cubin", family.name);
+                }
             }
         }
         assert!(inflate("cubin", "sm_90", b"not deflate").is_err());
+    }
+
+    #[test]
+    fn every_kernel_has_one_family_whose_ptx_holds_it() {
+        assert_eq!(FAMILIES[0].name, "core");
+        assert!(
+            KERNELS.windows(2).all(|w| w[0].0 < w[1].0),
+            "sorted, each once"
+        );
+        let texts: Vec<String> = FAMILIES
+            .iter()
+            .map(|f| String::from_utf8(inflate("PTX", "sm_90", f.ptx[1]).unwrap()).unwrap())
+            .collect();
+        let mut entries: Vec<(&str, usize)> = texts
+            .iter()
+            .enumerate()
+            .flat_map(|(f, text)| {
+                text.lines()
+                    .filter_map(|l| l.strip_prefix(".visible .entry "))
+                    .map(move |l| (l.trim_end_matches('('), f))
+            })
+            .collect();
+        entries.sort();
+        let kernels: Vec<(&str, usize)> = KERNELS.iter().map(|&(k, f)| (k, f as usize)).collect();
+        assert_eq!(entries, kernels, "each kernel in its family's PTX alone");
+        for (name, f) in KERNELS {
+            assert_eq!(family_of(name), Some(f as usize));
+        }
+        assert_eq!(family_of("no_such_kernel"), None);
+        // The kernels a program of each kind starts with are in the small core family, and the
+        // SSB queries' in their own.
+        for name in ["bw_read_u32", "select_u32"] {
+            assert_eq!(family_of(name), Some(0), "{name}");
+        }
+        let ssb = family_of("ssb_flight1").unwrap();
+        assert_eq!(FAMILIES[ssb].name, "ssb");
+        assert!(texts[ssb].len() * 4 < texts.iter().map(String::len).sum::<usize>());
     }
 }

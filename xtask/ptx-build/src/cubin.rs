@@ -66,8 +66,8 @@ fn fnv1a(seed: u64, bytes: &[u8]) -> u64 {
 }
 
 /// The cubin of `ptx` for `arch` assembled by `ptxas`, kept beside the PTX under a name made
-/// from both (and `ptxas`'s path and size), so that a rebuild whose kernels did not change
-/// reuses it.
+/// from the PTX file's name, its text and `ptxas`'s path and size, so that a rebuild whose
+/// kernels did not change reuses it.
 pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<u8>, BuildError> {
     let text = std::fs::read(ptx)
         .map_err(|e| BuildError(format!("cannot read {}: {e}", ptx.display())))?;
@@ -80,7 +80,12 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<u8>, BuildEr
         return err(format!("{arch:?} is not an architecture such as sm_90"));
     };
     let dir = ptx.parent().unwrap_or(Path::new("."));
-    let cached = dir.join(format!("tessera_kernels.{arch}.{key:016x}.cubin"));
+    // Named after the PTX file (`tessera_kernels.ssb` for `tessera_kernels.ssb.ptx`), so that
+    // the cubins of several PTX files in one directory are kept side by side.
+    let stem = ptx
+        .file_stem()
+        .map_or("kernels".into(), |s| s.to_string_lossy());
+    let cached = dir.join(format!("{stem}.{arch}.{key:016x}.cubin"));
     if let Ok(image) = std::fs::read(&cached)
         && cubin_sm(&image) == Some(want)
     {
@@ -113,8 +118,8 @@ pub fn assemble(ptxas: &Path, ptx: &Path, arch: &str) -> Result<Vec<u8>, BuildEr
             partial.display()
         ));
     }
-    // The cubins of earlier PTX go: each is as large as the module's machine code.
-    let stale = format!("tessera_kernels.{arch}.");
+    // The cubins of this file's earlier PTX go: each is as large as its machine code.
+    let stale = format!("{stem}.{arch}.");
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         if name.starts_with(&stale) && name.ends_with(".cubin") {
@@ -210,6 +215,26 @@ mod tests {
                 })
                 .count();
             assert_eq!(now, 1, "{arch}");
+            // Another PTX file in the same directory keeps its cubin beside this one's.
+            let family = sub.join("tessera_kernels.ssb.ptx");
+            std::fs::write(&family, std::fs::read(&ptx).unwrap()).unwrap();
+            assert_eq!(assemble(&ptxas, &family, arch).unwrap(), image, "{arch}");
+            assert_eq!(assemble(&ptxas, &ptx, arch).unwrap(), image, "{arch}");
+            let mut kept: Vec<_> = std::fs::read_dir(&sub)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().into_string().unwrap())
+                .filter(|n| n.ends_with(".cubin"))
+                .collect();
+            kept.sort();
+            assert_eq!(kept.len(), 2, "{arch}: {kept:?}");
+            assert!(
+                kept[0].starts_with(&format!("tessera_kernels.{arch}.")),
+                "{kept:?}"
+            );
+            assert!(
+                kept[1].starts_with(&format!("tessera_kernels.ssb.{arch}.")),
+                "{kept:?}"
+            );
         }
         std::fs::remove_dir_all(&dir).unwrap();
         // A PTX ptxas rejects is an error naming it.

@@ -15,9 +15,11 @@ use std::process::Command;
 mod bounds;
 mod cubin;
 mod link;
+mod split;
 
 pub use cubin::{FETCHED_PTXAS, assemble, cubin_sm, find_ptxas};
 pub use link::run_as_linker_if_requested;
+pub use split::{CORE, FAMILIES, Part, family_names, family_of, split};
 
 /// Environment variable that turns the calling program into the PTX linker.
 pub const LINK_ENV: &str = "TESSERA_PTX_LINK";
