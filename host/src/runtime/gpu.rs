@@ -11,23 +11,21 @@ use tessera_kernels::spec::KernelShape;
 
 use crate::error::{Error, Result};
 
-/// The architectures the binary embeds kernels for, in the order of [`Family`]'s arrays.
-const ARCHS: [&str; 2] = ["sm_80", "sm_90"];
-
 /// A family of kernels as the binary embeds it: for each of [`ARCHS`], its PTX and its cubin
 /// (empty where the build had no ptxas), both deflated by the build script (see `inflate`).
 pub(crate) struct Family {
     name: &'static str,
-    ptx: [&'static [u8]; 2],
-    cubin: [&'static [u8]; 2],
+    ptx: [&'static [u8]; ARCHS.len()],
+    cubin: [&'static [u8]; ARCHS.len()],
 }
 
 mod embedded {
     use super::Family;
-    // `FAMILIES`, the core family first, and `KERNELS`, each kernel's family by name, sorted.
+    // `ARCHS`, the architectures the binary embeds kernels for; `FAMILIES`, the core family
+    // first; `KERNELS`, each kernel's family by name, sorted.
     include!(concat!(env!("OUT_DIR"), "/kernels.rs"));
 }
-use embedded::{FAMILIES, KERNELS};
+use embedded::{ARCHS, FAMILIES, KERNELS};
 
 /// The index in [`FAMILIES`] of the family of kernel `name`, if the binary has that kernel.
 fn family_of(name: &str) -> Option<usize> {
@@ -672,9 +670,10 @@ mod tests {
             KERNELS.windows(2).all(|w| w[0].0 < w[1].0),
             "sorted, each once"
         );
+        let sm90 = ARCHS.iter().position(|a| *a == "sm_90").unwrap();
         let texts: Vec<String> = FAMILIES
             .iter()
-            .map(|f| String::from_utf8(inflate("PTX", "sm_90", f.ptx[1]).unwrap()).unwrap())
+            .map(|f| String::from_utf8(inflate("PTX", "sm_90", f.ptx[sm90]).unwrap()).unwrap())
             .collect();
         let mut entries: Vec<(&str, usize)> = texts
             .iter()
