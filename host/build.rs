@@ -97,10 +97,14 @@ fn main() {
             jobs.push((part.ptx.len(), arch, path, name, has_kernels));
         }
     }
-    // The largest first, on as many threads as there are cores: one ptxas runs on one.
+    // The largest first, as many side by side as cargo runs jobs (one ptxas runs on one core).
     jobs.sort_by_key(|job| std::cmp::Reverse(job.0));
     let next = std::sync::atomic::AtomicUsize::new(0);
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = std::env::var("NUM_JOBS")
+        .ok()
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
     std::thread::scope(|scope| {
         for _ in 0..workers.min(jobs.len()) {
             scope.spawn(|| {
