@@ -91,6 +91,16 @@ impl Error {
         }
     }
 
+    /// Wraps the driver's refusal of the `arch` kernels on `device`.
+    pub fn ptx_load(arch: &'static str, device: &str) -> impl FnOnce(DriverError) -> Error {
+        let device = device.to_string();
+        move |source| Error::PtxLoad {
+            arch,
+            device,
+            source,
+        }
+    }
+
     /// Wraps a launch error for `kernel`.
     pub fn launch(kernel: &'static str) -> impl FnOnce(DriverError) -> Error {
         move |source| Error::Launch { kernel, source }

@@ -138,11 +138,7 @@ fn load_family(
     })?;
     let module = ctx
         .load_module(Ptx::from_src(text))
-        .map_err(|source| Error::PtxLoad {
-            arch,
-            device: device.to_string(),
-            source,
-        })?;
+        .map_err(Error::ptx_load(arch, device))?;
     Ok((module, KernelCode::Ptx { why }))
 }
 
@@ -304,11 +300,7 @@ impl Gpu {
             let module = gpu
                 .ctx
                 .load_module(Ptx::from_file(path))
-                .map_err(|source| Error::PtxLoad {
-                    arch,
-                    device: gpu.name.clone(),
-                    source,
-                })?;
+                .map_err(Error::ptx_load(arch, &gpu.name))?;
             for slot in &gpu.modules {
                 let _ = slot.set((module.clone(), KernelCode::DevModule));
             }
@@ -436,16 +428,12 @@ impl Gpu {
             return Ok(f.clone());
         }
         let missing = DriverError(cudarc::driver::sys::CUresult::CUDA_ERROR_NOT_FOUND);
-        let failed = |source| Error::Launch {
-            kernel: spec.name(),
-            source,
-        };
         // The functions' lock is not held while a family loads, which may take a while.
-        let family = family_of(spec.name()).ok_or_else(|| failed(missing))?;
+        let family = family_of(spec.name()).ok_or_else(|| Error::launch(spec.name())(missing))?;
         let f = self
             .module(family)?
             .load_function(spec.name())
-            .map_err(failed)?;
+            .map_err(Error::launch(spec.name()))?;
         lock().insert(spec.name(), f.clone());
         Ok(f)
     }
