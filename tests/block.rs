@@ -97,25 +97,36 @@ fn block_aggregate_every_type(gpu: &tessera::Gpu) {
 fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu) {
     let rows = t::block_compact_tile_rows();
     for &n in &[0usize, 1, 31, rows - 1, rows, rows + 1, 100_001] {
-        // None, sparse (one survivor round, its first slots only), one round of every
-        // slot, about one in five (two rounds per warp at most), most, and all rows
-        // flagged.
-        for &per_mille in &[0u32, 10, 100, 200, 900, 1000] {
+        // None, survivors in a few lanes of a warp, sparse (one survivor round, its first
+        // slots only), one round of every slot, about one in five (two rounds per warp at
+        // most), most, and all rows flagged; each alone and in runs of four rows, which lie
+        // in one lane (as an order's line items do).
+        for (&per_mille, run) in [0u32, 2, 10, 100, 200, 900, 1000]
+            .iter()
+            .flat_map(|p| [(p, 1), (p, 4)])
+        {
             // Flagged rows hold 1..=15: the kernel adds each survivor's code (its low four
             // bits, kept beside its offset), then 16 for its flag, to its row.
-            let input: Vec<u32> = uniform_i32(n, 1000, n as u64 + u64::from(per_mille))
-                .iter()
-                .map(|&x| ((x as u32) < per_mille) as u32 * (1 + x as u32 % 15))
+            let draws = uniform_i32(n, 1000, n as u64 + u64::from(per_mille) + run as u64);
+            let input: Vec<u32> = (0..n)
+                .map(|i| draws[i / run * run] as u32)
+                .map(|x| (x < per_mille) as u32 * (1 + x % 15))
                 .collect();
             let (visits, counts) = t::block_compact(gpu, &input).unwrap();
             let want: Vec<u32> = input.iter().map(|&x| x + 16 * (x != 0) as u32).collect();
-            assert_eq!(visits, want, "n={n} per mille={per_mille}: visits");
+            assert_eq!(
+                visits, want,
+                "n={n} per mille={per_mille} run={run}: visits"
+            );
             let mut expected = vec![0u32; counts.len()];
             for (i, &f) in input.iter().enumerate() {
                 let warp = t::block_compact_warp(i % rows);
                 expected[i / rows * t::BLOCK_COMPACT_WARPS + warp] += (f != 0) as u32 * 0x1_0001;
             }
-            assert_eq!(counts, expected, "n={n} per mille={per_mille}: warp counts");
+            assert_eq!(
+                counts, expected,
+                "n={n} per mille={per_mille} run={run}: warp counts"
+            );
         }
     }
 }
