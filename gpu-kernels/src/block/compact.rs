@@ -6,7 +6,10 @@
 //! A ballot per item, not a compaction that packs each thread's codes into two words and
 //! walks their set fields after one warp-wide sum: that takes fewer instructions per item,
 //! but its per-thread loop serializes on the warp's longest lane, so it is no faster at low
-//! survival and slower when many rows survive.
+//! survival and slower when many rows survive. Each item's write is predicated, not skipped
+//! by a branch on its ballot: the branches serialize a warp's items, and skipping them lost
+//! more where one or two lanes hold survivors than it saved where none do (the perf log,
+//! 2026-12-05).
 use super::Tile;
 use crate::arch::{Shared, ballot, lane_id, lanemask_lt, popc, sync_warp, thread_idx};
 
