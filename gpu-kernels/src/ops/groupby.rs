@@ -1626,14 +1626,27 @@ mod device {
         } else {
             global = alive;
         }
-        if global != 0 {
-            for j in 0..IPT {
-                if global >> j & 1 != 0 {
-                    let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], raw[a][j]));
-                    g.merge(k[j], 1, codes, &ops);
-                }
-            }
+        // The rows the shared table does not hold, one merge each: a loop over their bits,
+        // so that the merge (a probe and an atomic per accumulator, each kind's code) is
+        // inlined once per mode rather than once per item.
+        let mut rest = global;
+        while rest != 0 {
+            let j = rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            let ops: [u64; A] = core::array::from_fn(|a| acc_operand(codes[a], pick(&raw[a], j)));
+            g.merge(pick(&k.map(u64::from), j) as u32, 1, codes, &ops);
         }
+    }
+
+    /// `v[j]` by masks (`j < IPT`): an index the compiler cannot resolve would send `v` to
+    /// local memory, and a chain of selects it turns back into one.
+    #[inline(always)]
+    fn pick<const IPT: usize>(v: &[u64; IPT], j: usize) -> u64 {
+        let mut out = 0u64;
+        for (i, &x) in v.iter().enumerate() {
+            out |= x & 0u64.wrapping_sub((i == j) as u64);
+        }
+        out
     }
 }
 
