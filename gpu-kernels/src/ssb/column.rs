@@ -39,6 +39,11 @@ const RUN: usize = 4;
 
 /// A lineorder column a probe reads.
 pub trait FactColumn: Copy {
+    /// Whether the probe queues its survivors across tiles
+    /// ([`crate::block::for_each_queued_survivor`]): its rounds then get absolute rows
+    /// (`start` 0 in [`FactColumn::gather`]), which the column reads by row alone.
+    const QUEUED: bool = false;
+
     /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of the `n` this block
     /// owns (tiles `block, block + grid, ...`), `rows` the tile of `cols[0]` in `block_load`'s
     /// places (`Tile::<i32, NT, IPT>::offset`; 0 past `valid`); `cols` are the probe's
@@ -65,6 +70,13 @@ pub trait FactColumn: Copy {
         offsets: &[u32; S],
         live: &[bool; S],
     ) -> [i32; S];
+
+    /// Rows `rows[s]` where `live[s]` (0 elsewhere), from anywhere in the column: no tile's
+    /// header table.
+    ///
+    /// # Safety
+    /// The column holds the live rows.
+    unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S];
 }
 
 impl FactColumn for *const i32 {
@@ -91,6 +103,49 @@ impl FactColumn for *const i32 {
     ) -> [i32; S] {
         // SAFETY: forwarded.
         unsafe { crate::ssb::gather(self, start, offsets, live) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
+        // SAFETY: forwarded.
+        unsafe { crate::ssb::gather(self, 0, rows, live) }
+    }
+}
+
+/// A probe's column whose survivors are queued across tiles ([`FactColumn::QUEUED`]): the
+/// walk keeps only the first column's tile (and, for GPU-FOR, only its header-table
+/// entries), and every later column is read by row.
+#[derive(Clone, Copy)]
+pub struct Queued<C>(pub C);
+
+impl<C: FactColumn> FactColumn for Queued<C> {
+    const QUEUED: bool = true;
+
+    #[inline(always)]
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+        cols: &[Self; K],
+        n: usize,
+        f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { C::for_each_tile::<NT, IPT, 1>(&[cols[0].0], n, f) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather<const NT: usize, const IPT: usize, const S: usize>(
+        self,
+        start: usize,
+        offsets: &[u32; S],
+        live: &[bool; S],
+    ) -> [i32; S] {
+        // SAFETY: forwarded; the queued rounds pass rows with `start` 0.
+        unsafe { self.0.gather_rows(&offsets.map(|o| start as u32 + o), live) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
+        // SAFETY: forwarded.
+        unsafe { self.0.gather_rows(rows, live) }
     }
 }
 
@@ -224,6 +279,31 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                 let hi = load_global_nc_if_u32(read(j), word.wrapping_add(1));
                 reference.wrapping_add(funnel_shr(lo, hi, pos) & mask)
             })
+        }
+    }
+
+    /// The GPU-FOR value of row `row`, read where `live` (unspecified elsewhere) from its
+    /// block's start and header: three dependent loads.
+    ///
+    /// # Safety
+    /// The column holds the row where live.
+    #[inline(always)]
+    unsafe fn for_value_at(self, row: u32, live: bool) -> u32 {
+        // SAFETY: the row's block start, header and words; a value's two words lie at most
+        // two words past the column's data, which the host pads.
+        unsafe {
+            let s = load_global_nc_if_u32(live, self.starts().add((row / BLOCK as u32) as usize));
+            let block = self.data().wrapping_add(s as usize);
+            let reference = load_global_nc_if_u32(live, block);
+            let widths = load_global_nc_if_u32(live, block.wrapping_add(1));
+            let m = row as usize % BLOCK / MINIBLOCK;
+            let w = width(widths, m);
+            let at = BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
+            let pos = row % MINIBLOCK as u32 * w;
+            let word = block.wrapping_add(at + (pos / 32) as usize);
+            let lo = load_global_nc_if_u32(live, word);
+            let hi = load_global_nc_if_u32(live, word.wrapping_add(1));
+            reference.wrapping_add(funnel_shr(lo, hi, pos) & low_mask(w))
         }
     }
 
@@ -436,6 +516,31 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                     load_if(live[s], self.data().cast::<u8>().wrapping_add(row(s))) as i32
                 }),
                 _ => crate::ssb::gather(self.data().cast(), start, offsets, live),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
+        // SAFETY (each arm): loads only where live, of rows the caller vouches for.
+        unsafe {
+            match self.kind() {
+                column::GPU_FOR => {
+                    core::array::from_fn(|s| self.for_value_at(rows[s], live[s]) as i32)
+                }
+                column::NSF2 => core::array::from_fn(|s| {
+                    load_if(
+                        live[s],
+                        self.data().cast::<u16>().wrapping_add(rows[s] as usize),
+                    ) as i32
+                }),
+                column::NSF1 => core::array::from_fn(|s| {
+                    load_if(
+                        live[s],
+                        self.data().cast::<u8>().wrapping_add(rows[s] as usize),
+                    ) as i32
+                }),
+                _ => crate::ssb::gather(self.data().cast(), 0, rows, live),
             }
         }
     }

@@ -28,7 +28,7 @@ mod tables;
 #[cfg(target_arch = "nvptx64")]
 pub use aggregate::GroupTable;
 #[cfg(target_arch = "nvptx64")]
-pub use column::{FactColumn, Packed};
+pub use column::{FactColumn, Packed, Queued};
 #[cfg(target_arch = "nvptx64")]
 pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, stage_first};
 

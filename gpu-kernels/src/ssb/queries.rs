@@ -26,6 +26,8 @@ mod device {
         pub occupied: Shared<u32>,
         /// The tile offsets of the rows that pass the first probe ([`warp_compact`]).
         pub survivors: Shared<u16>,
+        /// The survivors carried to the next tile where they are queued ([`Carry`]).
+        pub carry: Carry,
     }
 
     /// Survivors of a tile's first test a lane takes per round: 64 per warp covers the
@@ -83,7 +85,7 @@ mod device {
         payload: *mut u16,
         out: Out,
         temp: [Shared<u64>; 2],
-        survivors: Shared<u16>,
+        (survivors, carry): (Shared<u16>, Carry),
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
@@ -94,6 +96,27 @@ mod device {
             let date_join = (*fact).date_join != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
+            let mut round = #[inline(always)]
+            |start: usize, offsets: &[u32; S], live: &[bool; S]| {
+                let mut flags = *live;
+                let disc = lo_discount.gather::<NT, IPT, S>(start, offsets, &flags);
+                for s in 0..S {
+                    flags[s] &= discount.matches(disc[s]);
+                }
+                let qty = lo_quantity.gather::<NT, IPT, S>(start, offsets, &flags);
+                for s in 0..S {
+                    flags[s] &= quantity.matches(qty[s]);
+                }
+                let price = lo_extendedprice.gather::<NT, IPT, S>(start, offsets, &flags);
+                for s in 0..S {
+                    if flags[s] {
+                        let v = price[s] as i64 * disc[s] as i64;
+                        sum = sum.wrapping_add(v as u64);
+                        count += 1;
+                    }
+                }
+            };
+            let mut carried = 0u32;
             let cols = [lo_orderdate, lo_discount, lo_quantity, lo_extendedprice];
             C::for_each_tile::<NT, IPT, 4>(
                 &cols,
@@ -110,34 +133,35 @@ mod device {
                             orderdate.matches(v)
                         });
                     }
-                    let rows = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    for_each_survivor::<i32, NT, IPT, S>(
-                        survivors,
-                        rows,
-                        #[inline(always)]
-                        |offsets, live| {
-                            let mut flags = *live;
-                            let disc = lo_discount.gather::<NT, IPT, S>(start, offsets, &flags);
-                            for s in 0..S {
-                                flags[s] &= discount.matches(disc[s]);
-                            }
-                            let qty = lo_quantity.gather::<NT, IPT, S>(start, offsets, &flags);
-                            for s in 0..S {
-                                flags[s] &= quantity.matches(qty[s]);
-                            }
-                            let price =
-                                lo_extendedprice.gather::<NT, IPT, S>(start, offsets, &flags);
-                            for s in 0..S {
-                                if flags[s] {
-                                    let v = price[s] as i64 * disc[s] as i64;
-                                    sum = sum.wrapping_add(v as u64);
-                                    count += 1;
-                                }
-                            }
-                        },
-                    );
+                    let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
+                    if C::QUEUED {
+                        for_each_queued_survivor::<NT, IPT, S, 0>(
+                            survivors,
+                            count,
+                            start,
+                            carry,
+                            &mut carried,
+                            #[inline(always)]
+                            |rows, _, live| round(0, rows, live),
+                        );
+                    } else {
+                        for_each_survivor::<i32, NT, IPT, S>(
+                            survivors,
+                            count,
+                            #[inline(always)]
+                            |offsets, live| round(start, offsets, live),
+                        );
+                    }
                 },
             );
+            if C::QUEUED {
+                flush_queued_survivors::<NT, S, 0>(
+                    carry,
+                    carried,
+                    #[inline(always)]
+                    |rows, _, live| round(0, rows, live),
+                );
+            }
             let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
             let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
             if thread_idx() == 0 && count != 0 {
@@ -152,10 +176,12 @@ mod device {
     /// `lo_suppkey` passes the query's supplier filter (`filter`, staged in shared memory) are
     /// packed per warp into `survivors`, each with its supplier's code when the filter is the
     /// code map, and `f(start, offsets, codes, live)` runs over them, [`S`] per lane and round
-    /// (rows `start + offsets[s]` where `live[s]`).
+    /// (rows `start + offsets[s]` where `live[s]`; with `start` 0 where `C` queues them across
+    /// tiles in `carry`).
     ///
     /// # Safety
-    /// The columns hold `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries.
+    /// The columns hold `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries, `carry`
+    /// `carry_slots(NT, S)`.
     #[inline(always)]
     unsafe fn for_each_supplier_survivor<
         C: FactColumn,
@@ -166,9 +192,10 @@ mod device {
         n: usize,
         cols: &[C; K],
         filter: Staged,
-        survivors: Shared<u16>,
+        (survivors, carry): (Shared<u16>, Carry),
         mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
     ) {
+        let mut carried = 0u32;
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
             C::for_each_tile::<NT, IPT, K>(
@@ -180,14 +207,34 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
-                    for_each_survivor_coded::<i32, NT, IPT, S, CODE_BITS>(
-                        survivors,
-                        count,
-                        #[inline(always)]
-                        |offsets, codes, live| f(start, offsets, codes, live),
-                    );
+                    if C::QUEUED {
+                        for_each_queued_survivor::<NT, IPT, S, CODE_BITS>(
+                            survivors,
+                            count,
+                            start,
+                            carry,
+                            &mut carried,
+                            #[inline(always)]
+                            |rows, codes, live| f(0, rows, codes, live),
+                        );
+                    } else {
+                        for_each_survivor_coded::<i32, NT, IPT, S, CODE_BITS>(
+                            survivors,
+                            count,
+                            #[inline(always)]
+                            |offsets, codes, live| f(start, offsets, codes, live),
+                        );
+                    }
                 },
             );
+            if C::QUEUED {
+                flush_queued_survivors::<NT, S, CODE_BITS>(
+                    carry,
+                    carried,
+                    #[inline(always)]
+                    |rows, codes, live| f(0, rows, codes, live),
+                );
+            }
         }
     }
 
@@ -260,7 +307,7 @@ mod device {
                 n,
                 &flight_cols,
                 supplier,
-                sh.survivors,
+                (sh.survivors, sh.carry),
                 #[inline(always)]
                 |start, offsets, _, live| {
                     let at = (start, offsets);
@@ -318,7 +365,7 @@ mod device {
                 n,
                 &flight_cols,
                 first,
-                sh.survivors,
+                (sh.survivors, sh.carry),
                 #[inline(always)]
                 |start, offsets, codes, live| {
                     let at = (start, offsets);
@@ -393,7 +440,7 @@ mod device {
                 n,
                 &flight_cols,
                 first,
-                sh.survivors,
+                (sh.survivors, sh.carry),
                 #[inline(always)]
                 |start, offsets, codes, live| {
                     let at = (start, offsets);
@@ -444,6 +491,18 @@ macro_rules! probe_shared {
             sums: crate::shared_array!(ssb_sums: [u64; crate::ssb::plan::SMEM_GROUPS]),
             occupied: crate::shared_array!(ssb_occupied: [u32; crate::ssb::plan::SMEM_GROUPS / 32]),
             survivors: crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]),
+            carry: probe_carry!(),
+        }
+    };
+}
+
+/// Declares a probe kernel's carried survivors ([`Carry`]) at the top of an entry point.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! probe_carry {
+    () => {
+        crate::block::Carry {
+            rows: crate::shared_array!(ssb_carry_rows: [u32; crate::block::carry_slots(NT, 2)]),
+            codes: crate::shared_array!(ssb_carry_codes: [u16; crate::block::carry_slots(NT, 2)]),
         }
     };
 }
@@ -461,11 +520,12 @@ crate::kernel! {
             crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
         ];
         let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
+        let carry = probe_carry!();
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
             flight1::<_, NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
-                n as usize, payload, Out { plan, sums, counts }, temp, survivors)
+                n as usize, payload, Out { plan, sums, counts }, temp, (survivors, carry))
         }
     }
 }
@@ -539,6 +599,7 @@ macro_rules! packed_flight1 {
                     crate::shared_array!(ssb_count_temp: [u64; NT / 32 + 1]),
                 ];
                 let survivors = crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]);
+                let carry = probe_carry!();
                 // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared memory.
                 let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
                 // SAFETY: as for flight 1, with `cols` describing the four columns of n rows, in
@@ -547,7 +608,7 @@ macro_rules! packed_flight1 {
                     use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
                     let c = |i: usize| crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads);
                     flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
-                        Out { plan, sums, counts }, temp, survivors)
+                        Out { plan, sums, counts }, temp, (survivors, carry))
                 }
             }
         }

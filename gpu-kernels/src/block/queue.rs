@@ -1,0 +1,153 @@
+//! Survivors queued across tiles: a warp runs its rounds over the rows of a compaction
+//! ([`super::warp_compact`]) only once they fill a round, and carries the rest to its next
+//! tile. A selective first test leaves a warp a few rows per tile; run at once, each tile pays
+//! the survivors' whole chain of dependent loads (gather, lookup, gather, ...) for them, and
+//! the warp's next tile waits behind it. Queued, the chain is paid once per full round, and
+//! the tiles in between cost their first column's load and test alone.
+//!
+//! The rounds get absolute rows, not tile offsets: a queued row may come from an earlier
+//! tile than the one the warp is on.
+use crate::arch::{Shared, lane_id, sync_warp, thread_idx};
+
+/// Shared-memory entries a block of `NT` threads needs for the carried rows (and, where the
+/// compaction is coded, their codes) with `S` survivors per lane and round.
+pub const fn carry_slots(nt: usize, s: usize) -> usize {
+    nt * s
+}
+
+/// A warp's carried survivors: fewer than one round of rows, with their codes.
+#[derive(Clone, Copy)]
+pub struct Carry {
+    /// Rows, [`carry_slots`] entries.
+    pub rows: Shared<u32>,
+    /// Codes, [`carry_slots`] entries (unused where the compaction is not coded).
+    pub codes: Shared<u16>,
+}
+
+/// Runs `f(rows, codes, live)` over every full round of the warp's carried survivors
+/// (`carried` of them) followed by the `count` entries of the tile at `start` that
+/// [`super::warp_compact_coded`] left in `buf`, `S` per lane and round: entry
+/// `r * 32 * S + s * 32 + lane` is slot `s` of a lane in round `r`, every slot live. The
+/// entries past the last full round become the carried ones, and `carried` their number.
+///
+/// # Safety
+/// As for [`super::for_each_survivor_coded`], whose `buf` and `count` these are; `carry`
+/// holds [`carry_slots`]`(NT, S)` entries, of which the warp's first `carried` are its
+/// carried survivors; the rows fit `u32`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn for_each_queued_survivor<
+    const NT: usize,
+    const IPT: usize,
+    const S: usize,
+    const CODE_BITS: u32,
+>(
+    buf: Shared<u16>,
+    count: u32,
+    start: usize,
+    carry: Carry,
+    carried: &mut u32,
+    mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
+) {
+    let round = (32 * S) as u32;
+    let warp = thread_idx() / 32;
+    let (part, mine) = (warp * 32 * IPT, warp * 32 * S);
+    let lane = lane_id();
+    let offset_mask = (1u32 << (16 - CODE_BITS)) - 1;
+    let held = *carried;
+    let total = held + count;
+    // Entry `j` of the queue: a carried one, or one of the tile's.
+    // SAFETY (the reads): j < total, so within the warp's carried entries or its compaction.
+    let entry = |j: u32| unsafe {
+        if j < held {
+            let code = if CODE_BITS == 0 {
+                0
+            } else {
+                carry.codes.read(mine + j as usize) as u32
+            };
+            (carry.rows.read(mine + j as usize), code)
+        } else {
+            let e = buf.read(part + (j - held) as usize) as u32;
+            (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
+        }
+    };
+    let full = total / round * round;
+    let mut first = 0u32;
+    while first < full {
+        let mut rows = [0u32; S];
+        let mut codes = [0u32; S];
+        for s in 0..S {
+            (rows[s], codes[s]) = entry(first + s as u32 * 32 + lane);
+        }
+        f(&rows, &codes, &[true; S]);
+        first += round;
+    }
+    // The rest, fewer than a round, moves to the front of the carried entries: read before
+    // any lane writes, as a lane's entry may be another's.
+    let mut rest = [(0u32, 0u32, false); S];
+    for (s, r) in rest.iter_mut().enumerate() {
+        let j = full + s as u32 * 32 + lane;
+        if j < total {
+            let (row, code) = entry(j);
+            *r = (row, code, true);
+        }
+    }
+    sync_warp();
+    for (s, &(row, code, live)) in rest.iter().enumerate() {
+        if live {
+            let at = mine + s * 32 + lane as usize;
+            // SAFETY: s * 32 + lane < 32 * S, the warp's carried entries.
+            unsafe {
+                carry.rows.write(at, row);
+                if CODE_BITS != 0 {
+                    carry.codes.write(at, code as u16);
+                }
+            }
+        }
+    }
+    *carried = total - full;
+    // The carried entries are read back, and `buf` rewritten, only after the next compaction's
+    // warp barrier; this one keeps the rounds' reads of `buf` ahead of that compaction.
+    sync_warp();
+}
+
+/// The last round of the warp's `carried` survivors, after its last tile: `f(rows, codes,
+/// live)` with slot `s` of a lane live where `s * 32 + lane < carried`. Nothing when none is
+/// carried.
+///
+/// # Safety
+/// As for [`for_each_queued_survivor`], which left `carry` and `carried`.
+#[inline(always)]
+pub unsafe fn flush_queued_survivors<const NT: usize, const S: usize, const CODE_BITS: u32>(
+    carry: Carry,
+    carried: u32,
+    mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
+) {
+    if carried == 0 {
+        return;
+    }
+    let mine = thread_idx() / 32 * 32 * S;
+    let lane = lane_id();
+    let mut rows = [0u32; S];
+    let mut codes = [0u32; S];
+    let mut live = [false; S];
+    // A dead slot repeats the warp's first carried row, so that reads at it stay in rows the
+    // columns hold.
+    // SAFETY: carried >= 1 entries of the warp's part.
+    let own = unsafe { carry.rows.read(mine) };
+    for s in 0..S {
+        let j = s as u32 * 32 + lane;
+        live[s] = j < carried;
+        rows[s] = own;
+        if live[s] {
+            // SAFETY: j < carried entries of the warp's part.
+            unsafe {
+                rows[s] = carry.rows.read(mine + j as usize);
+                if CODE_BITS != 0 {
+                    codes[s] = carry.codes.read(mine + j as usize) as u32;
+                }
+            }
+        }
+    }
+    f(&rows, &codes, &live);
+}
