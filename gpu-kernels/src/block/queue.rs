@@ -9,19 +9,18 @@
 //! tile than the one the warp is on.
 use crate::arch::{Shared, lane_id, sync_warp, thread_idx};
 
-/// Shared-memory entries a block of `NT` threads needs for the carried rows (and, where the
-/// compaction is coded, their codes) with `S` survivors per lane and round.
+/// Shared-memory entries a block of `NT` threads needs for the carried rows with `S`
+/// survivors per lane and round.
 pub const fn carry_slots(nt: usize, s: usize) -> usize {
     nt * s
 }
 
-/// A warp's carried survivors: fewer than one round of rows, with their codes.
+/// A warp's carried survivors: fewer than one round of rows, each `row | code << (32 -
+/// CODE_BITS)` where the compaction is coded ([`carry_slots`] entries).
 #[derive(Clone, Copy)]
 pub struct Carry {
-    /// Rows, [`carry_slots`] entries.
+    /// The entries.
     pub rows: Shared<u32>,
-    /// Codes, [`carry_slots`] entries (unused where the compaction is not coded).
-    pub codes: Shared<u16>,
 }
 
 /// Runs `f(rows, codes, live)` over every full round of the warp's carried survivors
@@ -33,7 +32,7 @@ pub struct Carry {
 /// # Safety
 /// As for [`super::for_each_survivor_coded`], whose `buf` and `count` these are; `carry`
 /// holds [`carry_slots`]`(NT, S)` entries, of which the warp's first `carried` are its
-/// carried survivors; the rows fit `u32`.
+/// carried survivors; the rows are below `2^(32 - CODE_BITS)`.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn for_each_queued_survivor<
@@ -60,12 +59,7 @@ pub unsafe fn for_each_queued_survivor<
     // SAFETY (the reads): j < total, so within the warp's carried entries or its compaction.
     let entry = |j: u32| unsafe {
         if j < held {
-            let code = if CODE_BITS == 0 {
-                0
-            } else {
-                carry.codes.read(mine + j as usize) as u32
-            };
-            (carry.rows.read(mine + j as usize), code)
+            unpack::<CODE_BITS>(carry.rows.read(mine + j as usize))
         } else {
             let e = buf.read(part + (j - held) as usize) as u32;
             (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
@@ -97,12 +91,7 @@ pub unsafe fn for_each_queued_survivor<
         if live {
             let at = mine + s * 32 + lane as usize;
             // SAFETY: s * 32 + lane < 32 * S, the warp's carried entries.
-            unsafe {
-                carry.rows.write(at, row);
-                if CODE_BITS != 0 {
-                    carry.codes.write(at, code as u16);
-                }
-            }
+            unsafe { carry.rows.write(at, pack::<CODE_BITS>(row, code)) };
         }
     }
     *carried = total - full;
@@ -134,20 +123,36 @@ pub unsafe fn flush_queued_survivors<const NT: usize, const S: usize, const CODE
     // A dead slot repeats the warp's first carried row, so that reads at it stay in rows the
     // columns hold.
     // SAFETY: carried >= 1 entries of the warp's part.
-    let own = unsafe { carry.rows.read(mine) };
+    let own = unpack::<CODE_BITS>(unsafe { carry.rows.read(mine) }).0;
     for s in 0..S {
         let j = s as u32 * 32 + lane;
         live[s] = j < carried;
         rows[s] = own;
         if live[s] {
             // SAFETY: j < carried entries of the warp's part.
-            unsafe {
-                rows[s] = carry.rows.read(mine + j as usize);
-                if CODE_BITS != 0 {
-                    codes[s] = carry.codes.read(mine + j as usize) as u32;
-                }
-            }
+            (rows[s], codes[s]) =
+                unpack::<CODE_BITS>(unsafe { carry.rows.read(mine + j as usize) });
         }
     }
     f(&rows, &codes, &live);
+}
+
+/// A carried entry: the row, and the code in the high `CODE_BITS`.
+#[inline(always)]
+fn pack<const CODE_BITS: u32>(row: u32, code: u32) -> u32 {
+    if CODE_BITS == 0 {
+        row
+    } else {
+        row | code << (32 - CODE_BITS)
+    }
+}
+
+/// The row and the code of a carried entry.
+#[inline(always)]
+fn unpack<const CODE_BITS: u32>(entry: u32) -> (u32, u32) {
+    if CODE_BITS == 0 {
+        (entry, 0)
+    } else {
+        (entry & (u32::MAX >> CODE_BITS), entry >> (32 - CODE_BITS))
+    }
 }

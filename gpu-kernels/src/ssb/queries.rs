@@ -502,7 +502,6 @@ macro_rules! probe_carry {
     () => {
         crate::block::Carry {
             rows: crate::shared_array!(ssb_carry_rows: [u32; crate::block::carry_slots(NT, 2)]),
-            codes: crate::shared_array!(ssb_carry_codes: [u16; crate::block::carry_slots(NT, 2)]),
         }
     };
 }
