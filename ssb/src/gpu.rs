@@ -170,16 +170,16 @@ impl<'g> GpuEngine<'g> {
         }
     }
 
-    /// The probe kernel each flight (1 to 4) takes over the compressed columns, by name:
-    /// one specialized for their kinds where there is one. `None` for the uncompressed
-    /// engine.
-    pub fn packed_probes(&self) -> Option<[&'static str; 4]> {
+    /// The probe kernel query `q` takes over the compressed columns, by name: one specialized
+    /// for their kinds where there is one, and one that queues its survivors across tiles
+    /// where the query's first test is selective. `None` for the uncompressed engine.
+    pub fn packed_probe(&self, q: Query) -> Option<&'static str> {
         match &self.fact {
             Fact::Plain(_) => None,
-            Fact::Packed(p) => Some(
-                [Flight::One, Flight::Two, Flight::Three, Flight::Four]
-                    .map(|f| p.flight(f).probe_name()),
-            ),
+            Fact::Packed(p) => {
+                let plan = self.plan(q);
+                Some(p.flight(plan.flight).probe_name(plan))
+            }
         }
     }
 

@@ -15,12 +15,14 @@ pub const fn carry_slots(nt: usize, s: usize) -> usize {
     nt * s
 }
 
-/// A warp's carried survivors: fewer than one round of rows, each `row | code << (32 -
-/// CODE_BITS)` where the compaction is coded ([`carry_slots`] entries).
+/// A warp's carried survivors: fewer than one round of rows, with their codes where the
+/// compaction is coded ([`carry_slots`] entries each).
 #[derive(Clone, Copy)]
 pub struct Carry {
-    /// The entries.
+    /// Rows.
     pub rows: Shared<u32>,
+    /// Codes (at most 8 bits).
+    pub codes: Shared<u8>,
 }
 
 /// Runs `f(rows, codes, live)` over every full round of the warp's carried survivors
@@ -32,7 +34,7 @@ pub struct Carry {
 /// # Safety
 /// As for [`super::for_each_survivor_coded`], whose `buf` and `count` these are; `carry`
 /// holds [`carry_slots`]`(NT, S)` entries, of which the warp's first `carried` are its
-/// carried survivors; the rows are below `2^(32 - CODE_BITS)`.
+/// carried survivors; the rows fit `u32` and `CODE_BITS` is at most 8.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn for_each_queued_survivor<
@@ -59,7 +61,10 @@ pub unsafe fn for_each_queued_survivor<
     // SAFETY (the reads): j < total, so within the warp's carried entries or its compaction.
     let entry = |j: u32| unsafe {
         if j < held {
-            unpack::<CODE_BITS>(carry.rows.read(mine + j as usize))
+            (
+                carry.rows.read(mine + j as usize),
+                code_at::<CODE_BITS>(carry, mine + j as usize),
+            )
         } else {
             let e = buf.read(part + (j - held) as usize) as u32;
             (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
@@ -91,7 +96,12 @@ pub unsafe fn for_each_queued_survivor<
         if live {
             let at = mine + s * 32 + lane as usize;
             // SAFETY: s * 32 + lane < 32 * S, the warp's carried entries.
-            unsafe { carry.rows.write(at, pack::<CODE_BITS>(row, code)) };
+            unsafe {
+                carry.rows.write(at, row);
+                if CODE_BITS != 0 {
+                    carry.codes.write(at, code as u8);
+                }
+            }
         }
     }
     *carried = total - full;
@@ -123,36 +133,35 @@ pub unsafe fn flush_queued_survivors<const NT: usize, const S: usize, const CODE
     // A dead slot repeats the warp's first carried row, so that reads at it stay in rows the
     // columns hold.
     // SAFETY: carried >= 1 entries of the warp's part.
-    let own = unpack::<CODE_BITS>(unsafe { carry.rows.read(mine) }).0;
+    let own = unsafe { carry.rows.read(mine) };
     for s in 0..S {
         let j = s as u32 * 32 + lane;
         live[s] = j < carried;
         rows[s] = own;
         if live[s] {
             // SAFETY: j < carried entries of the warp's part.
-            (rows[s], codes[s]) =
-                unpack::<CODE_BITS>(unsafe { carry.rows.read(mine + j as usize) });
+            (rows[s], codes[s]) = unsafe {
+                (
+                    carry.rows.read(mine + j as usize),
+                    code_at::<CODE_BITS>(carry, mine + j as usize),
+                )
+            };
         }
     }
     f(&rows, &codes, &live);
 }
 
-/// A carried entry: the row, and the code in the high `CODE_BITS`.
+/// The code of carried entry `at` (0 where the compaction is not coded).
+///
+/// # Safety
+/// `at` is one of `carry`'s entries.
 #[inline(always)]
-fn pack<const CODE_BITS: u32>(row: u32, code: u32) -> u32 {
+unsafe fn code_at<const CODE_BITS: u32>(carry: Carry, at: usize) -> u32 {
+    const { assert!(CODE_BITS <= 8, "carried codes are bytes") };
     if CODE_BITS == 0 {
-        row
+        0
     } else {
-        row | code << (32 - CODE_BITS)
-    }
-}
-
-/// The row and the code of a carried entry.
-#[inline(always)]
-fn unpack<const CODE_BITS: u32>(entry: u32) -> (u32, u32) {
-    if CODE_BITS == 0 {
-        (entry, 0)
-    } else {
-        (entry & (u32::MAX >> CODE_BITS), entry >> (32 - CODE_BITS))
+        // SAFETY: forwarded.
+        unsafe { carry.codes.read(at) as u32 }
     }
 }

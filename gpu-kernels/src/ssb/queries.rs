@@ -2,7 +2,10 @@
 //! Each walks its block's tiles of lineorder and reads like the SQL: the first key column in
 //! full and its test (supplier's bitmap in shared memory, or flight 1's date range), then, over
 //! the warp's survivors only, every further column where rows still qualify, a lookup per
-//! joined dimension, and the aggregate added to the block's group table.
+//! joined dimension, and the aggregate added to the block's group table. Where the columns
+//! are [`Queued`](crate::ssb::Queued), a warp runs those rounds only once its survivors fill
+//! one, carrying the rest to its next tiles (`crate::block::for_each_queued_survivor`): the
+//! plain probes always, the compressed ones for a selective first test.
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 
@@ -502,6 +505,7 @@ macro_rules! probe_carry {
     () => {
         crate::block::Carry {
             rows: crate::shared_array!(ssb_carry_rows: [u32; crate::block::carry_slots(NT, 2)]),
+            codes: crate::shared_array!(ssb_carry_codes: [u8; crate::block::carry_slots(NT, 2)]),
         }
     };
 }
@@ -523,7 +527,8 @@ crate::kernel! {
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
-            flight1::<_, NT, IPT>(lo_orderdate, lo_discount, lo_quantity, lo_extendedprice,
+            flight1::<_, NT, IPT>(crate::ssb::Queued(lo_orderdate), crate::ssb::Queued(lo_discount), crate::ssb::Queued(lo_quantity),
+                crate::ssb::Queued(lo_extendedprice),
                 n as usize, payload, Out { plan, sums, counts }, temp, (survivors, carry))
         }
     }
@@ -540,7 +545,8 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 1, with the built supplier bitmap.
         unsafe {
-            flight2::<_, NT, IPT>(lo_suppkey, lo_partkey, lo_orderdate, lo_revenue, n as usize,
+            flight2::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_partkey), crate::ssb::Queued(lo_orderdate),
+                crate::ssb::Queued(lo_revenue), n as usize,
                 payload, bits, Out { plan, sums, counts }, sh)
         }
     }
@@ -548,11 +554,8 @@ crate::kernel! {
 
 crate::kernel! {
     /// Flight 3: `(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n, payload, bits, plan,
-    /// sums, counts)`; persistent. Tiles of 256 x 12, the most that fits 48 KB of static shared
-    /// memory with 4 blocks per SM: larger tiles pay for the selective city queries (q3.2 to
-    /// q3.4) more than they cost q3.1. Flights 2 and 4 keep 256 x 8, where the larger tile
-    /// gains nothing.
-    SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 12, MIN_BLOCKS = 4](
+    /// sums, counts)`; persistent.
+    SSB_FLIGHT3 = ssb_flight3[NT = 256, IPT = 8, MIN_BLOCKS = 4](
         lo_suppkey: *const i32, lo_custkey: *const i32, lo_orderdate: *const i32,
         lo_revenue: *const i32, n: u32, payload: *mut u16, bits: *mut u32, plan: *mut crate::ssb::plan::Plan,
         sums: *mut u64, counts: *mut u32
@@ -560,7 +563,8 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight3::<_, NT, IPT>(lo_suppkey, lo_custkey, lo_orderdate, lo_revenue, n as usize,
+            flight3::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_custkey), crate::ssb::Queued(lo_orderdate),
+                crate::ssb::Queued(lo_revenue), n as usize,
                 payload, bits, Out { plan, sums, counts }, sh)
         }
     }
@@ -577,8 +581,8 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight4::<_, NT, IPT>(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
-                lo_supplycost, n as usize, payload, bits, Out { plan, sums, counts }, sh)
+            flight4::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_custkey), crate::ssb::Queued(lo_partkey),
+                crate::ssb::Queued(lo_orderdate), crate::ssb::Queued(lo_revenue), crate::ssb::Queued(lo_supplycost), n as usize, payload, bits, Out { plan, sums, counts }, sh)
         }
     }
 }
@@ -586,7 +590,7 @@ crate::kernel! {
 /// The probe of flight 1 over compressed columns, specialized for the kinds of its first
 /// column and of the rest (`DYNAMIC`: read at run time, any kinds).
 macro_rules! packed_flight1 {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>;)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>($wrap:path);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = 8, MIN_BLOCKS = 4](
@@ -605,7 +609,7 @@ macro_rules! packed_flight1 {
                 // the kinds the kernel is specialized for.
                 unsafe {
                     use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
-                    let c = |i: usize| crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads);
+                    let c = |i: usize| $wrap(crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads));
                     flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
                         Out { plan, sums, counts }, temp, (survivors, carry))
                 }
@@ -617,16 +621,19 @@ macro_rules! packed_flight1 {
 packed_flight1! {
     /// Flight 1 over compressed columns of any kinds: `(cols, n, payload, plan, sums,
     /// counts)`, `cols` the flight's four columns in [`SSB_FLIGHT1`]'s order; persistent.
-    SSB_FLIGHT1_PACKED = ssb_flight1_packed<DYNAMIC, DYNAMIC>;
+    SSB_FLIGHT1_PACKED = ssb_flight1_packed<DYNAMIC, DYNAMIC>(core::convert::identity);
     /// [`SSB_FLIGHT1_PACKED`] for four GPU-FOR columns.
-    SSB_FLIGHT1_PACKED_FOR = ssb_flight1_packed_for<GPU_FOR, GPU_FOR>;
+    SSB_FLIGHT1_PACKED_FOR = ssb_flight1_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity);
+    /// [`SSB_FLIGHT1_PACKED_FOR`] with its survivors queued across tiles (a selective date
+    /// range).
+    SSB_FLIGHT1_PACKED_FOR_QUEUED = ssb_flight1_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued);
 }
 
 /// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
 /// flight's columns in its plain probe's order; persistent, with the blocks per SM each
 /// takes (the registers ptxas may give it); specialized as flight 1's.
 macro_rules! packed_probes {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>($wrap:path)[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -641,7 +648,7 @@ macro_rules! packed_probes {
                 // of n rows, in the kinds the kernel is specialized for.
                 unsafe {
                     use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
-                    let c = |i: usize| crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads);
+                    let c = |i: usize| $wrap(crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads));
                     $flight::<_, NT, IPT>($(c($c)),*, n as usize, payload, bits,
                         Out { plan, sums, counts }, sh)
                 }
@@ -653,23 +660,37 @@ macro_rules! packed_probes {
 packed_probes! {
     /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
     /// counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
-    /// Flight 3 over compressed columns of any kinds, with tiles of 256 x 8: the header table
-    /// does not fit beside [`SSB_FLIGHT3`]'s 256 x 12 in 48 KB.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    /// Flight 3 over compressed columns of any kinds.
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
     /// order.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT2_PACKED_FOR`] with its survivors queued across tiles (for a selective
+    /// supplier filter), as the other `_QUEUED` probes. With no header table for the later
+    /// columns, the NSF ones fit 64 registers (4 blocks per SM); the all-GPU-FOR ones, which
+    /// spill at 64, keep 3.
+    SSB_FLIGHT2_PACKED_FOR_QUEUED = ssb_flight2_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED_NSF2_FOR`], its survivors queued.
+    SSB_FLIGHT2_PACKED_NSF2_FOR_QUEUED = ssb_flight2_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED_FOR`], its survivors queued.
+    SSB_FLIGHT3_PACKED_FOR_QUEUED = ssb_flight3_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED_NSF2_FOR`], its survivors queued.
+    SSB_FLIGHT3_PACKED_NSF2_FOR_QUEUED = ssb_flight3_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT4_PACKED_FOR`], its survivors queued.
+    SSB_FLIGHT4_PACKED_FOR_QUEUED = ssb_flight4_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED_NSF2_FOR`], its survivors queued.
+    SSB_FLIGHT4_PACKED_NSF2_FOR_QUEUED = ssb_flight4_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight4(0, 1, 2, 3, 4, 5);
 }

@@ -68,11 +68,24 @@ impl Qualifies {
 /// smaller one (q4.3), so fewer rows reach the second lookup. Else customer goes first: its
 /// table is also the smaller one.
 pub(crate) fn part_first(data: &SsbData, q: Query) -> bool {
-    let share = |d: usize| {
-        let rows = dim_columns(data, d)[0].len().max(1) as f64;
-        Qualifies::new(data, q, d).ok.iter().filter(|&&k| k).count() as f64 / rows
+    share(data, q, P::PART) < share(data, q, P::CUSTOMER)
+}
+
+/// The share of dimension `d`'s rows that qualify for query `q`.
+fn share(data: &SsbData, q: Query, d: usize) -> f64 {
+    let rows = dim_columns(data, d)[0].len().max(1) as f64;
+    Qualifies::new(data, q, d).ok.iter().filter(|&&k| k).count() as f64 / rows
+}
+
+/// The share of lineorder rows the probe's first test keeps, estimated from its dimension:
+/// the qualifying dates for flight 1 (order dates spread evenly over the date table), the
+/// qualifying suppliers for flights 2-4.
+pub(crate) fn first_share(data: &SsbData, q: Query) -> f64 {
+    let d = match Flight::of(q) {
+        Flight::One => P::DATE,
+        _ => P::SUPPLIER,
     };
-    share(P::PART) < share(P::CUSTOMER)
+    share(data, q, d)
 }
 
 /// The model of query `q` over `data`.
@@ -191,8 +204,9 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
 
 #[cfg(test)]
 mod tests {
-    use super::part_first;
+    use super::{first_share, part_first};
     use crate::generator::{GenConfig, generate};
+    use crate::gpu::plan::QUEUE_BELOW;
     use crate::query::Query;
 
     #[test]
@@ -203,5 +217,21 @@ mod tests {
         assert!(!part_first(&data, Query::Q4_1));
         assert!(!part_first(&data, Query::Q4_2));
         assert!(part_first(&data, Query::Q4_3));
+    }
+
+    #[test]
+    fn the_selective_first_tests_queue_their_survivors() {
+        let data = generate(&GenConfig::new(0.05)).unwrap();
+        // A year of dates (1 in 7) and a region of suppliers (1 in 5) keep too many rows; a
+        // month or a week, a nation (1 in 25) or two cities (2 in 250) few enough.
+        let selective = |q: Query| first_share(&data, q) < QUEUE_BELOW;
+        let queued: Vec<&str> = Query::ALL
+            .iter()
+            .filter(|&&q| selective(q))
+            .map(|q| q.name())
+            .collect();
+        assert_eq!(queued, ["q1.2", "q1.3", "q3.2", "q3.3", "q3.4", "q4.3"]);
+        let year = first_share(&data, Query::Q1_1);
+        assert!((year - 1.0 / 7.0).abs() < 0.01, "q1.1 keeps {year}");
     }
 }

@@ -254,7 +254,17 @@ pub(crate) struct QueryPlan {
     pub(crate) plan: Plan,
     pub(crate) builds: Vec<usize>,
     pub(crate) flight: Flight,
+    /// Whether the compressed probe queues its survivors across tiles: the first test keeps
+    /// less than [`QUEUE_BELOW`] of the rows.
+    pub(crate) queued: bool,
 }
+
+/// The share of lineorder rows below which a query's first test (the date range, or the
+/// supplier filter) is selective enough for the compressed probes that queue their survivors
+/// across tiles: their later columns, read by row, cost each survivor three dependent loads
+/// per GPU-FOR column, which pays where survivors are few (1 in 25 and fewer) and not where a
+/// year (1 in 7) or a region (1 in 5) qualifies (the perf log, 2026-12-05).
+pub(crate) const QUEUE_BELOW: f64 = 0.1;
 
 impl QueryPlan {
     pub(crate) fn new(q: Query, data: &SsbData, layout: &TableLayout) -> QueryPlan {
@@ -311,6 +321,7 @@ impl QueryPlan {
             plan: w,
             builds,
             flight,
+            queued: super::model::first_share(data, q) < QUEUE_BELOW,
         }
     }
 

@@ -27,20 +27,33 @@ pub(crate) enum FactView<'a> {
 pub(crate) struct PackedFlight {
     descs: PodBuffer<PackedCol>,
     probe: PackedProbe,
+    /// The probe for queries with a selective first test ([`QueryPlan::queued`]), where the
+    /// kinds have one that queues its survivors across tiles.
+    queued: Option<PackedProbe>,
 }
 
 impl PackedFlight {
     /// Uploads the descriptors `cols` of `flight`'s columns.
     pub(crate) fn upload(gpu: &Gpu, flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
+        let kinds = ProbeKinds::of(cols);
         Ok(PackedFlight {
             descs: PodBuffer::upload(gpu, cols)?,
-            probe: PackedProbe::of(flight, ProbeKinds::of(cols)),
+            probe: PackedProbe::of(flight, kinds),
+            queued: PackedProbe::queued(flight, kinds),
         })
     }
 
-    /// The name of the probe kernel the flight takes over these columns.
-    pub(crate) fn probe_name(&self) -> &'static str {
-        self.probe.shape().name()
+    /// The probe the plan takes over these columns.
+    fn probe_for(&self, plan: &QueryPlan) -> PackedProbe {
+        match self.queued {
+            Some(queued) if plan.queued => queued,
+            _ => self.probe,
+        }
+    }
+
+    /// The name of the probe kernel the plan takes over these columns.
+    pub(crate) fn probe_name(&self, plan: &QueryPlan) -> &'static str {
+        self.probe_for(plan).shape().name()
     }
 }
 
@@ -118,6 +131,22 @@ impl PackedProbe {
             (Flight::Four, For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_FOR),
             (Flight::Four, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_NSF2_FOR),
         }
+    }
+
+    /// The probe of `flight` over columns of `kinds` that queues its survivors across tiles,
+    /// where there is one.
+    fn queued(flight: Flight, kinds: ProbeKinds) -> Option<PackedProbe> {
+        use ProbeKinds::*;
+        Some(match (flight, kinds) {
+            (_, Any) | (Flight::One, Nsf2For) => return None,
+            (Flight::One, For) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED_FOR_QUEUED),
+            (Flight::Two, For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_FOR_QUEUED),
+            (Flight::Two, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_NSF2_FOR_QUEUED),
+            (Flight::Three, For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_FOR_QUEUED),
+            (Flight::Three, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_NSF2_FOR_QUEUED),
+            (Flight::Four, For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_FOR_QUEUED),
+            (Flight::Four, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_NSF2_FOR_QUEUED),
+        })
     }
 
     fn shape(&self) -> KernelShape {
@@ -282,7 +311,7 @@ impl Scratch {
         let cfg = match cols {
             FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
             FactView::Packed(p) => {
-                let shape = p.probe.shape();
+                let shape = p.probe_for(plan).shape();
                 let heads = P::head_table_bytes(shape.threads() as usize);
                 resident_grid_smem(gpu, &shape, rows, heads)?
             }
@@ -321,7 +350,7 @@ impl Scratch {
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
             }
-            (FactView::Packed(p), _) => match p.probe {
+            (FactView::Packed(p), _) => match p.probe_for(plan) {
                 PackedProbe::One(spec) => {
                     let args = (&p.descs, &n, pay, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
