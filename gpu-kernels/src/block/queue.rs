@@ -7,6 +7,7 @@
 //!
 //! The rounds get absolute rows, not tile offsets: a queued row may come from an earlier
 //! tile than the one the warp is on.
+use super::for_each_survivor_coded;
 use crate::arch::{Shared, lane_id, sync_warp, thread_idx};
 
 /// Shared-memory entries a block of `NT` threads needs for the carried rows with `S`
@@ -37,12 +38,7 @@ pub struct Carry {
 /// carried survivors; the rows fit `u32` and `CODE_BITS` is at most 8.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-pub unsafe fn for_each_queued_survivor<
-    const NT: usize,
-    const IPT: usize,
-    const S: usize,
-    const CODE_BITS: u32,
->(
+pub unsafe fn for_each_queued_survivor<const IPT: usize, const S: usize, const CODE_BITS: u32>(
     buf: Shared<u16>,
     count: u32,
     start: usize,
@@ -61,10 +57,7 @@ pub unsafe fn for_each_queued_survivor<
     // SAFETY (the reads): j < total, so within the warp's carried entries or its compaction.
     let entry = |j: u32| unsafe {
         if j < held {
-            (
-                carry.rows.read(mine + j as usize),
-                code_at::<CODE_BITS>(carry, mine + j as usize),
-            )
+            carried_at::<CODE_BITS>(carry, mine + j as usize)
         } else {
             let e = buf.read(part + (j - held) as usize) as u32;
             (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
@@ -110,19 +103,20 @@ pub unsafe fn for_each_queued_survivor<
     sync_warp();
 }
 
-/// The last round of the warp's `carried` survivors, after its last tile: `f(rows, codes,
-/// live)` with slot `s` of a lane live where `s * 32 + lane < carried`. Nothing when none is
-/// carried.
+/// The last round of the warp's `carried` survivors, after its last tile, where they are
+/// `queued`: `f(0, rows, codes, live)` (the rows as [`survivor_rounds`] passes them) with slot
+/// `s` of a lane live where `s * 32 + lane < carried`. Nothing when none is carried.
 ///
 /// # Safety
 /// As for [`for_each_queued_survivor`], which left `carry` and `carried`.
 #[inline(always)]
-pub unsafe fn flush_queued_survivors<const NT: usize, const S: usize, const CODE_BITS: u32>(
+pub unsafe fn flush_queued_survivors<const S: usize, const CODE_BITS: u32>(
+    queued: bool,
     carry: Carry,
     carried: u32,
-    mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
+    mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
 ) {
-    if carried == 0 {
+    if !queued || carried == 0 {
         return;
     }
     let mine = thread_idx() / 32 * 32 * S;
@@ -140,28 +134,73 @@ pub unsafe fn flush_queued_survivors<const NT: usize, const S: usize, const CODE
         rows[s] = own;
         if live[s] {
             // SAFETY: j < carried entries of the warp's part.
-            (rows[s], codes[s]) = unsafe {
-                (
-                    carry.rows.read(mine + j as usize),
-                    code_at::<CODE_BITS>(carry, mine + j as usize),
-                )
-            };
+            (rows[s], codes[s]) = unsafe { carried_at::<CODE_BITS>(carry, mine + j as usize) };
         }
     }
-    f(&rows, &codes, &live);
+    f(0, &rows, &codes, &live);
 }
 
-/// The code of carried entry `at` (0 where the compaction is not coded).
+/// A tile's survivor rounds, `f(start, offsets, codes, live)` over rows `start + offsets[s]`:
+/// run at once ([`for_each_survivor_coded`] of the tile at `start`), or, where `queued`,
+/// queued across tiles ([`for_each_queued_survivor`]), with `start` 0 and the rows
+/// themselves as offsets. A walk that queues ends with [`flush_queued_survivors`].
+///
+/// # Safety
+/// As for [`for_each_survivor_coded`], and where `queued`, for [`for_each_queued_survivor`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn survivor_rounds<
+    T,
+    const NT: usize,
+    const IPT: usize,
+    const S: usize,
+    const CODE_BITS: u32,
+>(
+    queued: bool,
+    buf: Shared<u16>,
+    count: u32,
+    start: usize,
+    carry: Carry,
+    carried: &mut u32,
+    mut f: impl FnMut(usize, &[u32; S], &[u32; S], &[bool; S]),
+) {
+    // SAFETY (both): forwarded.
+    unsafe {
+        if queued {
+            for_each_queued_survivor::<IPT, S, CODE_BITS>(
+                buf,
+                count,
+                start,
+                carry,
+                carried,
+                #[inline(always)]
+                |rows, codes, live| f(0, rows, codes, live),
+            );
+        } else {
+            for_each_survivor_coded::<T, NT, IPT, S, CODE_BITS>(
+                buf,
+                count,
+                #[inline(always)]
+                |offsets, codes, live| f(start, offsets, codes, live),
+            );
+        }
+    }
+}
+
+/// Carried entry `at`: its row, and its code (0 where the compaction is not coded).
 ///
 /// # Safety
 /// `at` is one of `carry`'s entries.
 #[inline(always)]
-unsafe fn code_at<const CODE_BITS: u32>(carry: Carry, at: usize) -> u32 {
+unsafe fn carried_at<const CODE_BITS: u32>(carry: Carry, at: usize) -> (u32, u32) {
     const { assert!(CODE_BITS <= 8, "carried codes are bytes") };
-    if CODE_BITS == 0 {
-        0
-    } else {
-        // SAFETY: forwarded.
-        unsafe { carry.codes.read(at) as u32 }
+    // SAFETY: forwarded.
+    unsafe {
+        let code = if CODE_BITS == 0 {
+            0
+        } else {
+            carry.codes.read(at) as u32
+        };
+        (carry.rows.read(at), code)
     }
 }

@@ -100,7 +100,7 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
             let mut round = #[inline(always)]
-            |start: usize, offsets: &[u32; S], live: &[bool; S]| {
+            |start: usize, offsets: &[u32; S], _: &[u32; S], live: &[bool; S]| {
                 let mut flags = *live;
                 let disc = lo_discount.gather::<NT, IPT, S>(start, offsets, &flags);
                 for s in 0..S {
@@ -137,34 +137,25 @@ mod device {
                         });
                     }
                     let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    if C::QUEUED {
-                        for_each_queued_survivor::<NT, IPT, S, 0>(
-                            survivors,
-                            count,
-                            start,
-                            carry,
-                            &mut carried,
-                            #[inline(always)]
-                            |rows, _, live| round(0, rows, live),
-                        );
-                    } else {
-                        for_each_survivor::<i32, NT, IPT, S>(
-                            survivors,
-                            count,
-                            #[inline(always)]
-                            |offsets, live| round(start, offsets, live),
-                        );
-                    }
+                    survivor_rounds::<i32, NT, IPT, S, 0>(
+                        C::QUEUED,
+                        survivors,
+                        count,
+                        start,
+                        carry,
+                        &mut carried,
+                        #[inline(always)]
+                        |start, offsets, codes, live| round(start, offsets, codes, live),
+                    );
                 },
             );
-            if C::QUEUED {
-                flush_queued_survivors::<NT, S, 0>(
-                    carry,
-                    carried,
-                    #[inline(always)]
-                    |rows, _, live| round(0, rows, live),
-                );
-            }
+            flush_queued_survivors::<S, 0>(
+                C::QUEUED,
+                carry,
+                carried,
+                #[inline(always)]
+                |start, offsets, codes, live| round(start, offsets, codes, live),
+            );
             let sum = block_reduce::<u64, NT, 1>(&[sum], usize::MAX, 0, u64::wrapping_add, temp[0]);
             let count = block_sum::<u64, NT, 1>(&[count], usize::MAX, temp[1]);
             if thread_idx() == 0 && count != 0 {
@@ -210,34 +201,25 @@ mod device {
                     block_pred::<i32, NT, IPT>(suppkey, valid, &mut flags, Combine::Set, |_| true);
                     let codes = filter.codes::<NT, IPT>(suppkey, &flags);
                     let count = warp_compact_coded::<i32, NT, IPT, CODE_BITS>(&codes, survivors);
-                    if C::QUEUED {
-                        for_each_queued_survivor::<NT, IPT, S, CODE_BITS>(
-                            survivors,
-                            count,
-                            start,
-                            carry,
-                            &mut carried,
-                            #[inline(always)]
-                            |rows, codes, live| f(0, rows, codes, live),
-                        );
-                    } else {
-                        for_each_survivor_coded::<i32, NT, IPT, S, CODE_BITS>(
-                            survivors,
-                            count,
-                            #[inline(always)]
-                            |offsets, codes, live| f(start, offsets, codes, live),
-                        );
-                    }
+                    survivor_rounds::<i32, NT, IPT, S, CODE_BITS>(
+                        C::QUEUED,
+                        survivors,
+                        count,
+                        start,
+                        carry,
+                        &mut carried,
+                        #[inline(always)]
+                        |start, offsets, codes, live| f(start, offsets, codes, live),
+                    );
                 },
             );
-            if C::QUEUED {
-                flush_queued_survivors::<NT, S, CODE_BITS>(
-                    carry,
-                    carried,
-                    #[inline(always)]
-                    |rows, codes, live| f(0, rows, codes, live),
-                );
-            }
+            flush_queued_survivors::<S, CODE_BITS>(
+                C::QUEUED,
+                carry,
+                carried,
+                #[inline(always)]
+                |start, offsets, codes, live| f(start, offsets, codes, live),
+            );
         }
     }
 
@@ -527,9 +509,11 @@ crate::kernel! {
         // SAFETY: the host passes columns of n rows, the query's built plan and tables, and
         // zeroed group tables.
         unsafe {
-            flight1::<_, NT, IPT>(crate::ssb::Queued(lo_orderdate), crate::ssb::Queued(lo_discount), crate::ssb::Queued(lo_quantity),
-                crate::ssb::Queued(lo_extendedprice),
-                n as usize, payload, Out { plan, sums, counts }, temp, (survivors, carry))
+            // The plain probes always queue their survivors across tiles.
+            use crate::ssb::Queued as Q;
+            flight1::<_, NT, IPT>(Q(lo_orderdate), Q(lo_discount), Q(lo_quantity),
+                Q(lo_extendedprice), n as usize, payload, Out { plan, sums, counts }, temp,
+                (survivors, carry))
         }
     }
 }
@@ -545,9 +529,10 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 1, with the built supplier bitmap.
         unsafe {
-            flight2::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_partkey), crate::ssb::Queued(lo_orderdate),
-                crate::ssb::Queued(lo_revenue), n as usize,
-                payload, bits, Out { plan, sums, counts }, sh)
+            // The plain probes always queue their survivors across tiles.
+            use crate::ssb::Queued as Q;
+            flight2::<_, NT, IPT>(Q(lo_suppkey), Q(lo_partkey), Q(lo_orderdate), Q(lo_revenue),
+                n as usize, payload, bits, Out { plan, sums, counts }, sh)
         }
     }
 }
@@ -563,9 +548,10 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight3::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_custkey), crate::ssb::Queued(lo_orderdate),
-                crate::ssb::Queued(lo_revenue), n as usize,
-                payload, bits, Out { plan, sums, counts }, sh)
+            // The plain probes always queue their survivors across tiles.
+            use crate::ssb::Queued as Q;
+            flight3::<_, NT, IPT>(Q(lo_suppkey), Q(lo_custkey), Q(lo_orderdate), Q(lo_revenue),
+                n as usize, payload, bits, Out { plan, sums, counts }, sh)
         }
     }
 }
@@ -581,8 +567,11 @@ crate::kernel! {
         let sh = probe_shared!();
         // SAFETY: as for flight 2.
         unsafe {
-            flight4::<_, NT, IPT>(crate::ssb::Queued(lo_suppkey), crate::ssb::Queued(lo_custkey), crate::ssb::Queued(lo_partkey),
-                crate::ssb::Queued(lo_orderdate), crate::ssb::Queued(lo_revenue), crate::ssb::Queued(lo_supplycost), n as usize, payload, bits, Out { plan, sums, counts }, sh)
+            // The plain probes always queue their survivors across tiles.
+            use crate::ssb::Queued as Q;
+            flight4::<_, NT, IPT>(Q(lo_suppkey), Q(lo_custkey), Q(lo_partkey), Q(lo_orderdate),
+                Q(lo_revenue), Q(lo_supplycost), n as usize, payload, bits,
+                Out { plan, sums, counts }, sh)
         }
     }
 }
