@@ -58,6 +58,26 @@ impl ColPred {
     pub fn matches(self, v: i32) -> bool {
         pred::matches(self.kind, self.a, self.b, v)
     }
+
+    /// The test of its values as a probe makes it per item ([`pred::ranges`]): computed once,
+    /// outside the loop over items.
+    #[inline(always)]
+    pub fn ranges(self) -> Ranges {
+        Ranges(pred::ranges(self.kind, self.a, self.b))
+    }
+}
+
+/// A [`ColPred`] as two ranges of the values it accepts ([`pred::ranges`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ranges([(i32, u32); 2]);
+
+impl Ranges {
+    /// Whether `v` satisfies the predicate: two subtractions and two unsigned compares.
+    #[inline(always)]
+    pub fn matches(self, v: i32) -> bool {
+        let [(s0, n0), (s1, n1)] = self.0;
+        ((v.wrapping_sub(s0) as u32) < n0) | ((v.wrapping_sub(s1) as u32) < n1)
+    }
 }
 
 /// One dimension's part of a [`Plan`].
@@ -220,13 +240,37 @@ pub mod pred {
 
     /// Whether `v` satisfies the predicate `(kind, a, b)` (unknown kinds never match).
     ///
-    /// Branch-free (`&`, `|` on flags): a `match` here becomes a branch tree per item in the
-    /// probe kernels, which are bound by their instructions, not by memory.
+    /// Tested as [`ranges`] are; the probes compute those once ([`super::ColPred::ranges`]):
+    /// per item, two subtractions and two unsigned compares, with no branch, where testing the
+    /// kind per item took ten instructions in the probe kernels, which are bound by their
+    /// instructions, not by memory.
     #[inline(always)]
     pub fn matches(kind: u32, a: i32, b: i32, v: i32) -> bool {
-        (kind == ANY)
-            | ((kind == BETWEEN) & (a <= v) & (v <= b))
-            | ((kind == EITHER) & ((v == a) | (v == b)))
+        super::Ranges(ranges(kind, a, b)).matches(v)
+    }
+
+    /// The predicate `(kind, a, b)` as two ranges `(start, len)` of the values it accepts,
+    /// each `start, start + 1, ..., start + len - 1` (wrapping): every `i32` is two ranges,
+    /// `i32::MIN` for `u32::MAX` values and `i32::MAX` for one.
+    #[inline(always)]
+    pub fn ranges(kind: u32, a: i32, b: i32) -> [(i32, u32); 2] {
+        // `a <= b`: `b - a + 1` values, which is 2^32 (0 as a `u32`) only for all of them.
+        let span = b.wrapping_sub(a) as u32;
+        let all = [(i32::MIN, u32::MAX), (i32::MAX, 1)];
+        let between = if a > b {
+            [(0, 0); 2]
+        } else if span == u32::MAX {
+            all
+        } else {
+            [(a, span + 1), (0, 0)]
+        };
+        let either = [(a, 1), (b, 1)];
+        let none = [(0, 0); 2];
+        // Selects on the kind, not a `match`, so that they stay branch-free.
+        let pick = |k: u32, r: [(i32, u32); 2], other: [(i32, u32); 2]| {
+            if kind == k { r } else { other }
+        };
+        pick(ANY, all, pick(BETWEEN, between, pick(EITHER, either, none)))
     }
 }
 
@@ -330,6 +374,46 @@ mod tests {
         assert!(pred::matches(pred::BETWEEN, 1, 3, 3) && !pred::matches(pred::BETWEEN, 1, 3, 4));
         assert!(pred::matches(pred::EITHER, 1, 5, 5) && !pred::matches(pred::EITHER, 1, 5, 3));
         assert!(!pred::matches(9, 0, 0, 0));
+    }
+
+    /// The two-range form accepts exactly what the predicate's definition does, at the edges
+    /// of `i32` and of each range.
+    #[test]
+    fn ranges_accept_what_the_predicate_does() {
+        let edges = [
+            i32::MIN,
+            i32::MIN + 1,
+            -2,
+            -1,
+            0,
+            1,
+            2,
+            3,
+            7,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        let defined = |kind: u32, a: i32, b: i32, v: i32| match kind {
+            pred::ANY => true,
+            pred::BETWEEN => a <= v && v <= b,
+            pred::EITHER => v == a || v == b,
+            _ => false,
+        };
+        for kind in [pred::ANY, pred::BETWEEN, pred::EITHER, 3, u32::MAX] {
+            for a in edges {
+                for b in edges {
+                    for v in edges.iter().flat_map(|&e| [e, a, b]) {
+                        for v in [v, v.wrapping_add(1), v.wrapping_sub(1)] {
+                            assert_eq!(
+                                pred::matches(kind, a, b, v),
+                                defined(kind, a, b, v),
+                                "kind {kind}, a {a}, b {b}, v {v}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
     }
 }
 

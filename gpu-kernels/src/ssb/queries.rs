@@ -94,8 +94,8 @@ mod device {
         unsafe {
             let plan = out.plan;
             let fact = &raw const (*plan).fact;
-            let (orderdate, discount) = ((*fact).orderdate, (*fact).discount);
-            let quantity = (*fact).quantity;
+            let (orderdate, discount) = ((*fact).orderdate.ranges(), (*fact).discount.ranges());
+            let quantity = (*fact).quantity.ranges();
             let date_join = (*fact).date_join != 0;
             let date = DenseMap::of(plan, DATE, payload);
             let (mut sum, mut count) = (0u64, 0u64);
