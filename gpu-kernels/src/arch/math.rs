@@ -70,6 +70,21 @@ pub fn opaque_u64(x: u64) -> u64 {
     r
 }
 
+/// `if c { a } else { b }` as one `selp`, hidden from the optimizer: a chain of selects
+/// among an array's elements is otherwise turned into an indexed load from the array, which
+/// then lives in local memory.
+#[inline(always)]
+pub fn select_u32(c: bool, a: u32, b: u32) -> u32 {
+    let r: u32;
+    // SAFETY: arithmetic on registers.
+    unsafe {
+        core::arch::asm!("{{ .reg .pred %sp; setp.ne.u32 %sp, {c}, 0; selp.b32 {r}, {a}, {b}, %sp; }}",
+            r = out(reg32) r, c = in(reg32) c as u32, a = in(reg32) a, b = in(reg32) b,
+            options(pure, nomem, nostack))
+    };
+    r
+}
+
 /// The low 32 bits of `(hi:lo) >> (shift % 32)` (`shf.r.wrap`): a bit field that may straddle
 /// two words, in one instruction.
 #[inline(always)]

@@ -124,6 +124,24 @@ pub unsafe fn load_global_nc_if_u32(live: bool, p: *const u32) -> u32 {
     r
 }
 
+/// The two words at `p` (one `ld.global.nc.v2`): raw data a walk keeps in registers while
+/// it works on its current tile, decoded only when its tile comes (a value extracted at once
+/// would wait for the load there).
+///
+/// # Safety
+/// `p` is a valid, 8-byte aligned global address of data unchanged during the kernel.
+#[inline(always)]
+pub unsafe fn load_global_nc_v2_u32(p: *const u32) -> [u32; 2] {
+    let (a, b): (u32, u32);
+    // SAFETY: the caller guarantees validity and alignment.
+    unsafe {
+        asm!("ld.global.nc.v2.u32 {{{a}, {b}}}, [{p}];",
+            a = out(reg32) a, b = out(reg32) b, p = in(reg64) p,
+            options(readonly, nostack, preserves_flags));
+    }
+    [a, b]
+}
+
 /// Relaxed, device-scope 64-bit load: sees other blocks' [`store_relaxed_u64`] without caching.
 ///
 /// # Safety

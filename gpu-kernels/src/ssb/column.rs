@@ -21,9 +21,9 @@
 //! code and registers of all kinds: the probes also come specialized for the kinds columns
 //! take (`Packed<FIRST, REST>`), in which every test of a kind folds away.
 use crate::arch::{
-    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_if,
-    load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, store_shared_v4_u32,
-    sync_warp, thread_idx,
+    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_global_nc_v2_u32,
+    load_if, load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, select_u32,
+    store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
@@ -36,6 +36,13 @@ use crate::ssb::plan::{MAX_PROBE_ROWS, head_table_bytes};
 /// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
 /// GPU-FOR block, so a warp's part of a tile is `IPT / 4` whole blocks.
 const RUN: usize = 4;
+
+/// Most words a run of four GPU-FOR values spans (four 32-bit values from a bit past a word's
+/// first).
+const WINDOW: usize = 5;
+
+/// A thread's runs of a GPU-FOR tile as loaded, undecoded: [`WINDOW`] words per run.
+type Window = [[u32; WINDOW]; WARP_BLOCKS];
 
 /// A lineorder column a probe reads.
 pub trait FactColumn: Copy {
@@ -56,6 +63,23 @@ pub trait FactColumn: Copy {
         n: usize,
         f: impl FnMut(usize, usize, &[i32; IPT]),
     );
+
+    /// [`FactColumn::for_each_tile`] of this column alone, for a walk whose `f` reads its other
+    /// columns by row ([`FactColumn::gather_rows`], as [`Queued`] columns do): the walk keeps
+    /// no header-table entries for them, so a compressed column may keep its own next tile in
+    /// flight.
+    ///
+    /// # Safety
+    /// As for [`FactColumn::for_each_tile`].
+    #[inline(always)]
+    unsafe fn for_each_tile_alone<const NT: usize, const IPT: usize>(
+        self,
+        n: usize,
+        f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        // SAFETY: forwarded.
+        unsafe { Self::for_each_tile::<NT, IPT, 1>(&[self], n, f) }
+    }
 
     /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`, from
     /// within [`FactColumn::for_each_tile`]'s `f` for that tile, by the warp whose rows they
@@ -128,7 +152,7 @@ impl<C: FactColumn> FactColumn for Queued<C> {
         f: impl FnMut(usize, usize, &[i32; IPT]),
     ) {
         // SAFETY: forwarded.
-        unsafe { C::for_each_tile::<NT, IPT, 1>(&[cols[0].0], n, f) }
+        unsafe { cols[0].0.for_each_tile_alone::<NT, IPT>(n, f) }
     }
 
     #[inline(always)]
@@ -355,10 +379,286 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
         }
         v
     }
+
+    /// The words of a thread's runs of the full NSF2 tile at `start`, two per run, undecoded
+    /// ([`decode_nsf2`]), in the first `IPT / 2` places.
+    ///
+    /// # Safety
+    /// The column is NSF2 and holds the tile's rows.
+    #[inline(always)]
+    unsafe fn fetch_nsf2<const NT: usize, const IPT: usize>(self, start: usize) -> [u32; IPT] {
+        let t = thread_idx();
+        let mut raw = [0u32; IPT];
+        for g in 0..IPT / RUN {
+            let row = start + Tile::<i32, NT, IPT>::offset(t, g * RUN);
+            let at = self.data().cast::<u16>().wrapping_add(row).cast::<u32>();
+            // SAFETY: a run's four values, 8-byte aligned (runs start at multiples of four rows
+            // of the aligned column).
+            [raw[2 * g], raw[2 * g + 1]] = unsafe { load_global_nc_v2_u32(at) };
+        }
+        raw
+    }
+
+    /// The walk of a GPU-FOR column alone ([`FactColumn::for_each_tile_alone`]). Its entries
+    /// are the table's only ones, and a tile's values are in registers once decoded, so the
+    /// table can take the next tile's entries while `f` works on the current tile: the next
+    /// tile's words are loaded then, raw ([`Packed::fetch_for`]), as a plain walk loads its
+    /// next tile, and decoded when their turn comes. Headers come a tile ahead of the words,
+    /// block starts a tile ahead of the headers.
+    ///
+    /// # Safety
+    /// The column is GPU-FOR, holds `n` rows, and its table holds the walk's entries only.
+    #[inline(always)]
+    unsafe fn for_each_for_tile_ahead<const NT: usize, const IPT: usize>(
+        self,
+        n: usize,
+        mut f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        let tile_rows = (NT * IPT) as u32;
+        let n32 = n as u32;
+        let full_tiles = n32 / tile_rows;
+        let valid = |tile: u32| match tile.cmp(&full_tiles) {
+            core::cmp::Ordering::Less => tile_rows,
+            core::cmp::Ordering::Equal => n32 % tile_rows,
+            core::cmp::Ordering::Greater => 0,
+        };
+        let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
+        let fill = HeadFill::new::<NT, IPT, 1>(self, n32);
+        // SAFETY (each fill and fetch): the heads of the tile whose entries are filled, and its
+        // words read from those entries.
+        unsafe {
+            fill.fill::<NT>(fill.head(tile, fill.start(tile)));
+            let mut raw = self.fetch_for::<NT, IPT>(valid(tile));
+            // This walk looks three grids ahead: tiles past the last as the one after it.
+            let ahead = |tile: u32| tile.min(fill.tiles);
+            let mut next_head = fill.head(ahead(tile + grid), fill.start(ahead(tile + grid)));
+            let mut next_start = fill.start(ahead(tile + 2 * grid));
+            while tile < fill.tiles {
+                let rows = self.decode_for::<NT, IPT>(raw);
+                let next = tile + grid;
+                fill.fill::<NT>(next_head);
+                next_head = fill.head(ahead(next + grid), next_start);
+                next_start = fill.start(ahead(next + 2 * grid));
+                raw = self.fetch_for::<NT, IPT>(valid(next));
+                let start = (tile * tile_rows) as usize;
+                if tile < full_tiles {
+                    // A constant `valid`: the bounds tests of the inlined body fold away.
+                    f(start, NT * IPT, &rows);
+                } else {
+                    f(start, valid(tile) as usize, &rows);
+                }
+                tile = next;
+            }
+        }
+    }
+
+    /// The words holding a thread's runs of the tile whose entries the table holds, `valid`
+    /// of its rows: per run, the words its four values span from the one of its first bit
+    /// (at most [`WINDOW`]); a word no live value needs is not read (0).
+    ///
+    /// # Safety
+    /// The table holds the tile's entries of this column, which holds the live rows.
+    #[inline(always)]
+    unsafe fn fetch_for<const NT: usize, const IPT: usize>(self, valid: u32) -> Window {
+        let t = thread_idx();
+        let mut raw = [[0u32; WINDOW]; WARP_BLOCKS];
+        for (g, raw) in raw.iter_mut().enumerate().take(IPT / RUN) {
+            let o = Tile::<i32, NT, IPT>::offset(t, g * RUN) as u32;
+            let live = valid.saturating_sub(o).min(RUN as u32);
+            // SAFETY: the warp's own entry, written before; the words read hold live values'
+            // bits, within their miniblock's data.
+            unsafe {
+                let [lo, hi, _, w] = load_shared_v4_u32(self.entry_addr::<NT>(o));
+                let pos = o % MINIBLOCK as u32 * w;
+                let words = ((hi as u64) << 32 | lo as u64) as *const u32;
+                let first = words.wrapping_add((pos / 32) as usize);
+                let bits = pos % 32 + live * w;
+                for (k, word) in raw.iter_mut().enumerate() {
+                    *word = load_global_nc_if_u32((k as u32) * 32 < bits, first.wrapping_add(k));
+                }
+            }
+        }
+        raw
+    }
+
+    /// The rows of a thread's runs from [`Packed::fetch_for`]'s words, with the references and
+    /// widths of the entries the table still holds (the table is refilled after).
+    ///
+    /// # Safety
+    /// The table holds the entries `raw` was fetched with.
+    #[inline(always)]
+    unsafe fn decode_for<const NT: usize, const IPT: usize>(self, raw: Window) -> [i32; IPT] {
+        let t = thread_idx();
+        let mut v = [0i32; IPT];
+        for (g, raw) in raw.iter().enumerate().take(IPT / RUN) {
+            let o = Tile::<i32, NT, IPT>::offset(t, g * RUN) as u32;
+            // SAFETY: the warp's own entry.
+            let [_, _, reference, w] = unsafe { load_shared_v4_u32(self.entry_addr::<NT>(o)) };
+            let run: [u32; RUN] = if w == 16 {
+                // Two whole words, two values each (lo_orderdate's blocks, as in `for_values`):
+                // a run of 16-bit values starts at a word.
+                [raw[0] & 0xffff, raw[0] >> 16, raw[1] & 0xffff, raw[1] >> 16]
+            } else {
+                let (bit, mask) = (o % MINIBLOCK as u32 * w % 32, low_mask(w));
+                let mut run = [0u32; RUN];
+                for (j, value) in run.iter_mut().enumerate() {
+                    // Value `j` starts in word `b / 32 <= j` (widths are at most 32).
+                    let b = bit + j as u32 * w;
+                    let (mut lo, mut hi) = (raw[0], raw[1]);
+                    for k in 1..RUN {
+                        if k <= j {
+                            let here = b / 32 == k as u32;
+                            (lo, hi) = (
+                                select_u32(here, raw[k], lo),
+                                select_u32(here, raw[k + 1], hi),
+                            );
+                        }
+                    }
+                    *value = funnel_shr(lo, hi, b) & mask;
+                }
+                run
+            };
+            for j in 0..RUN {
+                v[g * RUN + j] = reference.wrapping_add(run[j]) as i32;
+            }
+        }
+        v
+    }
 }
 
 /// A block's header as a lane holds it in registers: its start, reference and widths.
 type Head = (u32, u32, u32);
+
+/// A lane's share of a compressed walk's header table. Lanes `(c, g, part)` keep the header
+/// of block `g` of their warp's part of each tile for column `c` of the walk (a flight's
+/// columns are consecutive slots from the first's) and fill the entries of its miniblocks
+/// `part * per_lane ..`: as many parts as the warp's lanes allow, so that each lane writes few
+/// entries. A walk loads a tile's block starts two tiles ahead and its headers one tile ahead
+/// ([`HeadFill::start`], [`HeadFill::head`]), so that neither is in the chain of a value.
+#[derive(Clone, Copy)]
+struct HeadFill<const FIRST: u32, const REST: u32> {
+    col: Packed<FIRST, REST>,
+    /// Whether the lane fills entries: its column is one of the walk's and GPU-FOR.
+    mine: bool,
+    /// The tile offset of the lane's block.
+    block_row: u32,
+    /// The lane's first miniblock and how many it fills.
+    first: usize,
+    per_lane: usize,
+    /// Tiles holding rows, rows per tile, and rows.
+    tiles: u32,
+    tile_rows: u32,
+    n: u32,
+}
+
+impl<const FIRST: u32, const REST: u32> HeadFill<FIRST, REST> {
+    /// The lane's share for a walk of `K` columns from `first`, in tiles of `NT * IPT` of `n`
+    /// rows.
+    #[inline(always)]
+    fn new<const NT: usize, const IPT: usize, const K: usize>(
+        first: Packed<FIRST, REST>,
+        n: u32,
+    ) -> Self {
+        let groups = IPT / RUN;
+        let parts = match 32 / (K * groups) {
+            0 => unreachable!(),
+            1 => 1,
+            2 | 3 => 2,
+            _ => MINIBLOCKS,
+        };
+        let per_lane = MINIBLOCKS / parts;
+        let lane = lane_id() as usize;
+        let (c, g, part) = (lane / (groups * parts), lane / parts % groups, lane % parts);
+        let col = first.at(c.min(K - 1));
+        let tile_rows = (NT * IPT) as u32;
+        HeadFill {
+            col,
+            mine: c < K && col.kind() == column::GPU_FOR,
+            block_row: (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32,
+            first: part * per_lane,
+            per_lane,
+            tiles: n.div_ceil(tile_rows),
+            tile_rows,
+            n,
+        }
+    }
+
+    /// Whether the lane's block of `tile` holds rows (`tile` at most a grid past the last
+    /// tile: [`MAX_PROBE_ROWS`] leaves room for its rows in 32 bits).
+    #[inline(always)]
+    fn live(self, tile: u32) -> bool {
+        self.mine && tile * self.tile_rows + self.block_row < self.n
+    }
+
+    /// The block start of the lane's block of `tile`.
+    #[inline(always)]
+    fn start(self, tile: u32) -> u32 {
+        let row = tile * self.tile_rows + self.block_row;
+        let at = self
+            .col
+            .starts()
+            .wrapping_add((row / BLOCK as u32) as usize);
+        // SAFETY: read only where the block holds rows of the column, whose arrays are device
+        // memory the kernel does not write.
+        unsafe { load_global_nc_if_u32(self.live(tile), at) }
+    }
+
+    /// The header of the lane's block of `tile`, which starts at word `s`.
+    #[inline(always)]
+    fn head(self, tile: u32, s: u32) -> Head {
+        let live = self.live(tile);
+        let block = self.col.data().wrapping_add(s as usize);
+        // SAFETY: as for `start`.
+        unsafe {
+            (
+                s,
+                load_global_nc_if_u32(live, block),
+                load_global_nc_if_u32(live, block.wrapping_add(1)),
+            )
+        }
+    }
+
+    /// Writes the lane's entries of the tile whose headers the warp's lanes hold, between two
+    /// warp barriers: every lane is done with the last tile's entries before, and every entry
+    /// is there after.
+    ///
+    /// # Safety
+    /// Called by every lane of the warp, with the `head` of the same tile; the table is the
+    /// walk's, of [`head_table_bytes`]`(NT)` bytes.
+    #[inline(always)]
+    unsafe fn fill<const NT: usize>(self, head: Head) {
+        sync_warp();
+        if self.mine {
+            let (s, reference, widths) = head;
+            let block = self
+                .col
+                .data()
+                .wrapping_add(s as usize + BLOCK_HEADER_WORDS);
+            for k in 0..self.per_lane {
+                let m = self.first + k;
+                let words = block.wrapping_add(miniblock_offset(widths, m) as usize) as u64;
+                let entry = [
+                    words as u32,
+                    (words >> 32) as u32,
+                    reference,
+                    width(widths, m),
+                ];
+                let at = self
+                    .col
+                    .entry_addr::<NT>(self.block_row + (m * MINIBLOCK) as u32);
+                // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
+                unsafe { store_shared_v4_u32(at, entry) };
+            }
+        }
+        sync_warp();
+    }
+}
+
+/// The rows of a thread's runs from [`Packed::fetch_nsf2`]'s words (the first `IPT / 2`).
+#[inline(always)]
+fn decode_nsf2<const IPT: usize>(raw: [u32; IPT]) -> [i32; IPT] {
+    core::array::from_fn(|k| (raw[k / 2] >> (16 * (k % 2)) & 0xffff) as i32)
+}
 
 impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
     #[inline(always)]
@@ -409,80 +709,41 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         let tile_rows = (NT * IPT) as u32;
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
-        // Lanes (c, g, part) keep the header of block g of this warp's part of each tile for
-        // column c (the flights' columns are consecutive slots from `cols[0]`'s) and fill the
-        // entries of its miniblocks `part * per_lane ..`: as many parts as the warp's lanes
-        // allow, so that each lane writes few entries.
-        let groups = IPT / RUN;
-        let parts = match 32 / (K * groups) {
-            0 => unreachable!(),
-            1 => 1,
-            2 | 3 => 2,
-            _ => MINIBLOCKS,
-        };
-        let per_lane = MINIBLOCKS / parts;
-        let lane = lane_id() as usize;
-        let (c, g, part) = (lane / (groups * parts), lane / parts % groups, lane % parts);
-        let col = cols[0].at(c.min(K - 1));
-        let mine = c < K && col.kind() == column::GPU_FOR;
-        let block_row = (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32;
-        // The block start of this lane's block of `tile`, and its header from that start.
-        // SAFETY (both): read only where the block holds rows of the column, whose arrays are
-        // device memory the kernel does not write.
-        let start_of = |tile: u32| {
-            let row = tile * tile_rows + block_row;
-            unsafe {
-                load_global_nc_if_u32(
-                    mine && row < n32,
-                    col.starts().add((row / BLOCK as u32) as usize),
-                )
-            }
-        };
-        let head_of = |tile: u32, s: u32| -> Head {
-            let live = mine && tile * tile_rows + block_row < n32;
-            let block = col.data().wrapping_add(s as usize);
-            unsafe {
-                (
-                    s,
-                    load_global_nc_if_u32(live, block),
-                    load_global_nc_if_u32(live, block.wrapping_add(1)),
-                )
-            }
-        };
-        let mut head = head_of(tile, start_of(tile));
-        let mut next_start = start_of(tile + grid);
+        let fill = HeadFill::new::<NT, IPT, K>(cols[0], n32);
+        let mut head = fill.head(tile, fill.start(tile));
+        let mut next_start = fill.start(tile + grid);
+        // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.
+        let ahead = FIRST == column::NSF2;
+        let full_tiles = n32 / tile_rows;
+        let full = |tile: u32| tile < full_tiles;
+        let mut raw = [0u32; IPT];
+        if ahead && full(tile) {
+            // SAFETY: a full tile of the column's rows.
+            raw = unsafe { cols[0].fetch_nsf2::<NT, IPT>((tile * tile_rows) as usize) };
+        }
         while tile * tile_rows < n32 {
             let next = tile + grid;
             // In flight during this tile: the next tile's headers (their starts came during
             // the last one) and the block starts of the tile after it.
-            let next_head = head_of(next, next_start);
-            next_start = start_of(next + grid);
-            sync_warp(); // every lane is done with the last tile's entries
-            if mine {
-                let (s, reference, widths) = head;
-                let block = col.data().wrapping_add(s as usize + BLOCK_HEADER_WORDS);
-                for k in 0..per_lane {
-                    let m = part * per_lane + k;
-                    let words = block.wrapping_add(miniblock_offset(widths, m) as usize) as u64;
-                    let entry = [
-                        words as u32,
-                        (words >> 32) as u32,
-                        reference,
-                        width(widths, m),
-                    ];
-                    let at = col.entry_addr::<NT>(block_row + (m * MINIBLOCK) as u32);
-                    // SAFETY: the entry lies in this warp's part of the table, 16-byte aligned.
-                    unsafe { store_shared_v4_u32(at, entry) };
-                }
-            }
-            sync_warp();
+            let next_head = fill.head(next, next_start);
+            next_start = fill.start(next + grid);
+            // SAFETY: this tile's headers, read by the lanes that fill its entries.
+            unsafe { fill.fill::<NT>(head) };
             let start = (tile * tile_rows) as usize;
             let tile_rows = tile_rows as usize;
             // SAFETY: the tile holds rows; the table holds its entries.
             unsafe {
                 if n - start >= tile_rows {
                     // A constant `valid`: the bounds tests of the inlined body fold away.
-                    let rows = cols[0].load::<NT, IPT>(start, tile_rows);
+                    let rows = if ahead {
+                        let rows = decode_nsf2::<IPT>(raw);
+                        if full(next) {
+                            raw = cols[0].fetch_nsf2::<NT, IPT>(start + grid as usize * tile_rows);
+                        }
+                        rows
+                    } else {
+                        cols[0].load::<NT, IPT>(start, tile_rows)
+                    };
                     f(start, tile_rows, &rows);
                 } else {
                     let rows = cols[0].load::<NT, IPT>(start, n - start);
@@ -491,6 +752,29 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
             }
             head = next_head;
             tile = next;
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn for_each_tile_alone<const NT: usize, const IPT: usize>(
+        self,
+        n: usize,
+        mut f: impl FnMut(usize, usize, &[i32; IPT]),
+    ) {
+        match FIRST {
+            column::NSF2 => crate::ssb::for_each_fetched_tile::<NT, IPT, [u32; IPT]>(
+                n,
+                // SAFETY (both): the walk reads tiles of the `n` rows the column holds.
+                |start| unsafe { self.fetch_nsf2::<NT, IPT>(start) },
+                decode_nsf2::<IPT>,
+                |start, valid| unsafe { self.load::<NT, IPT>(start, valid) },
+                #[inline(always)]
+                |start, valid, rows| f(start, valid, rows),
+            ),
+            // SAFETY: forwarded.
+            column::GPU_FOR => unsafe { self.for_each_for_tile_ahead::<NT, IPT>(n, f) },
+            // SAFETY: forwarded.
+            _ => unsafe { Self::for_each_tile::<NT, IPT, 1>(&[self], n, f) },
         }
     }
 

@@ -57,6 +57,28 @@ pub use tables::{BitFilter, CodeMap, DenseMap, SharedBits, SharedCodes, Staged, 
 pub fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     n: usize,
     load: impl Fn(usize, usize) -> [i32; IPT],
+    f: impl FnMut(usize, usize, &[i32; IPT]),
+) {
+    for_each_fetched_tile::<NT, IPT, [i32; IPT]>(
+        n,
+        |start| load(start, NT * IPT),
+        |rows| rows,
+        &load,
+        f,
+    )
+}
+
+/// [`for_each_loaded_tile`] for a first column whose full tiles are fetched raw
+/// (`fetch(start)`) and decoded (`decode(raw)`) only when their turn comes: the next tile's raw
+/// data is what stays in flight, so that no value is extracted from a load still under way
+/// (an extraction at the load waits there for DRAM). The last, partial tile is `load`ed.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+pub fn for_each_fetched_tile<const NT: usize, const IPT: usize, R: Copy>(
+    n: usize,
+    fetch: impl Fn(usize) -> R,
+    decode: impl Fn(R) -> [i32; IPT],
+    load: impl Fn(usize, usize) -> [i32; IPT],
     mut f: impl FnMut(usize, usize, &[i32; IPT]),
 ) {
     let tile_rows = NT * IPT;
@@ -64,20 +86,21 @@ pub fn for_each_loaded_tile<const NT: usize, const IPT: usize>(
     let grid = crate::arch::grid_dim();
     let mut tile = crate::arch::block_idx();
     if tile < full_tiles {
-        let mut rows = load(tile * tile_rows, tile_rows);
+        let mut raw = fetch(tile * tile_rows);
         loop {
+            let rows = decode(raw);
             let next = tile + grid;
             let ahead = if next < full_tiles {
-                load(next * tile_rows, tile_rows)
+                fetch(next * tile_rows)
             } else {
-                [0; IPT]
+                raw
             };
             f(tile * tile_rows, tile_rows, &rows);
             tile = next;
             if tile >= full_tiles {
                 break;
             }
-            rows = ahead;
+            raw = ahead;
         }
     }
     if tile == full_tiles && n % tile_rows != 0 {
