@@ -296,7 +296,7 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                     load_global_nc_if_u32(read(0), word),
                     load_global_nc_if_u32(read(2), word.wrapping_add(1)),
                 );
-                let v = [a & 0xffff, a >> 16, b & 0xffff, b >> 16];
+                let v = halves(a, b);
                 return core::array::from_fn(|j| reference.wrapping_add(v[j % RUN]));
             }
             let mask = low_mask(w);
@@ -504,7 +504,7 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
             let run: [u32; RUN] = if w == 16 {
                 // Two whole words, two values each (lo_orderdate's blocks, as in `for_values`):
                 // a run of 16-bit values starts at a word.
-                [raw[0] & 0xffff, raw[0] >> 16, raw[1] & 0xffff, raw[1] >> 16]
+                halves(raw[0], raw[1])
             } else {
                 let (bit, mask) = (o % MINIBLOCK as u32 * w % 32, low_mask(w));
                 let mut run = [0u32; RUN];
@@ -664,7 +664,14 @@ impl<const FIRST: u32, const REST: u32> HeadFill<FIRST, REST> {
 /// The rows of a thread's runs from [`Packed::fetch_nsf2`]'s words (the first `IPT / 2`).
 #[inline(always)]
 fn decode_nsf2<const IPT: usize>(raw: [u32; IPT]) -> [i32; IPT] {
-    core::array::from_fn(|k| (raw[k / 2] >> (16 * (k % 2)) & 0xffff) as i32)
+    core::array::from_fn(|k| halves(raw[k / RUN * 2], raw[k / RUN * 2 + 1])[k % RUN] as i32)
+}
+
+/// The four 16-bit values of a run held in two words, low halves first: an NSF2 run, or a
+/// GPU-FOR run of width 16 (before its reference is added).
+#[inline(always)]
+fn halves(lo: u32, hi: u32) -> [u32; RUN] {
+    [lo & 0xffff, lo >> 16, hi & 0xffff, hi >> 16]
 }
 
 impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
