@@ -21,8 +21,8 @@
 //! NSF2 tile as two words a run ([`crate::ssb::for_each_fetched_tile`]); a GPU-FOR first
 //! column walked alone (the queued probes, whose later columns are read by row) as the words
 //! its runs span, with the table refilled for the next tile once the current one is decoded.
-//! A value extracted where its load is issued waits there for DRAM, which is what the probes
-//! did before (ncu, the perf log of 2026-12-05).
+//! A value extracted where its load is issued waits there for DRAM (the perf log of
+//! 2026-12-05 has the profiles).
 //!
 //! Reading each column's kind at run time costs a branch per read and, in every kernel, the
 //! code and registers of all kinds: the probes also come specialized for the kinds columns

@@ -242,7 +242,7 @@ pub mod pred {
     ///
     /// Tested as [`ranges`] are; the probes compute those once ([`super::ColPred::ranges`]):
     /// per item, two subtractions and two unsigned compares, with no branch, where testing the
-    /// kind per item took ten instructions in the probe kernels, which are bound by their
+    /// kind per item costs several times that in the probe kernels, which are bound by their
     /// instructions, not by memory.
     #[inline(always)]
     pub fn matches(kind: u32, a: i32, b: i32, v: i32) -> bool {
