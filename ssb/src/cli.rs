@@ -5,12 +5,14 @@ use std::time::Instant;
 use super::engine::{Device, Engine, engine};
 use super::format::{self, Existing};
 use super::generator::{Cardinalities, DEFAULT_SEED, GenConfig, generate};
-use super::gpu::{CoprocessorEngine, GpuEngine, PACKED_SCHEMES, encode_fact, h2d_bandwidth, model};
+use super::gpu::{
+    CoprocessorEngine, GpuEngine, PACKED_SCHEMES, encode_fact, h2d_bandwidth, model, packed_model,
+};
 use super::query::Query;
 use super::query::QueryResult;
 use super::storage;
 use super::tbl;
-use tessera_bench::{Record, fixed, markdown_table, measure_bandwidth};
+use tessera_bench::{Bandwidth, Record, fixed, markdown_table, measure_bandwidth};
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::preflight::{check_disk, check_memory, check_output_file};
 use tessera_host::runtime::{Gpu, median};
@@ -593,7 +595,7 @@ fn compressed_run(
     set: &super::data::SsbData,
     (dir, schemes): (&std::path::Path, &[PackedScheme]),
     queries: &[Query],
-    repeat: usize,
+    (repeat, bw): (usize, Bandwidth),
     plain: &[Timed],
     rep: Report,
 ) -> Result<(Vec<Record>, Vec<Encoded>), Box<dyn std::error::Error>> {
@@ -650,11 +652,15 @@ fn compressed_run(
             return Err(format!("{}: compressed and uncompressed results differ", c.query).into());
         }
         let (mc, mp) = (median(&c.ms), median(&p.ms));
+        let m = packed_model(set, c.query, &encoded)?;
+        let model_ms = bw.model_ms(m.read_bytes, m.written_bytes);
         table_rows.push(vec![
             c.query.name().to_string(),
             fixed(mp, 3),
             fixed(mc, 3),
             fixed(mc / mp, 2),
+            fixed(model_ms, 3),
+            fixed(mc / model_ms, 2),
         ]);
         // The model column holds the uncompressed engine's median: the ratio is the speedup
         // the compression buys (below 1) or costs.
@@ -667,8 +673,19 @@ fn compressed_run(
             mp,
         ));
     }
-    let header = ["query", "uncompressed ms", "compressed ms", "ratio"];
-    rep.say(format_args!("\n{}", markdown_table(&header, table_rows, 1)));
+    let header = [
+        "query",
+        "uncompressed ms",
+        "compressed ms",
+        "ratio",
+        "model ms",
+        "x model",
+    ];
+    rep.say(format_args!(
+        "\nmodel = the compressed bytes the probes touch (32-byte sectors of the first column's \
+         arrays, of the later ones' only where rows still qualify) at the bandwidth above\n{}",
+        markdown_table(&header, table_rows, 1)
+    ));
     rep.say(format_args!(
         "geometric mean: {:.3} ms compressed, {:.3} ms uncompressed, ratio {:.3}",
         geomean(timed.iter().map(|t| median(&t.ms))),
@@ -930,7 +947,8 @@ fn gpu_run(
     drop(eng);
     let mut encoded = None;
     if let Some((dir, schemes)) = compressed {
-        let (recs, cols) = compressed_run(gpu, set, (dir, schemes), queries, repeat, &timed, rep)?;
+        let (recs, cols) =
+            compressed_run(gpu, set, (dir, schemes), queries, (repeat, bw), &timed, rep)?;
         records.extend(recs);
         encoded = Some(cols);
     }

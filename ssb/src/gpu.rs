@@ -24,7 +24,7 @@ mod plan;
 mod scratch;
 
 pub use coprocessor::{CHUNK_ROWS, CoprocessorEngine, h2d_bandwidth};
-pub use model::{QueryModel, model};
+pub use model::{QueryModel, model, packed_model};
 use packed::PackedFact;
 pub use packed::{PACKED_SCHEMES, PackedColumn, encode_fact};
 pub use plan::FactCol;

@@ -7,9 +7,21 @@
 //! [`tessera_host::ops`]' selective loads skip, and the model the engine is held to) and the thesis'
 //! 128-byte lines. The dimension builds add their column reads and table writes; the hash
 //! tables themselves are assumed to stay in L2 (the largest, part at SF 20, is 2 MB).
-use rayon::prelude::*;
-use tessera_kernels::ssb::plan as P;
+//!
+//! [`packed_model`] counts the same way over the compressed columns: the sectors of their
+//! arrays that hold the values the probe reads (a GPU-FOR value adds its block's start and
+//! header), so that the compressed engine, too, is held to the bytes it must read.
+use std::sync::atomic::{AtomicU64, Ordering};
 
+use rayon::prelude::*;
+use tessera_host::compress::Encoded;
+use tessera_host::{Error, Result};
+use tessera_kernels::compress::format::{
+    BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width,
+};
+use tessera_kernels::ssb::plan::{self as P, column};
+
+use super::packed::{Parts, check_columns, parts};
 use super::{FactCol, Flight, dim_columns, dim_preds};
 use crate::data::SsbData;
 use crate::query::{Pred, Query};
@@ -88,20 +100,23 @@ pub(crate) fn first_share(data: &SsbData, q: Query) -> f64 {
     share(data, q, d)
 }
 
-/// The model of query `q` over `data`.
-pub fn model(data: &SsbData, q: Query) -> QueryModel {
+/// A row test.
+type Test<'a> = Box<dyn Fn(i32) -> bool + Sync + 'a>;
+
+/// A probe's step: a lineorder column and the test applied once it is read.
+type Step<'a> = (FactCol, Test<'a>);
+
+/// The probe kernel's steps for query `q`, in its order.
+fn steps<'a>(data: &'a SsbData, q: Query) -> Vec<Step<'a>> {
     let p = q.params();
-    let flight = Flight::of(q);
     let dim = |d| Qualifies::new(data, q, d);
-    type Test<'a> = Box<dyn Fn(i32) -> bool + Sync + 'a>;
     let pred = |pr: Pred| -> Test { Box::new(move |v| pr.matches(v)) };
     let qual = |d: usize| -> Test {
         let t = dim(d);
         Box::new(move |k| t.test(k))
     };
     let none = || -> Test { Box::new(|_| true) };
-    // The kernel's steps: a column and the test applied once it is loaded.
-    let steps: Vec<(FactCol, Test)> = match flight {
+    match Flight::of(q) {
         Flight::One => {
             let date: Test = match p.orderdate_range(&data.date) {
                 Some((lo, hi)) => Box::new(move |v| lo <= v && v <= hi),
@@ -142,7 +157,41 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
                 (FactCol::SupplyCost, none()),
             ]
         }
+    }
+}
+
+/// The dimension builds' bytes, read and written: the key, the restricted columns and the
+/// group column of each joined dimension read, its payload slots (2 bytes) and bitmap
+/// written; the group table is cleared.
+fn builds(data: &SsbData, q: Query) -> (f64, f64) {
+    let p = q.params();
+    let (mut build_read, mut build_written) = (0f64, 0f64);
+    let joined: Vec<usize> = match Flight::of(q) {
+        Flight::One if p.orderdate_range(&data.date).is_some() => vec![],
+        Flight::One => vec![P::DATE],
+        Flight::Two => vec![P::DATE, P::PART, P::SUPPLIER],
+        Flight::Three => vec![P::DATE, P::SUPPLIER, P::CUSTOMER],
+        Flight::Four => vec![P::DATE, P::PART, P::SUPPLIER, P::CUSTOMER],
     };
+    for d in joined {
+        let cols = dim_columns(data, d);
+        let rows = cols[0].len() as f64;
+        let restricted = dim_preds(&p, d).iter().filter(|pr| !pr.is_any()).count();
+        build_read += rows * 4.0 * (2 + restricted) as f64;
+        let span = Qualifies::new(data, q, d).ok.len() as f64;
+        build_written += span * 2.0 + span / 8.0;
+        // The supplier's code map when the query groups by it.
+        if d == P::SUPPLIER && p.group_by.iter().any(|&g| super::group_source(g).0 == d) {
+            build_written += (P::code_words(span as usize) * 4) as f64;
+        }
+    }
+    build_written += (P::GLOBAL_GROUPS * 12) as f64;
+    (build_read, build_written)
+}
+
+/// The model of query `q` over `data`.
+pub fn model(data: &SsbData, q: Query) -> QueryModel {
+    let steps = steps(data, q);
     let cols: Vec<&[i32]> = steps.iter().map(|(c, _)| c.of(data)).collect();
     let n = data.lineorder.len();
     // Per line of 32 rows: the sectors and the line each column touches.
@@ -171,29 +220,7 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
             (sectors, lines, rows)
         })
         .reduce(|| (0, 0, 0), |a, b| (a.0 + b.0, a.1 + b.1, a.2 + b.2));
-    // Builds: read the key, the restricted columns and the group column of each joined
-    // dimension, write its payload slots (2 bytes) and bitmap; the group table is cleared.
-    let (mut build_read, mut build_written) = (0f64, 0f64);
-    let joined: Vec<usize> = match flight {
-        Flight::One if p.orderdate_range(&data.date).is_some() => vec![],
-        Flight::One => vec![P::DATE],
-        Flight::Two => vec![P::DATE, P::PART, P::SUPPLIER],
-        Flight::Three => vec![P::DATE, P::SUPPLIER, P::CUSTOMER],
-        Flight::Four => vec![P::DATE, P::PART, P::SUPPLIER, P::CUSTOMER],
-    };
-    for d in joined {
-        let cols = dim_columns(data, d);
-        let rows = cols[0].len() as f64;
-        let restricted = dim_preds(&p, d).iter().filter(|pr| !pr.is_any()).count();
-        build_read += rows * 4.0 * (2 + restricted) as f64;
-        let span = Qualifies::new(data, q, d).ok.len() as f64;
-        build_written += span * 2.0 + span / 8.0;
-        // The supplier's code map when the query groups by it.
-        if d == P::SUPPLIER && p.group_by.iter().any(|&g| super::group_source(g).0 == d) {
-            build_written += (P::code_words(span as usize) * 4) as f64;
-        }
-    }
-    build_written += (P::GLOBAL_GROUPS * 12) as f64;
+    let (build_read, build_written) = builds(data, q);
     QueryModel {
         read_bytes: sectors as f64 * 32.0 + build_read,
         written_bytes: build_written,
@@ -202,12 +229,173 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
     }
 }
 
+/// The model of query `q` over the compressed query columns `encoded` (in [`FactCol::ALL`]
+/// order, as the compressed probes read them): the 32-byte sectors of each column's arrays
+/// that hold a value the probe reads, the first column's in full and a later one's only
+/// where rows still qualify. A GPU-FOR value read adds its block's start and header; the
+/// bits of a value are those of its miniblock's width. `line_read_bytes` is left 0.
+pub fn packed_model(data: &SsbData, q: Query, encoded: &[Encoded]) -> Result<QueryModel> {
+    check_columns(encoded, data.lineorder.len())?;
+    let steps = steps(data, q);
+    let cols: Vec<&[i32]> = steps.iter().map(|(c, _)| c.of(data)).collect();
+    let parts: Vec<Parts> = steps
+        .iter()
+        .map(|(c, _)| {
+            let (_, e) = FactCol::ALL
+                .iter()
+                .zip(encoded)
+                .find(|(a, _)| *a == c)
+                .ok_or_else(|| {
+                    Error::invalid(format!("compressed SSB columns: no {}", c.name()))
+                })?;
+            parts(e)
+        })
+        .collect::<Result<_>>()?;
+    let touched: Vec<Touched> = parts.iter().map(Touched::new).collect();
+    let n = data.lineorder.len();
+    let rows = (0..n.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|b| {
+            let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(n));
+            let mut alive = [true; BLOCK];
+            for (j, (_, test)) in steps.iter().enumerate() {
+                touched[j].mark(&parts[j], b, &alive[..hi - lo]);
+                for i in lo..hi {
+                    alive[i - lo] = alive[i - lo] && test(cols[j][i]);
+                }
+            }
+            alive[..hi - lo].iter().filter(|&&a| a).count() as u64
+        })
+        .sum();
+    let sectors: u64 = touched.iter().map(Touched::count).sum();
+    let (build_read, build_written) = builds(data, q);
+    Ok(QueryModel {
+        read_bytes: sectors as f64 * 32.0 + build_read,
+        written_bytes: build_written,
+        line_read_bytes: 0.0,
+        qualifying_rows: rows,
+    })
+}
+
+/// The 32-byte sectors of a column's arrays that a probe touches: one bit each, for the data
+/// and for GPU-FOR's block starts.
+struct Touched {
+    data: Vec<AtomicU64>,
+    starts: Vec<AtomicU64>,
+}
+
+impl Touched {
+    fn new(p: &Parts) -> Touched {
+        let bits = |words: usize| {
+            (0..words.div_ceil(8 * 64))
+                .map(|_| AtomicU64::new(0))
+                .collect()
+        };
+        Touched {
+            data: bits(p.data.len()),
+            starts: bits(p.starts.len()),
+        }
+    }
+
+    /// Marks the sectors of the values of block `b` (rows `b * BLOCK..`) that are `alive`.
+    fn mark(&self, p: &Parts, b: usize, alive: &[bool]) {
+        let set = |bits: &[AtomicU64], word: usize| {
+            let sector = word / 8;
+            bits[sector / 64].fetch_or(1 << (sector % 64), Ordering::Relaxed);
+        };
+        let rows = alive
+            .iter()
+            .enumerate()
+            .filter(|(_, a)| **a)
+            .map(|(i, _)| b * BLOCK + i);
+        match p.kind {
+            column::GPU_FOR => {
+                if !alive.contains(&true) {
+                    return;
+                }
+                set(&self.starts, b);
+                let s = p.starts[b] as usize;
+                let widths = p.data[s + 1];
+                set(&self.data, s);
+                set(&self.data, s + 1);
+                for i in rows {
+                    let m = i % BLOCK / MINIBLOCK;
+                    let w = width(widths, m) as usize;
+                    if w == 0 {
+                        continue;
+                    }
+                    let bit = i % MINIBLOCK * w;
+                    let first = s + BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
+                    set(&self.data, first + bit / 32);
+                    set(&self.data, first + (bit + w - 1) / 32);
+                }
+            }
+            column::NSF1 => rows.for_each(|i| set(&self.data, i / 4)),
+            column::NSF2 => rows.for_each(|i| set(&self.data, i / 2)),
+            _ => rows.for_each(|i| set(&self.data, i)),
+        }
+    }
+
+    fn count(&self) -> u64 {
+        let ones = |bits: &[AtomicU64]| -> u64 {
+            bits.iter()
+                .map(|w| w.load(Ordering::Relaxed).count_ones() as u64)
+                .sum()
+        };
+        ones(&self.data) + ones(&self.starts)
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{first_share, part_first};
+    use super::{first_share, model, packed_model, part_first, steps};
     use crate::generator::{GenConfig, generate};
+    use crate::gpu::FactCol;
     use crate::gpu::plan::QUEUE_BELOW;
     use crate::query::Query;
+    use tessera_host::compress::{Encoded, Scheme};
+
+    #[test]
+    fn the_compressed_model_counts_what_the_probes_read() {
+        let data = generate(&GenConfig::new(0.01)).unwrap();
+        let columns = |scheme: Scheme| -> Vec<Encoded> {
+            FactCol::ALL
+                .iter()
+                .map(|c| scheme.encode(bytemuck::cast_slice(c.of(&data))).unwrap())
+                .collect()
+        };
+        let (plain, nsf, gpu_for) = (
+            columns(Scheme::Plain),
+            columns(Scheme::Nsf),
+            columns(Scheme::For),
+        );
+        for &q in Query::ALL.iter() {
+            // Over 4-byte values, the sectors are the uncompressed model's.
+            let m = model(&data, q);
+            let p = packed_model(&data, q, &plain).unwrap();
+            assert_eq!(p.read_bytes, m.read_bytes, "{}", q.name());
+            assert_eq!(p.qualifying_rows, m.qualifying_rows, "{}", q.name());
+            // Narrower values touch fewer sectors; GPU-FOR's first column is read whole,
+            // block starts included.
+            let n = packed_model(&data, q, &nsf).unwrap();
+            let f = packed_model(&data, q, &gpu_for).unwrap();
+            assert!(n.read_bytes < m.read_bytes, "{}", q.name());
+            assert!(f.read_bytes < m.read_bytes, "{}", q.name());
+            let Encoded::For(first) = &gpu_for[FactCol::ALL
+                .iter()
+                .position(|&c| c == steps(&data, q)[0].0)
+                .unwrap()]
+            else {
+                panic!("GPU-FOR columns");
+            };
+            let whole = (first.data().len().div_ceil(8) + first.block_starts().len() / 8) * 32;
+            assert!(f.read_bytes >= whole as f64, "{}", q.name());
+        }
+        // A column the probes cannot read, or of another length, is refused.
+        let mut short = plain.clone();
+        short[0] = Scheme::Plain.encode(&[1, 2, 3]).unwrap();
+        assert!(packed_model(&data, Query::Q1_1, &short).is_err());
+    }
 
     #[test]
     fn flight_4_joins_the_narrower_of_part_and_customer_first() {
