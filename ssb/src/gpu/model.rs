@@ -14,11 +14,9 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
+use tessera_host::Result;
 use tessera_host::compress::Encoded;
-use tessera_host::{Error, Result};
-use tessera_kernels::compress::format::{
-    BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, miniblock_offset, width,
-};
+use tessera_kernels::compress::format::{BLOCK, MINIBLOCK, block_position, spans_next, width};
 use tessera_kernels::ssb::plan::{self as P, column};
 
 use super::packed::{Parts, check_columns, parts};
@@ -238,18 +236,10 @@ pub fn packed_model(data: &SsbData, q: Query, encoded: &[Encoded]) -> Result<Que
     check_columns(encoded, data.lineorder.len())?;
     let steps = steps(data, q);
     let cols: Vec<&[i32]> = steps.iter().map(|(c, _)| c.of(data)).collect();
+    // In `FactCol::ALL` order, as `check_columns` vouched.
     let parts: Vec<Parts> = steps
         .iter()
-        .map(|(c, _)| {
-            let (_, e) = FactCol::ALL
-                .iter()
-                .zip(encoded)
-                .find(|(a, _)| *a == c)
-                .ok_or_else(|| {
-                    Error::invalid(format!("compressed SSB columns: no {}", c.name()))
-                })?;
-            parts(e)
-        })
+        .map(|&(c, _)| parts(&encoded[c as usize]))
         .collect::<Result<_>>()?;
     let touched: Vec<Touched> = parts.iter().map(Touched::new).collect();
     let n = data.lineorder.len();
@@ -319,15 +309,15 @@ impl Touched {
                 set(&self.data, s);
                 set(&self.data, s + 1);
                 for i in rows {
-                    let m = i % BLOCK / MINIBLOCK;
-                    let w = width(widths, m) as usize;
+                    let w = width(widths, i % BLOCK / MINIBLOCK);
                     if w == 0 {
                         continue;
                     }
-                    let bit = i % MINIBLOCK * w;
-                    let first = s + BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
-                    set(&self.data, first + bit / 32);
-                    set(&self.data, first + (bit + w - 1) / 32);
+                    let (word, bit) = block_position(widths, i % BLOCK);
+                    set(&self.data, s + word);
+                    if spans_next(bit, w) {
+                        set(&self.data, s + word + 1);
+                    }
                 }
             }
             column::NSF1 => rows.for_each(|i| set(&self.data, i / 4)),
@@ -381,11 +371,7 @@ mod tests {
             let f = packed_model(&data, q, &gpu_for).unwrap();
             assert!(n.read_bytes < m.read_bytes, "{}", q.name());
             assert!(f.read_bytes < m.read_bytes, "{}", q.name());
-            let Encoded::For(first) = &gpu_for[FactCol::ALL
-                .iter()
-                .position(|&c| c == steps(&data, q)[0].0)
-                .unwrap()]
-            else {
+            let Encoded::For(first) = &gpu_for[steps(&data, q)[0].0 as usize] else {
                 panic!("GPU-FOR columns");
             };
             let whole = (first.data().len().div_ceil(8) + first.block_starts().len() / 8) * 32;
