@@ -106,14 +106,18 @@ fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu)
             .flat_map(|p| [(p, 1), (p, 4)])
         {
             // Flagged rows hold 1..=15: the kernel adds each survivor's code (its low four
-            // bits, kept beside its offset), then 16 for its flag, to its row.
+            // bits, kept beside its offset), 16 for its flag, then 256 for its flag and 4096
+            // times a two-bit code (1 plus its low bit) compacted sparsely, to its row.
             let draws = uniform_i32(n, 1000, n as u64 + u64::from(per_mille) + run as u64);
             let input: Vec<u32> = (0..n)
                 .map(|i| draws[i / run * run] as u32)
                 .map(|x| (x < per_mille) as u32 * (1 + x % 15))
                 .collect();
             let (visits, counts) = t::block_compact(gpu, &input).unwrap();
-            let want: Vec<u32> = input.iter().map(|&x| x + 16 * (x != 0) as u32).collect();
+            let want: Vec<u32> = input
+                .iter()
+                .map(|&x| x + (x != 0) as u32 * (272 + ((1 + (x & 1)) << 12)))
+                .collect();
             assert_eq!(
                 visits, want,
                 "n={n} per mille={per_mille} run={run}: visits"

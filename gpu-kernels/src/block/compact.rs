@@ -59,6 +59,103 @@ pub unsafe fn warp_compact_coded<T, const NT: usize, const IPT: usize, const COD
     unsafe { compact_ballot::<T, NT, IPT, CODE_BITS>(codes, buf) }
 }
 
+/// [`warp_compact`] for a selective test, which leaves a warp a few of its items: each lane
+/// writes its own flagged items after those of the lanes below it, placed by one prefix sum
+/// of the lanes' counts by bit planes, so that the work goes with the survivors, not the item
+/// slots (its loop takes as many steps as the lane with the most survivors). A warp with no
+/// survivor skips it all. The entries are in lane order, and each lane's in item order.
+///
+/// # Safety
+/// As for [`warp_compact`].
+#[inline(always)]
+pub unsafe fn warp_compact_sparse<T, const NT: usize, const IPT: usize>(
+    flags: &[bool; IPT],
+    buf: Shared<u16>,
+) -> u32 {
+    // SAFETY: forwarded.
+    unsafe { compact_sparse::<T, NT, IPT, 0>(&flags.map(u32::from), buf) }
+}
+
+/// [`warp_compact_coded`] as [`warp_compact_sparse`] compacts: for a selective test.
+///
+/// # Safety
+/// As for [`warp_compact_coded`].
+#[inline(always)]
+pub unsafe fn warp_compact_coded_sparse<
+    T,
+    const NT: usize,
+    const IPT: usize,
+    const CODE_BITS: u32,
+>(
+    codes: &[u32; IPT],
+    buf: Shared<u16>,
+) -> u32 {
+    const {
+        assert!(
+            NT * IPT <= 1 << (16 - CODE_BITS),
+            "tile too large for coded 16-bit offsets"
+        )
+    };
+    // SAFETY: forwarded.
+    unsafe { compact_sparse::<T, NT, IPT, CODE_BITS>(codes, buf) }
+}
+
+/// The sparse compaction of the items with a non-zero code, keeping the code where
+/// `TAG_BITS` is not 0: a lane's codes are packed into one word, so that its loop can take
+/// the code of any item without indexing its registers.
+///
+/// # Safety
+/// As for [`warp_compact`].
+#[inline(always)]
+unsafe fn compact_sparse<T, const NT: usize, const IPT: usize, const TAG_BITS: u32>(
+    codes: &[u32; IPT],
+    buf: Shared<u16>,
+) -> u32 {
+    const {
+        assert!(
+            IPT <= 32 && IPT * TAG_BITS as usize <= 32,
+            "a lane's flags and codes are one word each"
+        )
+    };
+    let (mut mask, mut packed) = (0u32, 0u32);
+    for (k, &c) in codes.iter().enumerate() {
+        mask |= ((c != 0) as u32) << k;
+        if TAG_BITS != 0 {
+            packed |= c << (k as u32 * TAG_BITS);
+        }
+    }
+    if ballot(mask != 0) == 0 {
+        return 0;
+    }
+    let t = thread_idx();
+    let mine = popc(mask);
+    let below = lanemask_lt();
+    let (mut before, mut count) = (0u32, 0u32);
+    // A lane's count is at most IPT: its bits, one ballot each.
+    for b in 0..u32::BITS - (IPT as u32).leading_zeros() {
+        let plane = ballot(mine >> b & 1 != 0);
+        before += popc(plane & below) << b;
+        count += popc(plane) << b;
+    }
+    let mut at = (t / 32) * 32 * IPT + before as usize;
+    while mask != 0 {
+        let k = mask.trailing_zeros();
+        let tag = if TAG_BITS == 0 {
+            0
+        } else {
+            packed >> (k * TAG_BITS) & ((1 << TAG_BITS) - 1)
+        };
+        let entry = Tile::<T, NT, IPT>::offset(t, k as usize) as u32 | tag << (16 - TAG_BITS);
+        // SAFETY: the lane's entries follow those of the lanes below it, all of them at
+        // most 32 * IPT, within the warp's part of `buf`.
+        unsafe { buf.write(at, entry as u16) };
+        at += 1;
+        mask &= mask - 1;
+    }
+    sync_warp();
+    count
+}
+
 /// The compaction of the items with a non-zero code, keeping the code where `TAG_BITS` is
 /// not 0: a ballot per item, and each surviving lane writes its entry after the survivors of
 /// lower lanes and earlier items.

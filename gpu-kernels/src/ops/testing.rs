@@ -230,8 +230,11 @@ crate::kernel! {
     /// WarpCompact, coded and by flags: each warp packs the rows of its tile part whose
     /// `input` is non-zero with the input's low four bits as their code, and the survivor
     /// rounds (two per lane) add the code to `visits` at each packed row; then it packs the
-    /// same rows by flag and adds 16 to each. `counts[block * warps + warp]` gets the first
-    /// compaction's count in its low and the second's in its high 16 bits.
+    /// same rows by flag and adds 16 to each; then both again sparsely
+    /// ([`warp_compact_sparse`], adding 256, and [`warp_compact_coded_sparse`] with a
+    /// two-bit code, 1 plus the input's low bit, adding the code times 4096). `counts[block * warps + warp]` gets the coded compactions' count in
+    /// its low and the flag compactions' in its high 16 bits (0xffff where a sparse one's
+    /// count differs).
     BLOCK_COMPACT = block_compact[NT = 128, IPT = 12](input: *const u32, n: u32, visits: *mut u32, counts: *mut u32) {
         let start = block_idx() * NT * IPT;
         let valid = (n as usize - start).min(NT * IPT);
@@ -260,7 +263,28 @@ crate::kernel! {
                     }
                 }
             });
+            let sparse = warp_compact_sparse::<u32, NT, IPT>(&flags, buf);
+            for_each_survivor::<u32, NT, IPT, 2>(buf, sparse, |offsets, live| {
+                for s in 0..2 {
+                    if live[s] {
+                        u32::atomic_add(visits.add(start + offsets[s] as usize), 256);
+                    }
+                }
+            });
+            // A lane's codes must fit one word: two bits each, 1 or 2.
+            let codes: [u32; IPT] = codes.map(|c| if c != 0 { 1 + (c & 1) } else { 0 });
+            let coded_sparse = warp_compact_coded_sparse::<u32, NT, IPT, 2>(&codes, buf);
+            for_each_survivor_coded::<u32, NT, IPT, 2, 2>(buf, coded_sparse, |offsets, codes, live| {
+                for s in 0..2 {
+                    if live[s] {
+                        u32::atomic_add(visits.add(start + offsets[s] as usize), codes[s] << 12);
+                    }
+                }
+            });
             if lane_id() == 0 {
+                // The sparse compactions must count the rows the others do.
+                let coded = if coded_sparse == coded { coded } else { 0xffff };
+                let flagged = if sparse == flagged { flagged } else { 0xffff };
                 counts.add(block_idx() * (NT / 32) + warp_id()).write(coded | flagged << 16);
             }
         }

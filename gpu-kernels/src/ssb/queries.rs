@@ -136,17 +136,26 @@ mod device {
                             orderdate.matches(v)
                         });
                     }
-                    let count = warp_compact::<i32, NT, IPT>(&flags, survivors);
-                    survivor_rounds::<i32, NT, IPT, S, 0>(
-                        C::QUEUED,
-                        survivors,
-                        count,
-                        start,
-                        carry,
-                        &mut carried,
-                        #[inline(always)]
-                        |start, offsets, codes, live| round(start, offsets, codes, live),
-                    );
+                    // Queued, the date test is selective: a warp tile keeps a few rows, and
+                    // most of q1.3's none, whose queue step would only rewrite the carried
+                    // rows in place. Unqueued, the tile-by-tile probes keep the ballots.
+                    let count = if C::QUEUED {
+                        warp_compact_sparse::<i32, NT, IPT>(&flags, survivors)
+                    } else {
+                        warp_compact::<i32, NT, IPT>(&flags, survivors)
+                    };
+                    if !C::QUEUED || count != 0 {
+                        survivor_rounds::<i32, NT, IPT, S, 0>(
+                            C::QUEUED,
+                            survivors,
+                            count,
+                            start,
+                            carry,
+                            &mut carried,
+                            #[inline(always)]
+                            |start, offsets, codes, live| round(start, offsets, codes, live),
+                        );
+                    }
                 },
             );
             flush_queued_survivors::<S, 0>(
