@@ -232,9 +232,9 @@ crate::kernel! {
     /// rounds (two per lane) add the code to `visits` at each packed row; then it packs the
     /// same rows by flag and adds 16 to each; then both again sparsely
     /// ([`warp_compact_sparse`], adding 256, and [`warp_compact_coded_sparse`] with a
-    /// two-bit code, 1 plus the input's low bit, adding the code times 4096). `counts[block * warps + warp]` gets the coded compactions' count in
-    /// its low and the flag compactions' in its high 16 bits (0xffff where a sparse one's
-    /// count differs).
+    /// two-bit code, 1 plus the input's low bit, adding the code times 4096).
+    /// `counts[block * warps + warp]` gets the coded compactions' count in its low and the
+    /// flag compactions' in its high 16 bits (0xffff where a sparse one's count differs).
     BLOCK_COMPACT = block_compact[NT = 128, IPT = 12](input: *const u32, n: u32, visits: *mut u32, counts: *mut u32) {
         let start = block_idx() * NT * IPT;
         let valid = (n as usize - start).min(NT * IPT);
