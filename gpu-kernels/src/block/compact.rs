@@ -49,12 +49,6 @@ pub unsafe fn warp_compact_coded<T, const NT: usize, const IPT: usize, const COD
     codes: &[u32; IPT],
     buf: Shared<u16>,
 ) -> u32 {
-    const {
-        assert!(
-            NT * IPT <= 1 << (16 - CODE_BITS),
-            "tile too large for coded 16-bit offsets"
-        )
-    };
     // SAFETY: forwarded.
     unsafe { compact_ballot::<T, NT, IPT, CODE_BITS>(codes, buf) }
 }
@@ -90,12 +84,6 @@ pub unsafe fn warp_compact_coded_sparse<
     codes: &[u32; IPT],
     buf: Shared<u16>,
 ) -> u32 {
-    const {
-        assert!(
-            NT * IPT <= 1 << (16 - CODE_BITS),
-            "tile too large for coded 16-bit offsets"
-        )
-    };
     // SAFETY: forwarded.
     unsafe { compact_sparse::<T, NT, IPT, CODE_BITS>(codes, buf) }
 }
@@ -145,15 +133,31 @@ unsafe fn compact_sparse<T, const NT: usize, const IPT: usize, const TAG_BITS: u
         } else {
             packed >> (k * TAG_BITS) & ((1 << TAG_BITS) - 1)
         };
-        let entry = Tile::<T, NT, IPT>::offset(t, k as usize) as u32 | tag << (16 - TAG_BITS);
         // SAFETY: the lane's entries follow those of the lanes below it, all of them at
         // most 32 * IPT, within the warp's part of `buf`.
-        unsafe { buf.write(at, entry as u16) };
+        unsafe { buf.write(at, entry::<T, NT, IPT, TAG_BITS>(t, k, tag)) };
         at += 1;
         mask &= mask - 1;
     }
     sync_warp();
     count
+}
+
+/// The entry of thread `t`'s item `k` with its `TAG_BITS`-bit code `tag`: the item's tile
+/// offset, the code in the high bits. Both compactions write these.
+#[inline(always)]
+fn entry<T, const NT: usize, const IPT: usize, const TAG_BITS: u32>(
+    t: usize,
+    k: u32,
+    tag: u32,
+) -> u16 {
+    const {
+        assert!(
+            NT * IPT <= 1 << (16 - TAG_BITS),
+            "tile too large for coded 16-bit offsets"
+        )
+    };
+    (Tile::<T, NT, IPT>::offset(t, k as usize) as u32 | tag << (16 - TAG_BITS)) as u16
 }
 
 /// The compaction of the items with a non-zero code, keeping the code where `TAG_BITS` is
@@ -177,9 +181,8 @@ unsafe fn compact_ballot<T, const NT: usize, const IPT: usize, const TAG_BITS: u
         if f {
             let at = part + (count + popc(mask & below)) as usize;
             let tag = if TAG_BITS == 0 { 0 } else { c };
-            let entry = Tile::<T, NT, IPT>::offset(t, k) as u32 | tag << (16 - TAG_BITS);
             // SAFETY: at most 32 * IPT entries per warp, all within its part of `buf`.
-            unsafe { buf.write(at, entry as u16) };
+            unsafe { buf.write(at, entry::<T, NT, IPT, TAG_BITS>(t, k as u32, tag)) };
         }
         count += popc(mask);
     }
