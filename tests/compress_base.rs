@@ -4,6 +4,7 @@
 //! equal, sorted and run-length inputs; the `_into` forms write every value and add into the
 //! caller's word; bad output buffers and schemes without GPU decoders are refused.
 mod common;
+use std::collections::BTreeSet;
 use std::ops::RangeInclusive;
 
 use rand::{Rng, SeedableRng, rngs::StdRng};
@@ -71,6 +72,18 @@ fn distributions() -> Vec<(&'static str, Gen)> {
                 .collect()
         }),
         ("sorted", |n, _| (0..n as u32).collect()),
+        // A narrow range far from 0 (SSB's order dates), and one at the top of u32, where
+        // NSF's reference is held back so that no value carries past 32 bits.
+        ("dates", |n, rng| {
+            (0..n)
+                .map(|_| rng.random_range(19_920_101..=19_980_802))
+                .collect()
+        }),
+        ("near max", |n, rng| {
+            (0..n)
+                .map(|_| u32::MAX - rng.random_range(0..300))
+                .collect()
+        }),
         ("short runs", |n, rng| runs(n, 1..=8, rng)),
         ("long runs", |n, rng| runs(n, 3000..=9000, rng)),
     ]
@@ -129,8 +142,21 @@ fn check(gpu: &Gpu, col: &Encoded, d: Decoders, what: &str) {
     assert_eq!(s.to_vec(gpu).unwrap()[0], 7 + want_sum, "{what}: sum into");
 }
 
-fn check_nsf(gpu: &Gpu, values: &[u32], what: &str) -> u32 {
-    let col = NsfColumn::encode(values).unwrap();
+/// Checks `values` in NSF, the thesis' form or `framed` over a reference; returns the bytes
+/// per value and the reference.
+fn check_nsf(gpu: &Gpu, values: &[u32], framed: bool, what: &str) -> (u32, u32) {
+    let col = if framed {
+        NsfColumn::encode_framed(values).unwrap()
+    } else {
+        NsfColumn::encode(values).unwrap()
+    };
+    if !framed {
+        assert_eq!(
+            col.header().reference,
+            0,
+            "{what}: the thesis' NSF has no reference"
+        );
+    }
     let dev = DeviceNsfColumn::upload(gpu, &col).unwrap();
     assert_eq!((dev.len(), dev.is_empty()), (col.len(), col.is_empty()));
     let d = Decoders {
@@ -139,16 +165,24 @@ fn check_nsf(gpu: &Gpu, values: &[u32], what: &str) -> u32 {
         sum: &|| sum_nsf(gpu, &dev),
         sum_into: &|s| sum_nsf_into(gpu, &dev, s),
     };
-    check(gpu, &Encoded::Nsf(col), d, what);
-    dev.value_bytes()
+    assert_eq!(dev.reference(), col.header().reference);
+    let what = format!("{what}, framed {framed}");
+    check(gpu, &Encoded::Nsf(col), d, &what);
+    (dev.value_bytes(), dev.reference())
 }
 
 fn nsf_decoders_match_the_cpu(gpu: &Gpu) {
-    let mut widths = std::collections::BTreeSet::new();
+    let (mut widths, mut framed_widths) = (BTreeSet::new(), BTreeSet::new());
     for_each_input(5301, usize::MAX, |values, what| {
-        widths.insert(check_nsf(gpu, values, what));
+        widths.insert(check_nsf(gpu, values, false, what).0);
+        let (b, reference) = check_nsf(gpu, values, true, what);
+        if reference != 0 {
+            framed_widths.insert(b);
+        }
     });
     assert_eq!(widths.into_iter().collect::<Vec<_>>(), [1, 2, 4]);
+    // A reference at both widths that can take one ("max": held back to 2^32 - 256).
+    assert_eq!(framed_widths.into_iter().collect::<Vec<_>>(), [1, 2]);
 }
 
 fn nsv_decoders_match_the_cpu(gpu: &Gpu) {
@@ -353,6 +387,16 @@ fn inputs_round_trip_on_the_cpu() {
             let what = format!("{what}, {} ({} values)", scheme.name(), values.len());
             same(&decompress(&col).unwrap(), values, &what);
             assert_eq!(decompress_sum(&col).unwrap(), sum, "{what}: sum");
+            if scheme == Scheme::Nsf {
+                let framed = Encoded::Nsf(NsfColumn::encode_framed(values).unwrap());
+                let what = format!("{what}, framed");
+                same(&decompress(&framed).unwrap(), values, &what);
+                assert_eq!(decompress_sum(&framed).unwrap(), sum, "{what}: sum");
+                assert!(
+                    framed.compressed_bytes() <= col.compressed_bytes(),
+                    "{what}"
+                );
+            }
             match col {
                 Encoded::Nsf(c) => widths |= c.header().value_bytes,
                 Encoded::Nsv(c) => {

@@ -327,7 +327,8 @@ fn every_compressed_kind_alone(gpu: &tessera::Gpu) {
 /// coprocessor mode, with blocks walking one tile and many.
 fn compressed_probes_specialized_for_kinds(gpu: &tessera::Gpu) {
     use FactCol::*;
-    // 400 suppliers at SF 0.2: lo_suppkey takes 2 bytes in NSF.
+    // 400 suppliers at SF 0.2: lo_suppkey takes 2 bytes in NSF; lo_orderdate takes 2 over
+    // its minimum at every scale.
     let full = sf(0.2);
     // The queries whose first test keeps few rows (a month or a week of dates; a nation or
     // two cities of suppliers) take the specialized probes that queue their survivors.
@@ -344,28 +345,45 @@ fn compressed_probes_specialized_for_kinds(gpu: &tessera::Gpu) {
         let d = truncated(full, n);
         let by = |s| encode_fact(&d, &[s]).unwrap();
         let (fo, nsf, plain) = (by(Scheme::For), by(Scheme::Nsf), by(Scheme::Plain));
-        let with = |col: FactCol, from: &[Encoded]| {
-            let mut cols = fo.clone();
-            cols[col as usize] = from[col as usize].clone();
-            cols
+        assert!(
+            matches!(&nsf[OrderDate as usize], Encoded::Nsf(c) if c.header().value_bytes == 2),
+            "lo_orderdate in NSF at 2 bytes, over its minimum"
+        );
+        // GPU-FOR but for the columns named, each from the given encoding.
+        let with = |cols: &[(FactCol, &[Encoded])]| {
+            let mut out = fo.clone();
+            for &(c, from) in cols {
+                out[c as usize] = from[c as usize].clone();
+            }
+            out
         };
         let cases = [
-            ("GPU-FOR", fo.clone(), ["for"; 4]),
+            ("GPU-FOR", fo.clone(), [""; 4]),
             (
-                "lo_suppkey NSF2",
-                with(SuppKey, &nsf),
-                ["for", "nsf2_for", "nsf2_for", "nsf2_for"],
+                "lo_orderdate NSF2",
+                with(&[(OrderDate, &nsf[..])]),
+                ["nfff", "ffnf", "ffnf", "fffnff"],
             ),
             (
-                "lo_suppkey None",
-                with(SuppKey, &plain),
-                ["for", "", "", ""],
+                "lo_suppkey and lo_orderdate NSF2",
+                with(&[(SuppKey, &nsf[..]), (OrderDate, &nsf[..])]),
+                ["nfff", "nfnf", "nfnf", "nffnff"],
             ),
-            ("lo_orderdate None", with(OrderDate, &plain), [""; 4]),
+            ("lo_suppkey NSF2", with(&[(SuppKey, &nsf[..])]), [""; 4]),
             (
-                "lo_discount NSF1",
-                with(Discount, &nsf),
-                ["", "for", "for", "for"],
+                "lo_orderdate NSF2, lo_suppkey None",
+                with(&[(OrderDate, &nsf[..]), (SuppKey, &plain[..])]),
+                ["nfff", "", "", ""],
+            ),
+            (
+                "lo_orderdate None",
+                with(&[(OrderDate, &plain[..])]),
+                [""; 4],
+            ),
+            (
+                "lo_orderdate NSF2, lo_discount NSF1",
+                with(&[(OrderDate, &nsf[..]), (Discount, &nsf[..])]),
+                ["", "ffnf", "ffnf", "fffnff"],
             ),
         ];
         for (what, cols, kinds) in cases {

@@ -31,7 +31,10 @@
 //! **RFOR**: run-length encoding (values, run lengths), both arrays stored as GPU-FOR.
 //!
 //! **NSF**: every value in 1, 2 or 4 bytes ([`NsfHeader::value_bytes`]), packed little-endian
-//! in a byte stream padded to whole words. **NSV**: value i in `code(i) + 1` bytes, the 2-bit
+//! in a byte stream padded to whole words, as `v - r` for one reference r of the whole column
+//! ([`NsfHeader::reference`]: 0 in the thesis' NSF; the column's minimum where that takes fewer
+//! bytes, a frame of reference as GPU-FOR's but one for the column). A reference leaves room
+//! for every stored value: `r + (2^(8 * bytes) - 1)` fits 32 bits, so no value wraps. **NSV**: value i in `code(i) + 1` bytes, the 2-bit
 //! codes 16 per word (value i at bits `2 * (i % 16)` of word `i / 16`), the bytes back to back
 //! in a second stream padded to whole words. **RLE**: run values and run lengths, two plain
 //! arrays.
@@ -132,6 +135,9 @@ header! {
         total_count,
         /// Bytes per value: 1, 2 or 4.
         value_bytes,
+        /// The reference added to every stored value (0 where there is none): at most
+        /// [`nsf_max_reference`]`(value_bytes)`.
+        reference,
     }
 }
 
@@ -294,6 +300,17 @@ pub const fn vertical_position(width: u32, i: usize) -> (usize, u32) {
 #[inline(always)]
 pub const fn vertical_block_words(width: u32) -> usize {
     BLOCK_HEADER_WORDS + VERTICAL_LANES * width as usize
+}
+
+/// The largest NSF reference for `value_bytes`-byte values: one that no stored value can
+/// carry past 32 bits (0 for 4 bytes).
+#[inline(always)]
+pub const fn nsf_max_reference(value_bytes: u32) -> u32 {
+    if value_bytes >= 4 {
+        0
+    } else {
+        u32::MAX - ((1u32 << (8 * value_bytes)) - 1)
+    }
 }
 
 /// Where value `i` of a byte stream of `bytes`-byte values (NSF) or value starting at byte

@@ -406,9 +406,9 @@ pub use device::*;
 macro_rules! nsf_kernels {
     ($($decompress:ident = $dname:ident, $sum:ident = $sname:ident, $b:literal;)*) => {$(
         crate::kernel! {
-            /// Decodes every value of an NSF column of `n` values of this width into `out`;
-            /// any grid (blocks loop over the tiles).
-            $decompress = $dname[NT = 128, IPT = 16](data: *const u32, n: u32, out: *mut u32) {
+            /// Decodes every value of an NSF column of `n` values of this width, over its
+            /// `reference`, into `out`; any grid (blocks loop over the tiles).
+            $decompress = $dname[NT = 128, IPT = 16](data: *const u32, n: u32, reference: u32, out: *mut u32) {
                 let n = n as usize;
                 let mut tile = crate::arch::block_idx();
                 while tile * NT * IPT < n {
@@ -419,6 +419,7 @@ macro_rules! nsf_kernels {
                     // 16-byte aligned, and room for `n` in `out`; the tile holds values.
                     unsafe {
                         nsf_load::<$b, NT, IPT>(data, start, left as u32, &mut items);
+                        let items = items.map(|v| crate::compress::format::unreference(reference, v));
                         crate::block::block_store::<u32, NT, IPT>(out.add(start), left, &items);
                     }
                     tile += crate::arch::grid_dim();
@@ -426,12 +427,15 @@ macro_rules! nsf_kernels {
             }
         }
         crate::kernel! {
-            /// Adds every value of an NSF column of `n` values of this width into `*sum`
-            /// (which the host zeroes); any grid.
-            $sum = $sname[NT = 128, IPT = 16](data: *const u32, n: u32, sum: *mut u64) {
+            /// Adds every value of an NSF column of `n` values of this width, over its
+            /// `reference`, into `*sum` (which the host zeroes); any grid. The stored values
+            /// are summed, and the first thread adds `n` references (no value carries past
+            /// 32 bits, so the sums agree).
+            $sum = $sname[NT = 128, IPT = 16](data: *const u32, n: u32, reference: u32, sum: *mut u64) {
                 let temp = crate::shared_array!(nsf_temp: [u64; NT / 32 + 1]);
+                let first = crate::arch::block_idx() == 0 && crate::arch::thread_idx() == 0;
+                let mut mine = if first { n as u64 * reference as u64 } else { 0 };
                 let n = n as usize;
-                let mut mine = 0u64;
                 let mut tile = crate::arch::block_idx();
                 while tile * NT * IPT < n {
                     let start = tile * NT * IPT;

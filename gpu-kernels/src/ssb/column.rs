@@ -26,7 +26,7 @@
 //!
 //! Reading each column's kind at run time costs a branch per read and, in every kernel, the
 //! code and registers of all kinds: the probes also come specialized for the kinds columns
-//! take (`Packed<FIRST, REST>`), in which every test of a kind folds away.
+//! take (`Packed<KINDS>`, a kind per slot), in which every test of a kind folds away.
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_global_nc_v2_u32,
     load_if, load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, select_u32,
@@ -185,24 +185,26 @@ impl<C: FactColumn> FactColumn for Queued<C> {
 /// registers, a flight's six descriptors took 30 of them across the tile loop and the kernels
 /// spilled), and the probe's header table.
 ///
-/// `FIRST` and `REST` are the kinds of slot 0 and of the later slots when a kernel is
-/// specialized for them ([`column::DYNAMIC`]: read from the descriptor at run time). Fixed,
-/// every test of the kind folds away, with the code of the kinds the column is not.
+/// `KINDS` holds the slots' kinds where a kernel is specialized for them ([`column::kinds`];
+/// [`column::DYNAMIC`]: read from the descriptor at run time). Fixed, every test of the kind
+/// folds away, with the code of the kinds the column is not.
 #[derive(Clone, Copy)]
-pub struct Packed<const FIRST: u32 = { column::DYNAMIC }, const REST: u32 = { column::DYNAMIC }> {
+pub struct Packed<const KINDS: u32 = { u32::MAX }> {
     cols: *const PackedCol,
     slot: usize,
     heads: Shared<u32>,
 }
 
-impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
+impl<const KINDS: u32> Packed<KINDS> {
+    /// The first slot's kind where fixed.
+    const FIRST: u32 = column::kind_of(KINDS, 0);
+
     /// Column `slot` of `cols`, with `heads` (of [`head_table_bytes`]`(NT)` bytes) its
     /// probe's header table.
     ///
     /// # Safety
     /// `cols` holds at least `slot + 1` valid [`PackedCol`]s in global memory, unchanged
-    /// during the kernel, whose arrays hold the columns, of kinds `FIRST` and `REST` where
-    /// those are fixed.
+    /// during the kernel, whose arrays hold the columns, of the kinds `KINDS` fixes.
     #[inline(always)]
     pub unsafe fn new(cols: *const PackedCol, slot: usize, heads: Shared<u32>) -> Self {
         Packed { cols, slot, heads }
@@ -224,12 +226,19 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
 
     #[inline(always)]
     fn kind(self) -> u32 {
-        let fixed = if self.slot == 0 { FIRST } else { REST };
+        let fixed = column::kind_of(KINDS, self.slot);
         if fixed != column::DYNAMIC {
             return fixed;
         }
         // SAFETY: a field of the valid descriptor.
         unsafe { load_invariant_u32(&raw const (*self.desc()).kind) }
+    }
+
+    /// NSF's reference ([`PackedCol::reference`]).
+    #[inline(always)]
+    fn reference(self) -> u32 {
+        // SAFETY: as above.
+        unsafe { load_invariant_u32(&raw const (*self.desc()).reference) }
     }
 
     #[inline(always)]
@@ -373,13 +382,15 @@ impl<const FIRST: u32, const REST: u32> Packed<FIRST, REST> {
                     let mut w = [0u16; IPT];
                     let tile = self.data().cast::<u16>().add(start);
                     block_load_as::<u16, i32, NT, IPT>(tile, valid, None, &mut w);
-                    v = w.map(|x| x as i32);
+                    let r = self.reference();
+                    v = w.map(|x| r.wrapping_add(x as u32) as i32);
                 }
                 column::NSF1 => {
                     let mut w = [0u8; IPT];
                     let tile = self.data().cast::<u8>().add(start);
                     block_load_as::<u8, i32, NT, IPT>(tile, valid, None, &mut w);
-                    v = w.map(|x| x as i32);
+                    let r = self.reference();
+                    v = w.map(|x| r.wrapping_add(x as u32) as i32);
                 }
                 _ => v = crate::ssb::load::<NT, IPT>(self.data().cast(), start, valid),
             }
@@ -543,8 +554,8 @@ type Head = (u32, u32, u32);
 /// entries. A walk loads a tile's block starts two tiles ahead and its headers one tile ahead
 /// ([`HeadFill::start`], [`HeadFill::head`]), so that neither is in the chain of a value.
 #[derive(Clone, Copy)]
-struct HeadFill<const FIRST: u32, const REST: u32> {
-    col: Packed<FIRST, REST>,
+struct HeadFill<const KINDS: u32> {
+    col: Packed<KINDS>,
     /// Whether the lane fills entries: its column is one of the walk's and GPU-FOR.
     mine: bool,
     /// The tile offset of the lane's block.
@@ -558,12 +569,12 @@ struct HeadFill<const FIRST: u32, const REST: u32> {
     n: u32,
 }
 
-impl<const FIRST: u32, const REST: u32> HeadFill<FIRST, REST> {
+impl<const KINDS: u32> HeadFill<KINDS> {
     /// The lane's share for a walk of `K` columns from `first`, in tiles of `NT * IPT` of `n`
     /// rows.
     #[inline(always)]
     fn new<const NT: usize, const IPT: usize, const K: usize>(
-        first: Packed<FIRST, REST>,
+        first: Packed<KINDS>,
         n: u32,
     ) -> Self {
         let groups = IPT / RUN;
@@ -661,10 +672,14 @@ impl<const FIRST: u32, const REST: u32> HeadFill<FIRST, REST> {
     }
 }
 
-/// The rows of a thread's runs from [`Packed::fetch_nsf2`]'s words (the first `IPT / 2`).
+/// The rows of a thread's runs from [`Packed::fetch_nsf2`]'s words (the first `IPT / 2`),
+/// over the column's `reference`.
 #[inline(always)]
-fn decode_nsf2<const IPT: usize>(raw: [u32; IPT]) -> [i32; IPT] {
-    core::array::from_fn(|k| halves(raw[k / RUN * 2], raw[k / RUN * 2 + 1])[k % RUN] as i32)
+fn decode_nsf2<const IPT: usize>(raw: [u32; IPT], reference: u32) -> [i32; IPT] {
+    core::array::from_fn(|k| {
+        let v = halves(raw[k / RUN * 2], raw[k / RUN * 2 + 1])[k % RUN];
+        reference.wrapping_add(v) as i32
+    })
 }
 
 /// The four 16-bit values of a run held in two words, low halves first: an NSF2 run, or a
@@ -674,7 +689,7 @@ fn halves(lo: u32, hi: u32) -> [u32; RUN] {
     [lo & 0xffff, lo >> 16, hi & 0xffff, hi >> 16]
 }
 
-impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
+impl<const KINDS: u32> FactColumn for Packed<KINDS> {
     #[inline(always)]
     unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
         cols: &[Self; K],
@@ -727,7 +742,7 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         let mut head = fill.head(tile, fill.start(tile));
         let mut next_start = fill.start(tile + grid);
         // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.
-        let ahead = FIRST == column::NSF2;
+        let ahead = Self::FIRST == column::NSF2;
         let full_tiles = n32 / tile_rows;
         let full = |tile: u32| tile < full_tiles;
         let mut raw = [0u32; IPT];
@@ -750,7 +765,7 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                 if n - start >= tile_rows {
                     // A constant `valid`: the bounds tests of the inlined body fold away.
                     let rows = if ahead {
-                        let rows = decode_nsf2::<IPT>(raw);
+                        let rows = decode_nsf2::<IPT>(raw, cols[0].reference());
                         if full(next) {
                             raw = cols[0].fetch_nsf2::<NT, IPT>(start + grid as usize * tile_rows);
                         }
@@ -775,12 +790,12 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
         n: usize,
         mut f: impl FnMut(usize, usize, &[i32; IPT]),
     ) {
-        match FIRST {
+        match Self::FIRST {
             column::NSF2 => crate::ssb::for_each_fetched_tile::<NT, IPT, [u32; IPT]>(
                 n,
                 // SAFETY (both): the walk reads tiles of the `n` rows the column holds.
                 |start| unsafe { self.fetch_nsf2::<NT, IPT>(start) },
-                decode_nsf2::<IPT>,
+                |raw| decode_nsf2::<IPT>(raw, self.reference()),
                 |start, valid| unsafe { self.load::<NT, IPT>(start, valid) },
                 #[inline(always)]
                 |start, valid, rows| f(start, valid, rows),
@@ -808,10 +823,12 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                     self.for_values::<NT, 1>(offsets[s], live[s] as u32)[0] as i32
                 }),
                 column::NSF2 => core::array::from_fn(|s| {
-                    load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s))) as i32
+                    let v = load_if(live[s], self.data().cast::<u16>().wrapping_add(row(s)));
+                    self.reference().wrapping_add(v as u32) as i32
                 }),
                 column::NSF1 => core::array::from_fn(|s| {
-                    load_if(live[s], self.data().cast::<u8>().wrapping_add(row(s))) as i32
+                    let v = load_if(live[s], self.data().cast::<u8>().wrapping_add(row(s)));
+                    self.reference().wrapping_add(v as u32) as i32
                 }),
                 _ => crate::ssb::gather(self.data().cast(), start, offsets, live),
             }
@@ -827,16 +844,12 @@ impl<const FIRST: u32, const REST: u32> FactColumn for Packed<FIRST, REST> {
                     core::array::from_fn(|s| self.for_value_at(rows[s], live[s]) as i32)
                 }
                 column::NSF2 => core::array::from_fn(|s| {
-                    load_if(
-                        live[s],
-                        self.data().cast::<u16>().wrapping_add(rows[s] as usize),
-                    ) as i32
+                    let at = self.data().cast::<u16>().wrapping_add(rows[s] as usize);
+                    self.reference().wrapping_add(load_if(live[s], at) as u32) as i32
                 }),
                 column::NSF1 => core::array::from_fn(|s| {
-                    load_if(
-                        live[s],
-                        self.data().cast::<u8>().wrapping_add(rows[s] as usize),
-                    ) as i32
+                    let at = self.data().cast::<u8>().wrapping_add(rows[s] as usize);
+                    self.reference().wrapping_add(load_if(live[s], at) as u32) as i32
                 }),
                 _ => crate::ssb::gather(self.data().cast(), 0, rows, live),
             }

@@ -429,7 +429,53 @@ pub mod column {
     /// GPU-FOR: `data` is the blocks, `starts` the block-starts array.
     pub const GPU_FOR: u32 = 3;
     /// Not a kind: a probe kernel specialized for no kind reads the column's at run time.
-    pub const DYNAMIC: u32 = u32::MAX;
+    pub const DYNAMIC: u32 = KIND_MASK;
+
+    /// Bits of one slot's kind in a probe's [`kinds`].
+    const KIND_BITS: usize = 4;
+    const KIND_MASK: u32 = (1 << KIND_BITS) - 1;
+
+    /// The kinds a compressed probe is specialized for, one per slot (the flight's columns
+    /// in its order) in 4 bits each, [`DYNAMIC`] for a slot past `slots`: the probe's
+    /// `Packed<KINDS>` parameter.
+    pub const fn kinds(slots: &[u32]) -> u32 {
+        let mut k = u32::MAX;
+        let mut s = 0;
+        while s < slots.len() {
+            assert!(slots[s] < DYNAMIC && s < super::FLIGHT_COLS);
+            k &= !(KIND_MASK << (KIND_BITS * s)) | slots[s] << (KIND_BITS * s);
+            s += 1;
+        }
+        k
+    }
+
+    /// Slot `slot`'s kind in `kinds` ([`DYNAMIC`]: read at run time).
+    #[inline(always)]
+    pub const fn kind_of(kinds: u32, slot: usize) -> u32 {
+        kinds >> (KIND_BITS * slot) & KIND_MASK
+    }
+
+    /// The columns' kinds the specialized compressed probes take, in each flight's column
+    /// order (`FLIGHT1`: lo_orderdate, lo_discount, lo_quantity, lo_extendedprice; the
+    /// others as their plain probes' parameters): GPU-FOR but for lo_orderdate, NSF at 2
+    /// bytes over its minimum at every scale, and, in `*_SUPP`, lo_suppkey, 2 bytes from SF 17
+    /// on (more than 32,768 suppliers, where GPU-FOR takes more). The kernels are named by
+    /// them, a letter a column: `f` GPU-FOR, `n` NSF2.
+    pub mod probes {
+        use super::{GPU_FOR as F, NSF2 as N};
+        /// Any kinds, read at run time.
+        pub const ANY: [u32; 0] = [];
+        /// Flight 1 (`nfff`).
+        pub const FLIGHT1: [u32; 4] = [N, F, F, F];
+        /// Flights 2 and 3 (`ffnf`).
+        pub const FLIGHT23: [u32; 4] = [F, F, N, F];
+        /// Flights 2 and 3 with lo_suppkey in NSF2 (`nfnf`).
+        pub const FLIGHT23_SUPP: [u32; 4] = [N, F, N, F];
+        /// Flight 4 (`fffnff`).
+        pub const FLIGHT4: [u32; 6] = [F, F, F, N, F, F];
+        /// Flight 4 with lo_suppkey in NSF2 (`nffnff`).
+        pub const FLIGHT4_SUPP: [u32; 6] = [N, F, F, N, F, F];
+    }
 }
 
 /// Most lineorder columns a probe reads (flight 4).
@@ -453,8 +499,9 @@ pub struct PackedCol {
     pub starts: u64,
     /// The kind, one of [`mod@column`].
     pub kind: u32,
-    /// Padding to 8 bytes; 0.
-    pub pad: u32,
+    /// NSF's reference, added to every stored value (`NsfHeader::reference`); 0 for the
+    /// other kinds.
+    pub reference: u32,
 }
 
 const _: () = assert!(size_of::<PackedCol>() == 24);

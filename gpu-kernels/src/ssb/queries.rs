@@ -585,10 +585,13 @@ crate::kernel! {
     }
 }
 
-/// The probe of flight 1 over compressed columns, specialized for the kinds of its first
-/// column and of the rest (`DYNAMIC`: read at run time, any kinds).
+/// The probe of flight 1 over compressed columns, specialized for the kinds of
+/// [`column::probes`]`::$kinds` ([`column::probes::ANY`]: read at run time, any kinds).
+///
+/// [`column::probes`]: crate::ssb::plan::column::probes
+/// [`column::probes::ANY`]: crate::ssb::plan::column::probes::ANY
 macro_rules! packed_flight1 {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>($wrap:path);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$kinds:ident>($wrap:path);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = 8, MIN_BLOCKS = 4](
@@ -606,8 +609,9 @@ macro_rules! packed_flight1 {
                 // SAFETY: as for flight 1, with `cols` describing the four columns of n rows, in
                 // the kinds the kernel is specialized for.
                 unsafe {
-                    use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
-                    let c = |i: usize| $wrap(crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads));
+                    use crate::ssb::plan::column::{kinds, probes};
+                    type P = crate::ssb::Packed<{ kinds(&probes::$kinds) }>;
+                    let c = |i: usize| $wrap(P::new(cols, i, heads));
                     flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
                         Out { plan, sums, counts }, temp, (survivors, carry))
                 }
@@ -619,19 +623,19 @@ macro_rules! packed_flight1 {
 packed_flight1! {
     /// Flight 1 over compressed columns of any kinds: `(cols, n, payload, plan, sums,
     /// counts)`, `cols` the flight's four columns in [`SSB_FLIGHT1`]'s order; persistent.
-    SSB_FLIGHT1_PACKED = ssb_flight1_packed<DYNAMIC, DYNAMIC>(core::convert::identity);
-    /// [`SSB_FLIGHT1_PACKED`] for four GPU-FOR columns.
-    SSB_FLIGHT1_PACKED_FOR = ssb_flight1_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity);
-    /// [`SSB_FLIGHT1_PACKED_FOR`] with its survivors queued across tiles (a selective date
+    SSB_FLIGHT1_PACKED = ssb_flight1_packed<ANY>(core::convert::identity);
+    /// [`SSB_FLIGHT1_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT1_PACKED_NFFF = ssb_flight1_packed_nfff<FLIGHT1>(core::convert::identity);
+    /// [`SSB_FLIGHT1_PACKED_NFFF`] with its survivors queued across tiles (a selective date
     /// range).
-    SSB_FLIGHT1_PACKED_FOR_QUEUED = ssb_flight1_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued);
+    SSB_FLIGHT1_PACKED_NFFF_QUEUED = ssb_flight1_packed_nfff_queued<FLIGHT1>(crate::ssb::Queued);
 }
 
 /// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
 /// flight's columns in its plain probe's order; persistent, with the blocks per SM each
 /// takes (the registers ptxas may give it); specialized as flight 1's.
 macro_rules! packed_probes {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$first:ident, $rest:ident>($wrap:path)[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$kinds:ident>($wrap:path)[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
@@ -645,8 +649,9 @@ macro_rules! packed_probes {
                 // SAFETY: as for the flight's plain probe, with `cols` describing its columns
                 // of n rows, in the kinds the kernel is specialized for.
                 unsafe {
-                    use crate::ssb::plan::column::{$first as FIRST, $rest as REST};
-                    let c = |i: usize| $wrap(crate::ssb::Packed::<FIRST, REST>::new(cols, i, heads));
+                    use crate::ssb::plan::column::{kinds, probes};
+                    type P = crate::ssb::Packed<{ kinds(&probes::$kinds) }>;
+                    let c = |i: usize| $wrap(P::new(cols, i, heads));
                     $flight::<_, NT, IPT>($(c($c)),*, n as usize, payload, bits,
                         Out { plan, sums, counts }, sh)
                 }
@@ -658,37 +663,37 @@ macro_rules! packed_probes {
 packed_probes! {
     /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
     /// counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
-    /// [`SSB_FLIGHT2_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT2_PACKED_FOR = ssb_flight2_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
-    /// [`SSB_FLIGHT2_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_NSF2_FOR = ssb_flight2_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT2_PACKED_FFNF = ssb_flight2_packed_ffnf<FLIGHT23>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT2_PACKED_NFNF = ssb_flight2_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// Flight 3 over compressed columns of any kinds.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
-    /// [`SSB_FLIGHT3_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT3_PACKED_FOR = ssb_flight3_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
-    /// [`SSB_FLIGHT3_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT3_PACKED_NSF2_FOR = ssb_flight3_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT3_PACKED_FFNF = ssb_flight3_packed_ffnf<FLIGHT23>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT3_PACKED_NFNF = ssb_flight3_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
     /// order.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed<DYNAMIC, DYNAMIC>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
-    /// [`SSB_FLIGHT4_PACKED`] for GPU-FOR columns.
-    SSB_FLIGHT4_PACKED_FOR = ssb_flight4_packed_for<GPU_FOR, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
-    /// [`SSB_FLIGHT4_PACKED`] for `lo_suppkey` in NSF at 2 bytes, the rest GPU-FOR.
-    SSB_FLIGHT4_PACKED_NSF2_FOR = ssb_flight4_packed_nsf2_for<NSF2, GPU_FOR>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
-    /// [`SSB_FLIGHT2_PACKED_FOR`] with its survivors queued across tiles (for a selective
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT4_PACKED_FFFNFF = ssb_flight4_packed_fffnff<FLIGHT4>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
+    SSB_FLIGHT4_PACKED_NFFNFF = ssb_flight4_packed_nffnff<FLIGHT4_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT2_PACKED_FFNF`] with its survivors queued across tiles (for a selective
     /// supplier filter), as the other `_QUEUED` probes. With no header table for the later
-    /// columns, the NSF ones fit 64 registers (4 blocks per SM); the all-GPU-FOR ones, which
-    /// spill at 64, keep 3.
-    SSB_FLIGHT2_PACKED_FOR_QUEUED = ssb_flight2_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
-    /// [`SSB_FLIGHT2_PACKED_NSF2_FOR`], its survivors queued.
-    SSB_FLIGHT2_PACKED_NSF2_FOR_QUEUED = ssb_flight2_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
-    /// [`SSB_FLIGHT3_PACKED_FOR`], its survivors queued.
-    SSB_FLIGHT3_PACKED_FOR_QUEUED = ssb_flight3_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
-    /// [`SSB_FLIGHT3_PACKED_NSF2_FOR`], its survivors queued.
-    SSB_FLIGHT3_PACKED_NSF2_FOR_QUEUED = ssb_flight3_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
-    /// [`SSB_FLIGHT4_PACKED_FOR`], its survivors queued.
-    SSB_FLIGHT4_PACKED_FOR_QUEUED = ssb_flight4_packed_for_queued<GPU_FOR, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
-    /// [`SSB_FLIGHT4_PACKED_NSF2_FOR`], its survivors queued.
-    SSB_FLIGHT4_PACKED_NSF2_FOR_QUEUED = ssb_flight4_packed_nsf2_for_queued<NSF2, GPU_FOR>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight4(0, 1, 2, 3, 4, 5);
+    /// columns, those with an NSF first column fit 64 registers (4 blocks per SM); those
+    /// with a GPU-FOR one, which spill at 64, keep 3.
+    SSB_FLIGHT2_PACKED_FFNF_QUEUED = ssb_flight2_packed_ffnf_queued<FLIGHT23>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT2_PACKED_NFNF`], its survivors queued.
+    SSB_FLIGHT2_PACKED_NFNF_QUEUED = ssb_flight2_packed_nfnf_queued<FLIGHT23_SUPP>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight2(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED_FFNF`], its survivors queued.
+    SSB_FLIGHT3_PACKED_FFNF_QUEUED = ssb_flight3_packed_ffnf_queued<FLIGHT23>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED_NFNF`], its survivors queued.
+    SSB_FLIGHT3_PACKED_NFNF_QUEUED = ssb_flight3_packed_nfnf_queued<FLIGHT23_SUPP>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT4_PACKED_FFFNFF`], its survivors queued.
+    SSB_FLIGHT4_PACKED_FFFNFF_QUEUED = ssb_flight4_packed_fffnff_queued<FLIGHT4>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    /// [`SSB_FLIGHT4_PACKED_NFFNFF`], its survivors queued.
+    SSB_FLIGHT4_PACKED_NFFNFF_QUEUED = ssb_flight4_packed_nffnff_queued<FLIGHT4_SUPP>(crate::ssb::Queued)[IPT = 8, MIN_BLOCKS = 4]: flight4(0, 1, 2, 3, 4, 5);
 }

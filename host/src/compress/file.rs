@@ -5,7 +5,7 @@
 //! ```text
 //! offset     bytes  field
 //! 0          8      magic "TSRCOL\0\0"
-//! 8          4      version, 1
+//! 8          4      version, 2 (1 is read too: its NSF header has no reference word)
 //! 12         4      scheme id (Scheme::id: 0 None, 1 NSF, 2 NSV, 3 RLE, 4 GPU-FOR,
 //!                   5 GPU-DFOR, 6 RFOR, 7 GPU-SIMDBP128)
 //! 16         4      h, the header's word count
@@ -33,8 +33,12 @@ use crate::{Error, Result};
 
 /// The file's first 8 bytes.
 pub const MAGIC: [u8; 8] = *b"TSRCOL\0\0";
-/// The format version this library writes and reads.
-pub const VERSION: u32 = 1;
+/// The format version this library writes. Version 2 added NSF's reference
+/// ([`NsfHeader::reference`]); this library reads version 1 as well, whose NSF headers lack
+/// that word (a reference of 0).
+///
+/// [`NsfHeader::reference`]: tessera_kernels::compress::format::NsfHeader::reference
+pub const VERSION: u32 = 2;
 /// Bytes before the header words.
 const PREAMBLE: usize = 24;
 /// Bytes of the checksum.
@@ -98,9 +102,9 @@ fn parse(body: &[u8]) -> Result<Encoded> {
     let bad = |msg: String| Error::Data(msg);
     let mut r = Reader { bytes: body, at: 8 };
     let version = r.u32()?;
-    if version != VERSION {
+    if !(1..=VERSION).contains(&version) {
         return Err(bad(format!(
-            "format version {version}, this library reads {VERSION}"
+            "format version {version}, this library reads 1 to {VERSION}"
         )));
     }
     let id = r.u32()?;
@@ -111,7 +115,10 @@ fn parse(body: &[u8]) -> Result<Encoded> {
             "{h} header words and {a} arrays: corrupt counts"
         )));
     }
-    let header = r.words(h as u64)?;
+    let mut header = r.words(h as u64)?;
+    if version == 1 && scheme == Scheme::Nsf && header.len() == 2 {
+        header.push(0); // Version 1's NSF: no reference.
+    }
     let mut arrays = Vec::with_capacity(a as usize);
     for _ in 0..a {
         let len = r.u64()?;
@@ -204,8 +211,8 @@ mod tests {
             v
         };
         let mut v = b.clone();
-        v[8] = 2;
-        assert!(err(&reseal(v)).contains("format version 2"));
+        v[8] = 3;
+        assert!(err(&reseal(v)).contains("format version 3, this library reads 1 to 2"));
         let mut v = b.clone();
         v[12] = 99;
         assert!(err(&reseal(v)).contains("unknown scheme id 99"));
@@ -215,6 +222,31 @@ mod tests {
         assert!(
             e.starts_with("t: ") && e.contains("wanted at byte 40"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn version_1_nsf_files_read_with_no_reference() {
+        let values = [7, 300, 65_535, 0, 12];
+        let col = Scheme::Nsf.encode(&values).unwrap();
+        let mut v = to_bytes(&col);
+        assert_eq!(v[24 + 8..24 + 12], [0; 4], "the reference word, 0");
+        v.truncate(v.len() - CHECKSUM);
+        v.drain(24 + 8..24 + 12);
+        v[8] = 1;
+        v[16] = 2;
+        let sum = xxh3_64(&v);
+        v.extend_from_slice(&sum.to_le_bytes());
+        assert_eq!(from_bytes(&v, "t").unwrap(), col);
+        // Version 2 wants the word.
+        v[8] = 2;
+        v.truncate(v.len() - CHECKSUM);
+        let sum = xxh3_64(&v);
+        v.extend_from_slice(&sum.to_le_bytes());
+        assert!(
+            err(&v).contains("header of 2 words, expected 3"),
+            "{}",
+            err(&v)
         );
     }
 }

@@ -296,7 +296,8 @@ impl Scheme {
         Scheme::ALL.into_iter().find(|s| s.id() == id)
     }
 
-    /// `values` encoded with this scheme (GPU-DFOR with D = 4, the thesis' choice).
+    /// `values` encoded with this scheme as the thesis has it (GPU-DFOR with D = 4, NSF with
+    /// no reference).
     pub fn encode(self, values: &[u32]) -> Result<Encoded> {
         Ok(match self {
             Scheme::Plain => Encoded::Plain(PlainColumn::encode(values)?),
@@ -313,7 +314,9 @@ impl Scheme {
     }
 
     /// `values` encoded with every scheme, keeping the smallest footprint: the thesis' rule
-    /// (§5.6.6), which its decoders' speed makes the only rule needed.
+    /// (§5.6.6), which its decoders' speed makes the only rule needed. NSF is tried over the
+    /// column's minimum ([`NsfColumn::encode_framed`]), where [`Scheme::encode`] gives the
+    /// thesis' NSF, with no reference.
     pub fn smallest(values: &[u32]) -> Result<Smallest> {
         Scheme::smallest_of(values, &Scheme::ALL)
     }
@@ -323,7 +326,12 @@ impl Scheme {
         let mut best: Option<Encoded> = None;
         let mut sizes = Vec::with_capacity(schemes.len());
         for &s in schemes {
-            let e = s.encode(values)?;
+            // NSF over a reference where that takes fewer bytes: as GPU-FOR's frame of
+            // reference does per block, NSF's does for the column.
+            let e = match s {
+                Scheme::Nsf => Encoded::Nsf(NsfColumn::encode_framed(values)?),
+                s => s.encode(values)?,
+            };
             sizes.push((s, e.compressed_bytes()));
             if best
                 .as_ref()

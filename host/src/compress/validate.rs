@@ -9,7 +9,7 @@
 use tessera_kernels::compress::format::{
     BLOCK, DforHeader, ForHeader, MAX_GROUP_BLOCKS, MAX_WIDTH, MINIBLOCKS, NSV_CODES_PER_WORD,
     NsfHeader, NsvHeader, RunHeader, VERTICAL_BLOCK, VERTICAL_LANES, VerticalHeader, block_words,
-    blocks_for, nsv_len, vertical_block_words, widths_valid,
+    blocks_for, nsf_max_reference, nsv_len, vertical_block_words, widths_valid,
 };
 
 use super::block::{block_slice, decode_block};
@@ -168,7 +168,8 @@ pub fn validate_vertical(
     )
 }
 
-/// Checks an NSF column: 1, 2 or 4 bytes per value and exactly the words they fill.
+/// Checks an NSF column: 1, 2 or 4 bytes per value, a reference that no value carries past
+/// 32 bits, and exactly the words the values fill.
 pub fn validate_nsf(header: &NsfHeader, data: &[u32]) -> Result<()> {
     const S: &str = "NSF";
     let b = header.value_bytes;
@@ -176,6 +177,16 @@ pub fn validate_nsf(header: &NsfHeader, data: &[u32]) -> Result<()> {
         return Err(bad(
             S,
             format!("header value bytes is {b}, expected 1, 2 or 4"),
+        ));
+    }
+    let (r, max) = (header.reference, nsf_max_reference(b));
+    if r > max {
+        return Err(bad(
+            S,
+            format!(
+                "header reference is {r}, more than {max}, past which {b}-byte values would \
+                 not fit 32 bits"
+            ),
         ));
     }
     let want = (header.total_count as usize * b as usize).div_ceil(4);
@@ -364,6 +375,7 @@ mod tests {
         let h = NsfHeader {
             total_count: 5,
             value_bytes: 3,
+            reference: 0,
         };
         assert!(msg(validate_nsf(&h, &[0; 4])).contains("value bytes is 3"));
         let h = NsfHeader {
@@ -371,6 +383,27 @@ mod tests {
             ..h
         };
         assert!(validate_nsf(&h, &[0; 3]).is_ok());
+        // The largest reference 2-byte values allow, and one past it.
+        let h = NsfHeader {
+            reference: u32::MAX - 0xffff,
+            ..h
+        };
+        assert!(validate_nsf(&h, &[0; 3]).is_ok());
+        let h = NsfHeader {
+            reference: u32::MAX - 0xfffe,
+            ..h
+        };
+        let e = msg(validate_nsf(&h, &[0; 3]));
+        assert!(
+            e.contains("reference is 4294901761, more than 4294901760"),
+            "{e}"
+        );
+        let h = NsfHeader {
+            value_bytes: 4,
+            reference: 1,
+            ..h
+        };
+        assert!(msg(validate_nsf(&h, &[0; 5])).contains("more than 0"));
         let h = VerticalHeader {
             block_size: VERTICAL_BLOCK as u32,
             lanes: VERTICAL_LANES as u32,

@@ -187,13 +187,15 @@ fn vertical(col: &VerticalColumn) -> Chunks<impl Fn(usize, &mut [u32]) -> Result
 
 fn nsf(col: &NsfColumn) -> Chunks<impl Fn(usize, &mut [u32]) -> Result<()> + Sync + '_> {
     let b = col.header().value_bytes as usize;
+    let reference = col.header().reference;
     Chunks {
         count: col.len(),
         chunk: TASK_VALUES,
         decode: move |c, out: &mut [u32]| {
             for (i, o) in out.iter_mut().enumerate() {
                 let byte = (c * TASK_VALUES + i) * b;
-                *o = value_at(col.data(), byte_position(byte), 1, 8 * b as u32)?;
+                let stored = value_at(col.data(), byte_position(byte), 1, 8 * b as u32)?;
+                *o = unreference(reference, stored);
             }
             Ok(())
         },

@@ -51,14 +51,15 @@ const _: () = {
     assert!(k::VERTICAL_SUM.threads() as usize == VERTICAL_LANES);
 };
 
-/// The NSF decoders' argument lists: data, count, and the output.
-type NsfDecompressArgs = (*const u32, u32, *mut u32);
-type NsfSumArgs = (*const u32, u32, *mut u64);
+/// The NSF decoders' argument lists: data, count, reference, and the output.
+type NsfDecompressArgs = (*const u32, u32, u32, *mut u32);
+type NsfSumArgs = (*const u32, u32, u32, *mut u64);
 
 /// An NSF column in device memory: its byte stream, as words.
 pub struct DeviceNsfColumn {
     len: usize,
     value_bytes: u32,
+    reference: u32,
     data: DeviceColumn<u32>,
     decompress: &'static KernelSpec<NsfDecompressArgs>,
     sum: &'static KernelSpec<NsfSumArgs>,
@@ -82,6 +83,7 @@ impl DeviceNsfColumn {
         Ok(DeviceNsfColumn {
             len: col.len(),
             value_bytes,
+            reference: col.header().reference,
             data: gpu.upload(col.data())?,
             decompress,
             sum,
@@ -101,6 +103,11 @@ impl DeviceNsfColumn {
     /// Bytes per value: 1, 2 or 4.
     pub fn value_bytes(&self) -> u32 {
         self.value_bytes
+    }
+
+    /// The reference added to every stored value (0 in the thesis' NSF).
+    pub fn reference(&self) -> u32 {
+        self.reference
     }
 
     /// Bytes a decoder reads: the data.
@@ -128,7 +135,7 @@ pub fn decompress_nsf_into(
     let n32 = n as u32;
     // SAFETY: a valid NSF column of `n` values of the kernel's width (see
     // `DeviceNsfColumn`), in its own allocation; room for `n` in `out`; any grid.
-    unsafe { gpu.launch(col.decompress, cfg, (&col.data, &n32, out)) }
+    unsafe { gpu.launch(col.decompress, cfg, (&col.data, &n32, &col.reference, out)) }
 }
 
 /// The sum of the values of `col`.
@@ -146,7 +153,7 @@ pub fn sum_nsf_into(gpu: &Gpu, col: &DeviceNsfColumn, sum: &mut DeviceColumn<u64
     let n32 = n as u32;
     // SAFETY: a valid NSF column of `n` values of the kernel's width; one word at `sum`; any
     // grid.
-    unsafe { gpu.launch(col.sum, cfg, (&col.data, &n32, sum)) }
+    unsafe { gpu.launch(col.sum, cfg, (&col.data, &n32, &col.reference, sum)) }
 }
 
 /// An NSV column in device memory: its length codes, its byte stream as words, and the first

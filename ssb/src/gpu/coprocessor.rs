@@ -95,6 +95,8 @@ type ChunkSet = Vec<(CudaSlice<u32>, CudaSlice<u32>)>;
 /// A compressed query column in pinned host memory, and what each chunk ships of it.
 struct HostPacked {
     kind: u32,
+    /// NSF's reference ([`PackedCol::reference`]).
+    reference: u32,
     data: PinnedHostSlice<u32>,
     starts: PinnedHostSlice<u32>,
     /// Per chunk, its ranges of data words and block starts ([`chunk_ranges`]).
@@ -423,6 +425,7 @@ impl Packed {
                 let p = parts(e)?;
                 Ok(HostPacked {
                     kind: p.kind,
+                    reference: p.reference,
                     data: pinned(gpu, p.data)?,
                     starts: pinned(gpu, p.starts)?,
                     ranges: chunks(rows, chunk_rows)
@@ -475,7 +478,7 @@ impl Packed {
                         data: ptr(data).wrapping_sub(4 * rebase as u64),
                         starts: ptr(starts),
                         kind: col.kind,
-                        pad: 0,
+                        reference: col.reference,
                     });
                 }
                 per_chunk.push(PackedFlight::upload(gpu, flight, &flight_descs)?);

@@ -124,6 +124,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) data: &'a [u32],
     /// GPU-FOR's block starts (word offsets into `data`); empty for the other kinds.
     pub(crate) starts: &'a [u32],
+    /// NSF's reference; 0 for the other kinds.
+    pub(crate) reference: u32,
 }
 
 /// `e`'s arrays and kind, `Err` for a scheme no probe reads.
@@ -133,6 +135,7 @@ pub(crate) fn parts(e: &Encoded) -> Result<Parts<'_>> {
             kind: column::PLAIN,
             data: c.values(),
             starts: &[],
+            reference: 0,
         },
         Encoded::Nsf(c) => Parts {
             kind: match c.header().value_bytes {
@@ -142,11 +145,14 @@ pub(crate) fn parts(e: &Encoded) -> Result<Parts<'_>> {
             },
             data: c.data(),
             starts: &[],
+            // 0 at 4 bytes (validated), where the kind is PLAIN.
+            reference: c.header().reference,
         },
         Encoded::For(c) => Parts {
             kind: column::GPU_FOR,
             data: c.data(),
             starts: c.block_starts(),
+            reference: 0,
         },
         other => {
             return Err(Error::invalid(format!(
@@ -183,6 +189,6 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
             put(p.starts)?
         },
         kind: p.kind,
-        pad: 0,
+        reference: p.reference,
     })
 }

@@ -35,11 +35,17 @@ pub(crate) struct PackedFlight {
 impl PackedFlight {
     /// Uploads the descriptors `cols` of `flight`'s columns.
     pub(crate) fn upload(gpu: &Gpu, flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
-        let kinds = ProbeKinds::of(cols);
+        let kinds: Vec<u32> = cols.iter().map(|c| c.kind).collect();
+        // The probes specialized for these kinds, if any; else the one that reads them at
+        // run time, which queues nothing.
+        let (probe, queued) = specialized(flight)
+            .iter()
+            .find(|s| s.kinds == kinds.as_slice())
+            .map_or((any(flight), None), |s| (s.probe, Some(s.queued)));
         Ok(PackedFlight {
             descs: PodBuffer::upload(gpu, cols)?,
-            probe: PackedProbe::of(flight, kinds),
-            queued: PackedProbe::queued(flight, kinds),
+            probe,
+            queued,
         })
     }
 
@@ -57,32 +63,82 @@ impl PackedFlight {
     }
 }
 
-/// The compressed probe a flight's columns take: one specialized for their kinds where there
-/// is one (its tests of the kinds fold away at compile time, with the code of every other
-/// kind), else the one that reads each column's kind at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ProbeKinds {
-    /// Any kinds, read at run time.
-    Any,
-    /// Every column GPU-FOR.
-    For,
-    /// The first column (`lo_suppkey` in flights 2-4) NSF at 2 bytes, the rest GPU-FOR.
-    Nsf2For,
+/// Compressed probes specialized for their columns' kinds (their tests of the kinds fold away
+/// at compile time, with the code of every other kind): the kinds, in the flight's column
+/// order, the probe, and its form that queues survivors across tiles.
+struct Specialized {
+    kinds: &'static [u32],
+    probe: PackedProbe,
+    queued: PackedProbe,
 }
 
-impl ProbeKinds {
-    fn of(cols: &[PackedCol]) -> ProbeKinds {
-        let Some((first, rest)) = cols.split_first() else {
-            return ProbeKinds::Any;
-        };
-        if !rest.iter().all(|c| c.kind == P::column::GPU_FOR) {
-            return ProbeKinds::Any;
+/// The specialized probes of `flight` ([`P::column::probes`]).
+fn specialized(flight: Flight) -> &'static [Specialized] {
+    use P::column::probes;
+    use PackedProbe::{One, Other};
+    const fn s(kinds: &'static [u32], probe: PackedProbe, queued: PackedProbe) -> Specialized {
+        Specialized {
+            kinds,
+            probe,
+            queued,
         }
-        match first.kind {
-            P::column::GPU_FOR => ProbeKinds::For,
-            P::column::NSF2 => ProbeKinds::Nsf2For,
-            _ => ProbeKinds::Any,
-        }
+    }
+    const ONE: &[Specialized] = &[s(
+        &probes::FLIGHT1,
+        One(&kq::SSB_FLIGHT1_PACKED_NFFF),
+        One(&kq::SSB_FLIGHT1_PACKED_NFFF_QUEUED),
+    )];
+    const TWO: &[Specialized] = &[
+        s(
+            &probes::FLIGHT23,
+            Other(&kq::SSB_FLIGHT2_PACKED_FFNF),
+            Other(&kq::SSB_FLIGHT2_PACKED_FFNF_QUEUED),
+        ),
+        s(
+            &probes::FLIGHT23_SUPP,
+            Other(&kq::SSB_FLIGHT2_PACKED_NFNF),
+            Other(&kq::SSB_FLIGHT2_PACKED_NFNF_QUEUED),
+        ),
+    ];
+    const THREE: &[Specialized] = &[
+        s(
+            &probes::FLIGHT23,
+            Other(&kq::SSB_FLIGHT3_PACKED_FFNF),
+            Other(&kq::SSB_FLIGHT3_PACKED_FFNF_QUEUED),
+        ),
+        s(
+            &probes::FLIGHT23_SUPP,
+            Other(&kq::SSB_FLIGHT3_PACKED_NFNF),
+            Other(&kq::SSB_FLIGHT3_PACKED_NFNF_QUEUED),
+        ),
+    ];
+    const FOUR: &[Specialized] = &[
+        s(
+            &probes::FLIGHT4,
+            Other(&kq::SSB_FLIGHT4_PACKED_FFFNFF),
+            Other(&kq::SSB_FLIGHT4_PACKED_FFFNFF_QUEUED),
+        ),
+        s(
+            &probes::FLIGHT4_SUPP,
+            Other(&kq::SSB_FLIGHT4_PACKED_NFFNFF),
+            Other(&kq::SSB_FLIGHT4_PACKED_NFFNFF_QUEUED),
+        ),
+    ];
+    match flight {
+        Flight::One => ONE,
+        Flight::Two => TWO,
+        Flight::Three => THREE,
+        Flight::Four => FOUR,
+    }
+}
+
+/// The probe of `flight` that reads its columns' kinds at run time.
+fn any(flight: Flight) -> PackedProbe {
+    match flight {
+        Flight::One => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED),
+        Flight::Two => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED),
+        Flight::Three => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED),
+        Flight::Four => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED),
     }
 }
 
@@ -114,41 +170,6 @@ enum PackedProbe {
 }
 
 impl PackedProbe {
-    /// The probe of `flight` over columns of `kinds`.
-    fn of(flight: Flight, kinds: ProbeKinds) -> PackedProbe {
-        use ProbeKinds::*;
-        match (flight, kinds) {
-            // lo_orderdate is never NSF at 2 bytes: GPU-FOR takes its 16 bits in less.
-            (Flight::One, For) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED_FOR),
-            (Flight::One, _) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED),
-            (Flight::Two, Any) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED),
-            (Flight::Two, For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_FOR),
-            (Flight::Two, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_NSF2_FOR),
-            (Flight::Three, Any) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED),
-            (Flight::Three, For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_FOR),
-            (Flight::Three, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_NSF2_FOR),
-            (Flight::Four, Any) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED),
-            (Flight::Four, For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_FOR),
-            (Flight::Four, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_NSF2_FOR),
-        }
-    }
-
-    /// The probe of `flight` over columns of `kinds` that queues its survivors across tiles,
-    /// where there is one.
-    fn queued(flight: Flight, kinds: ProbeKinds) -> Option<PackedProbe> {
-        use ProbeKinds::*;
-        Some(match (flight, kinds) {
-            (_, Any) | (Flight::One, Nsf2For) => return None,
-            (Flight::One, For) => PackedProbe::One(&kq::SSB_FLIGHT1_PACKED_FOR_QUEUED),
-            (Flight::Two, For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_FOR_QUEUED),
-            (Flight::Two, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT2_PACKED_NSF2_FOR_QUEUED),
-            (Flight::Three, For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_FOR_QUEUED),
-            (Flight::Three, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT3_PACKED_NSF2_FOR_QUEUED),
-            (Flight::Four, For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_FOR_QUEUED),
-            (Flight::Four, Nsf2For) => PackedProbe::Other(&kq::SSB_FLIGHT4_PACKED_NSF2_FOR_QUEUED),
-        })
-    }
-
     fn shape(&self) -> KernelShape {
         match self {
             PackedProbe::One(spec) => spec.shape(),

@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn kernels_go_to_their_families_by_prefix() {
-        assert_eq!(family_of("ssb_flight1_packed_for"), "ssb");
+        assert_eq!(family_of("ssb_flight1_packed_nfff"), "ssb");
         assert_eq!(family_of("groupby_hash_wide_4"), "groupby_generic");
         assert_eq!(family_of("groupby_hash_3"), "groupby_generic");
         assert_eq!(family_of("groupby_hash_sum_u32"), "groupby");
