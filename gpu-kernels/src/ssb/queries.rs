@@ -672,8 +672,9 @@ packed_probes! {
     SSB_FLIGHT3_PACKED = ssb_flight3_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
     SSB_FLIGHT3_PACKED_FFNF = ssb_flight3_packed_ffnf<FLIGHT23>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
-    /// [`SSB_FLIGHT3_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT3_PACKED_NFNF = ssb_flight3_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    /// [`SSB_FLIGHT3_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR; at 3
+    /// blocks per SM, where at 4 ptxas spills (the perf log, 2026-12-06).
+    SSB_FLIGHT3_PACKED_NFNF = ssb_flight3_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
     /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
     /// order.
     SSB_FLIGHT4_PACKED = ssb_flight4_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
