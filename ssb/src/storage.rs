@@ -1,9 +1,10 @@
 //! The storage table of thesis §5.6.4: each column's footprint uncompressed ("None"), in NSF,
 //! GPU-FOR and GPU-DFOR, and the smallest of them, the scheme a compressed engine stores the
 //! column in; per column and in total. NSF is taken over the column's minimum where that saves
-//! bytes ([`tessera_host::compress::NsfColumn::encode_framed`]: lo_orderdate and the other
-//! dates in 2 bytes, where the thesis' NSF takes 4). A column is encoded as its 4-byte bit patterns (the
-//! encoders take `u32`; FOR and DFOR pick signed references where those are smaller).
+//! bytes ([`tessera_host::compress::NsfColumn::encode_framed`]: lo_orderdate and
+//! lo_commitdate in 2 bytes, where the thesis' NSF takes 4). A column is encoded as its 4-byte
+//! bit patterns (the encoders take `u32`; FOR and DFOR pick signed references where those are
+//! smaller).
 //!
 //! A data directory may also hold lineorder's query columns compressed for the GPU engine
 //! ([`write_compressed`], `tessera ssb gen --compressed`): `compressed/lineorder/<column>.tcol`,

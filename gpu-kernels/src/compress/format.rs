@@ -34,10 +34,10 @@
 //! in a byte stream padded to whole words, as `v - r` for one reference r of the whole column
 //! ([`NsfHeader::reference`]: 0 in the thesis' NSF; the column's minimum where that takes fewer
 //! bytes, a frame of reference as GPU-FOR's but one for the column). A reference leaves room
-//! for every stored value: `r + (2^(8 * bytes) - 1)` fits 32 bits, so no value wraps. **NSV**: value i in `code(i) + 1` bytes, the 2-bit
-//! codes 16 per word (value i at bits `2 * (i % 16)` of word `i / 16`), the bytes back to back
-//! in a second stream padded to whole words. **RLE**: run values and run lengths, two plain
-//! arrays.
+//! for every stored value: `r + (2^(8 * bytes) - 1)` fits 32 bits, so no value wraps.
+//! **NSV**: value i in `code(i) + 1` bytes, the 2-bit codes 16 per word (value i at bits
+//! `2 * (i % 16)` of word `i / 16`), the bytes back to back in a second stream padded to whole
+//! words. **RLE**: run values and run lengths, two plain arrays.
 //!
 //! **Vertical (GPU-SIMDBP128, §5.3.3)**: blocks of [`VERTICAL_BLOCK`] = 4096 values, one lane
 //! per thread of a 128-thread block: value i of a block goes to lane `i % 128`, slot `i / 128`
