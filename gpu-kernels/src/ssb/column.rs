@@ -186,8 +186,9 @@ impl<C: FactColumn> FactColumn for Queued<C> {
 /// spilled), and the probe's header table.
 ///
 /// `KINDS` holds the slots' kinds where a kernel is specialized for them ([`column::kinds`];
-/// [`column::DYNAMIC`]: read from the descriptor at run time). Fixed, every test of the kind
-/// folds away, with the code of the kinds the column is not.
+/// [`column::DYNAMIC`]: read from the descriptor at run time, as every slot is in the default,
+/// `u32::MAX`). Fixed, every test of the kind folds away, with the code of the kinds the
+/// column is not.
 #[derive(Clone, Copy)]
 pub struct Packed<const KINDS: u32 = { u32::MAX }> {
     cols: *const PackedCol,
