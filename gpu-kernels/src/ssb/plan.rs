@@ -459,8 +459,8 @@ pub mod column {
     /// order (`FLIGHT1`: lo_orderdate, lo_discount, lo_quantity, lo_extendedprice; the
     /// others as their plain probes' parameters): GPU-FOR but for lo_orderdate, NSF at 2
     /// bytes over its minimum at every scale, and, in `*_SUPP`, lo_suppkey, 2 bytes from SF 17
-    /// to 32 (32,769 to 65,535 suppliers: GPU-FOR takes more from 16 bits on). The kernels are named by
-    /// them, a letter a column: `f` GPU-FOR, `n` NSF2.
+    /// to 32 (32,769 to 65,535 suppliers: GPU-FOR takes more from 16 bits on). The kernels
+    /// are named by them, a letter a column: `f` GPU-FOR, `n` NSF2.
     pub mod probes {
         use super::{GPU_FOR as F, NSF2 as N};
         /// Any kinds, read at run time.
