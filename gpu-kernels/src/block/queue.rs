@@ -8,7 +8,7 @@
 //! The rounds get absolute rows, not tile offsets: a queued row may come from an earlier
 //! tile than the one the warp is on.
 use super::for_each_survivor_coded;
-use crate::arch::{Shared, lane_id, sync_warp, thread_idx};
+use crate::arch::{Shared, ballot, lane_id, lanemask_lt, popc, sync_warp, thread_idx};
 
 /// Shared-memory entries a block of `NT` threads needs for the carried rows with `S`
 /// survivors per lane and round.
@@ -202,5 +202,151 @@ unsafe fn carried_at<const CODE_BITS: u32>(carry: Carry, at: usize) -> (u32, u32
             carry.codes.read(at) as u32
         };
         (carry.rows.read(at), code)
+    }
+}
+
+/// Shared-memory entries a block of `NT` threads needs for a [`TailQueue`] of rounds of `R`
+/// rows per lane: fewer than a round held, and the 32 rows one push adds.
+pub const fn tail_slots(nt: usize, r: usize) -> usize {
+    nt * (r + 1)
+}
+
+/// A warp's rows that passed a probe's first steps, each with a word (its group slot so
+/// far), queued for the rest of the probe's chain until they fill a round.
+///
+/// A probe whose rounds are tied to a tile (a compressed walk's header table holds that
+/// tile's entries only) runs its first steps at once and the rest here, by row: the tile's
+/// rounds then end after their first lookup, and the rows that still qualify, far fewer,
+/// pay the rest of the chain of dependent loads once per full round, not once per tile.
+#[derive(Clone, Copy)]
+pub struct TailQueue {
+    /// Rows.
+    pub rows: Shared<u32>,
+    /// Each row's word.
+    pub words: Shared<u32>,
+}
+
+impl TailQueue {
+    /// A queue of no entries, for a probe that never defers (its survivors queued across
+    /// tiles whole).
+    #[inline(always)]
+    pub fn unused() -> Self {
+        // SAFETY: no entry, none read or written.
+        let none = unsafe { Shared::from_raw(core::ptr::null_mut(), 0) };
+        TailQueue {
+            rows: none,
+            words: none,
+        }
+    }
+
+    /// Appends the warp's flagged slots `(rows[k], words[k])` to its `held` entries and runs
+    /// `f(rows, words, live)` over each round that fills: `R` rows per lane (entry
+    /// `s * 32 + lane` is slot `s` of a lane), every one live, in slots of `S` (those from
+    /// `R` on dead, known at compile time, so that their work folds away: a round of one
+    /// row per lane keeps the chain's registers down). Entries are in no particular order.
+    ///
+    /// # Safety
+    /// Called by every lane of the warp, with the same `held`; the queue holds
+    /// [`tail_slots`]`(NT, R)` entries of each, of which the warp's first `held` (fewer than
+    /// a round) are its own.
+    #[inline(always)]
+    pub unsafe fn push<const K: usize, const R: usize, const S: usize>(
+        self,
+        held: &mut u32,
+        rows: &[u32; K],
+        words: &[u32; K],
+        flags: &[bool; K],
+        mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
+    ) {
+        const { assert!(R >= 1 && R <= S) };
+        let round = (32 * R) as u32;
+        let mine = thread_idx() / 32 * 32 * (R + 1);
+        let lane = lane_id();
+        let below = lanemask_lt();
+        for k in 0..K {
+            // A push adds at most 32 entries to fewer than a round: within the warp's part.
+            let mask = ballot(flags[k]);
+            if flags[k] {
+                let at = mine + (*held + popc(mask & below)) as usize;
+                // SAFETY: at < held + 32 <= the warp's 32 * (R + 1) entries.
+                unsafe {
+                    self.rows.write(at, rows[k]);
+                    self.words.write(at, words[k]);
+                }
+            }
+            *held += popc(mask);
+            sync_warp();
+            if *held >= round {
+                let mut r = [0u32; S];
+                let mut w = [0u32; S];
+                for s in 0..S {
+                    let at = mine + s.min(R - 1) * 32 + lane as usize;
+                    // SAFETY: a round's entries, all written (a dead slot rereads a live one).
+                    unsafe { (r[s], w[s]) = (self.rows.read(at), self.words.read(at)) };
+                }
+                // The entries past the round, at most 31, move to the front: read before
+                // any lane writes.
+                let j = round + lane;
+                let rest = if j < *held {
+                    // SAFETY: j < held, within the warp's part.
+                    Some(unsafe {
+                        let at = mine + j as usize;
+                        (self.rows.read(at), self.words.read(at))
+                    })
+                } else {
+                    None
+                };
+                sync_warp();
+                if let Some((row, word)) = rest {
+                    // SAFETY: lane < 32, within the warp's part.
+                    unsafe {
+                        self.rows.write(mine + lane as usize, row);
+                        self.words.write(mine + lane as usize, word);
+                    }
+                }
+                *held -= round;
+                sync_warp();
+                f(&r, &w, &core::array::from_fn(|s| s < R));
+            }
+        }
+    }
+
+    /// The last, partial round of the warp's `held` entries: `f(rows, words, live)` with slot
+    /// `s` of a lane live where `s < R` and `s * 32 + lane < held` (a dead slot repeats the
+    /// first entry's row, so that reads at it stay in rows the columns hold). Nothing when
+    /// none is held.
+    ///
+    /// # Safety
+    /// As for [`TailQueue::push`], which left `held`.
+    #[inline(always)]
+    pub unsafe fn flush<const R: usize, const S: usize>(
+        self,
+        held: u32,
+        mut f: impl FnMut(&[u32; S], &[u32; S], &[bool; S]),
+    ) {
+        if held == 0 {
+            return;
+        }
+        let mine = thread_idx() / 32 * 32 * (R + 1);
+        let lane = lane_id();
+        // SAFETY: held >= 1 entries of the warp's part.
+        let own = unsafe { self.rows.read(mine) };
+        let mut r = [own; S];
+        let mut w = [0u32; S];
+        let mut live = [false; S];
+        for s in 0..R.min(S) {
+            let j = s as u32 * 32 + lane;
+            live[s] = j < held;
+            if live[s] {
+                // SAFETY: j < held entries of the warp's part.
+                unsafe {
+                    (r[s], w[s]) = (
+                        self.rows.read(mine + j as usize),
+                        self.words.read(mine + j as usize),
+                    )
+                };
+            }
+        }
+        f(&r, &w, &live);
     }
 }

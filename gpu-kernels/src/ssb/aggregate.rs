@@ -138,13 +138,17 @@ impl GroupTable {
         }
     }
 
-    /// Adds this block's shared table to the global one (all threads; starts with a barrier).
+    /// Adds this block's shared table to the global one (all threads; starts with a barrier,
+    /// whichever the table).
     #[inline(always)]
     pub fn flush<const NT: usize>(&self) {
+        // The barrier comes first, for every table: a probe's last round ends in branches on
+        // each row's flags, and behind a test of the table's kind LLVM joined those branches
+        // to the barrier, which lanes of a warp must reach together.
+        sync_threads();
         let Some((sums, occupied)) = self.shared else {
             return;
         };
-        sync_threads();
         let mut i = thread_idx();
         while i < self.layout.total as usize {
             // SAFETY: i < total; the shared slots are final after the barrier.

@@ -838,22 +838,32 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
 
     #[inline(always)]
     unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
+        // Loops, not `core::array::from_fn`: in the probes that read every kind at run time,
+        // with a tail queue's copies of the chain, LLVM stopped inlining that.
+        let mut v = [0i32; S];
         // SAFETY (each arm): loads only where live, of rows the caller vouches for.
         unsafe {
             match self.kind() {
                 column::GPU_FOR => {
-                    core::array::from_fn(|s| self.for_value_at(rows[s], live[s]) as i32)
+                    for s in 0..S {
+                        v[s] = self.for_value_at(rows[s], live[s]) as i32;
+                    }
                 }
-                column::NSF2 => core::array::from_fn(|s| {
-                    let at = self.data().cast::<u16>().wrapping_add(rows[s] as usize);
-                    self.reference().wrapping_add(load_if(live[s], at) as u32) as i32
-                }),
-                column::NSF1 => core::array::from_fn(|s| {
-                    let at = self.data().cast::<u8>().wrapping_add(rows[s] as usize);
-                    self.reference().wrapping_add(load_if(live[s], at) as u32) as i32
-                }),
-                _ => crate::ssb::gather(self.data().cast(), 0, rows, live),
+                column::NSF2 => {
+                    for s in 0..S {
+                        let at = self.data().cast::<u16>().wrapping_add(rows[s] as usize);
+                        v[s] = self.reference().wrapping_add(load_if(live[s], at) as u32) as i32;
+                    }
+                }
+                column::NSF1 => {
+                    for s in 0..S {
+                        let at = self.data().cast::<u8>().wrapping_add(rows[s] as usize);
+                        v[s] = self.reference().wrapping_add(load_if(live[s], at) as u32) as i32;
+                    }
+                }
+                _ => v = crate::ssb::gather(self.data().cast(), 0, rows, live),
             }
         }
+        v
     }
 }

@@ -527,3 +527,15 @@ pub const HEAD_ENTRY_WORDS: usize = 4;
 pub const fn head_table_bytes(nt: usize) -> usize {
     nt / 32 * FLIGHT_COLS * WARP_BLOCKS * crate::compress::format::MINIBLOCKS * HEAD_ENTRY_WORDS * 4
 }
+
+/// Rows per lane in a round of a compressed probe's tail queue (`crate::block::TailQueue`):
+/// one, so that the chain the round runs by row holds few registers.
+pub const TAIL_ROUND_ROWS: usize = 1;
+
+/// Bytes of dynamic shared memory a probe of flights 2-4 over compressed columns takes past
+/// its header table where its rounds are tied to a tile: its tail queue, a row and a word per
+/// entry, `32 * (TAIL_ROUND_ROWS + 1)` entries per warp (fewer than a round held, and the 32
+/// one push adds).
+pub const fn tail_queue_bytes(nt: usize) -> usize {
+    nt * (TAIL_ROUND_ROWS + 1) * 2 * 4
+}

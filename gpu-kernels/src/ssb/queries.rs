@@ -5,7 +5,10 @@
 //! joined dimension, and the aggregate added to the block's group table. Where the columns
 //! are [`Queued`](crate::ssb::Queued), a warp runs those rounds only once its survivors fill
 //! one, carrying the rest to its next tiles (`crate::block::for_each_queued_survivor`): the
-//! plain probes always, the compressed ones for a selective first test.
+//! plain probes always, the compressed ones for a selective first test. The other compressed
+//! probes of flights 2-4, whose rounds are tied to a tile by its header table, run a round's
+//! first join at once and queue the rows that still qualify for the rest of the chain, read
+//! by row (`crate::block::TailQueue`): the tile's chain of dependent loads ends after one lookup.
 #[cfg(target_arch = "nvptx64")]
 pub use device::*;
 
@@ -13,8 +16,8 @@ pub use device::*;
 mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
-    use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER};
-    use crate::ssb::{DenseMap, FactColumn, GroupTable, Staged, stage_first};
+    use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER, TAIL_ROUND_ROWS};
+    use crate::ssb::{DenseMap, FactColumn, GroupTable, Queued, Staged, stage_first};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -31,6 +34,9 @@ mod device {
         pub survivors: Shared<u16>,
         /// The survivors carried to the next tile where they are queued ([`Carry`]).
         pub carry: Carry,
+        /// Where a probe whose rounds are tied to a tile defers the rest of its chain
+        /// ([`TailQueue`]; unused where its survivors are queued).
+        pub tail: TailQueue,
     }
 
     /// Survivors of a tile's first test a lane takes per round: 64 per warp covers the
@@ -58,6 +64,39 @@ mod device {
             None => unsafe {
                 join_rows::<C, NT, IPT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
             },
+        }
+    }
+
+    /// The rest of a round's chain after its first steps, `tail(rows, group, live)` over the
+    /// rows still flagged: at once where the probe queues its survivors (its rounds are full
+    /// already), else deferred in the warp's `queue` ([`TailQueue`]) until they fill a round,
+    /// `held` of them so far. A deferring walk ends with [`TailQueue::flush`].
+    ///
+    /// # Safety
+    /// As for [`TailQueue::push`] where the columns are not queued.
+    #[inline(always)]
+    unsafe fn then_tail<C: FactColumn>(
+        (queue, held): (TailQueue, &mut u32),
+        (start, offsets): (usize, &[u32; S]),
+        group: &[u32; S],
+        flags: &[bool; S],
+        tail: impl Fn(&[u32; S], &[u32; S], &[bool; S]),
+    ) {
+        let rows = offsets.map(|o| start as u32 + o);
+        if C::QUEUED {
+            tail(&rows, group, flags);
+        } else {
+            // SAFETY: forwarded.
+            unsafe {
+                queue.push::<S, TAIL_ROUND_ROWS, S>(
+                    held,
+                    &rows,
+                    group,
+                    flags,
+                    #[inline(always)]
+                    |r, g, l| tail(r, g, l),
+                )
+            };
         }
     }
 
@@ -269,6 +308,31 @@ mod device {
         }
     }
 
+    /// The tail of flights 2 and 3's rounds ([`then_tail`]), by row: the date's join, and
+    /// `lo_revenue` added to the rows' groups.
+    ///
+    /// # Safety
+    /// The tail is called with rows the columns hold, by every lane of the warp.
+    #[inline(always)]
+    unsafe fn revenue_by_date<'a, C: FactColumn + 'a, const NT: usize, const IPT: usize>(
+        lo_orderdate: C,
+        lo_revenue: C,
+        date: DenseMap,
+        groups: &'a GroupTable,
+    ) -> impl Fn(&[u32; S], &[u32; S], &[bool; S]) + Copy + 'a {
+        #[inline(always)]
+        move |rows: &[u32; S], group: &[u32; S], live: &[bool; S]| {
+            let (mut flags, mut group) = (*live, *group);
+            let (at, g) = ((0, rows), (groups, &mut group));
+            // SAFETY: by the caller's contract.
+            unsafe {
+                join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, DATE, g.0, g.1);
+                let revenue = Queued(lo_revenue).gather::<NT, IPT, S>(0, rows, &flags);
+                groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+            }
+        }
+    }
+
     /// Flight 2: `SUM(lo_revenue)` by d_year, p_brand1 over the qualifying suppliers and parts.
     ///
     /// # Safety
@@ -296,10 +360,12 @@ mod device {
             let supplier = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
             let part = DenseMap::of(plan, PART, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            let flight_cols = [lo_suppkey, lo_partkey, lo_orderdate, lo_revenue];
+            // By row, after the part join.
+            let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
+            let mut held = 0u32;
             for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                &flight_cols,
+                &[lo_suppkey, lo_partkey],
                 supplier,
                 (sh.survivors, sh.carry),
                 #[inline(always)]
@@ -309,19 +375,10 @@ mod device {
                     join_rows::<C, NT, IPT>(
                         lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
                     );
-                    join_rows::<C, NT, IPT>(
-                        lo_orderdate,
-                        at,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
-                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                    then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
+            sh.tail.flush::<TAIL_ROUND_ROWS, S>(held, tail);
             groups.flush::<NT>();
         }
     }
@@ -354,10 +411,12 @@ mod device {
             let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
             let customer = DenseMap::of(plan, CUSTOMER, payload);
             let date = DenseMap::of(plan, DATE, payload);
-            let flight_cols = [lo_suppkey, lo_custkey, lo_orderdate, lo_revenue];
+            // By row, after the customer join.
+            let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
+            let mut held = 0u32;
             for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                &flight_cols,
+                &[lo_suppkey, lo_custkey],
                 first,
                 (sh.survivors, sh.carry),
                 #[inline(always)]
@@ -371,19 +430,10 @@ mod device {
                     join_rows::<C, NT, IPT>(
                         lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
                     );
-                    join_rows::<C, NT, IPT>(
-                        lo_orderdate,
-                        at,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
-                    groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
+                    then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
+            sh.tail.flush::<TAIL_ROUND_ROWS, S>(held, tail);
             groups.flush::<NT>();
         }
     }
@@ -422,17 +472,44 @@ mod device {
             let date = DenseMap::of(plan, DATE, payload);
             // The narrower of the part and customer filters first (the plan's choice).
             let part_first = (*plan).fact.part_first != 0;
-            let flight_cols = [
-                lo_suppkey,
-                lo_custkey,
-                lo_partkey,
-                lo_orderdate,
-                lo_revenue,
-                lo_supplycost,
-            ];
+            // By row, after the narrower of the part and customer joins: the other, the
+            // date's join, the revenue and the supply cost.
+            let tail = #[inline(always)]
+            |rows: &[u32; S], group: &[u32; S], live: &[bool; S]| {
+                let (mut flags, mut group) = (*live, *group);
+                let (at, g) = ((0, rows), (&groups, &mut group));
+                if part_first {
+                    join_rows::<_, NT, IPT>(
+                        Queued(lo_custkey),
+                        at,
+                        &mut flags,
+                        customer,
+                        CUSTOMER,
+                        g.0,
+                        g.1,
+                    );
+                } else {
+                    join_rows::<_, NT, IPT>(
+                        Queued(lo_partkey),
+                        at,
+                        &mut flags,
+                        part,
+                        PART,
+                        g.0,
+                        g.1,
+                    );
+                }
+                join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, DATE, g.0, g.1);
+                let revenue = Queued(lo_revenue).gather::<NT, IPT, S>(0, rows, &flags);
+                let supplycost = Queued(lo_supplycost).gather::<NT, IPT, S>(0, rows, &flags);
+                groups.add(&flags, &group, |k| {
+                    (revenue[k] as i64 - supplycost[k] as i64) as u64
+                });
+            };
+            let mut held = 0u32;
             for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                &flight_cols,
+                &[lo_suppkey, lo_custkey, lo_partkey],
                 first,
                 (sh.survivors, sh.carry),
                 #[inline(always)]
@@ -445,31 +522,15 @@ mod device {
                     );
                     if part_first {
                         join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                        join_rows::<C, NT, IPT>(
-                            lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
-                        );
                     } else {
                         join_rows::<C, NT, IPT>(
                             lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
                         );
-                        join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
                     }
-                    join_rows::<C, NT, IPT>(
-                        lo_orderdate,
-                        at,
-                        &mut flags,
-                        date,
-                        DATE,
-                        &groups,
-                        &mut group,
-                    );
-                    let revenue = lo_revenue.gather::<NT, IPT, S>(start, offsets, &flags);
-                    let supplycost = lo_supplycost.gather::<NT, IPT, S>(start, offsets, &flags);
-                    groups.add(&flags, &group, |k| {
-                        (revenue[k] as i64 - supplycost[k] as i64) as u64
-                    });
+                    then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
+            sh.tail.flush::<TAIL_ROUND_ROWS, S>(held, tail);
             groups.flush::<NT>();
         }
     }
@@ -479,6 +540,9 @@ mod device {
 #[cfg(target_arch = "nvptx64")]
 macro_rules! probe_shared {
     () => {
+        probe_shared!(crate::block::TailQueue::unused())
+    };
+    ($tail:expr) => {
         ProbeShared {
             filter: crate::shared_array!(ssb_filter: [u32; crate::ssb::plan::FILTER_WORDS]),
             values: crate::shared_array!(ssb_code_values: [u32; crate::ssb::plan::CODE_SLOTS + 1]),
@@ -486,6 +550,7 @@ macro_rules! probe_shared {
             occupied: crate::shared_array!(ssb_occupied: [u32; crate::ssb::plan::SMEM_GROUPS / 32]),
             survivors: crate::shared_array!(ssb_survivors: [u16; crate::block::compact_slots(NT, IPT)]),
             carry: probe_carry!(),
+            tail: $tail,
         }
     };
 }
@@ -631,21 +696,43 @@ packed_flight1! {
     SSB_FLIGHT1_PACKED_NFFF_QUEUED = ssb_flight1_packed_nfff_queued<FLIGHT1>(crate::ssb::Queued);
 }
 
+/// The tail queue of a compressed probe: in its dynamic shared memory past the header table
+/// where the probe defers its tails (`tail`), else none.
+#[cfg(target_arch = "nvptx64")]
+macro_rules! packed_tail {
+    () => {
+        crate::block::TailQueue::unused()
+    };
+    (tail) => {{
+        use crate::ssb::plan::TAIL_ROUND_ROWS as R;
+        use crate::ssb::plan::{head_table_bytes, tail_queue_bytes};
+        let (heads, slots) = (head_table_bytes(NT) / 4, crate::block::tail_slots(NT, R));
+        const { assert!(2 * crate::block::tail_slots(NT, R) * 4 == tail_queue_bytes(NT)) };
+        // SAFETY: the host launches such a probe with both parts.
+        let dynamic =
+            unsafe { crate::arch::dynamic_shared::<u32>(heads + tail_queue_bytes(NT) / 4) };
+        crate::block::TailQueue {
+            rows: dynamic.offset(heads),
+            words: dynamic.offset(heads + slots),
+        }
+    }};
+}
+
 /// The probes of flights 2-4 over compressed columns: one parameter list, `cols` the
 /// flight's columns in its plain probe's order; persistent, with the blocks per SM each
 /// takes (the registers ptxas may give it); specialized as flight 1's.
 macro_rules! packed_probes {
-    ($($(#[$m:meta])* $name:ident = $entry:ident<$kinds:ident>($wrap:path)[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
+    ($($(#[$m:meta])* $name:ident = $entry:ident<$kinds:ident>($wrap:path $(, $tail:ident)?)[IPT = $ipt:literal, MIN_BLOCKS = $mb:literal]: $flight:ident($($c:literal),*);)*) => {$(
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
                 cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
                 plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
             ) {
-                let sh = probe_shared!();
                 // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared
-                // memory.
+                // memory, and `tail_queue_bytes(NT)` more where the probe defers its tails.
                 let heads = unsafe { crate::arch::dynamic_shared::<u32>(crate::ssb::plan::head_table_bytes(NT) / 4) };
+                let sh = probe_shared!(packed_tail!($($tail)?));
                 // SAFETY: as for the flight's plain probe, with `cols` describing its columns
                 // of n rows, in the kinds the kernel is specialized for.
                 unsafe {
@@ -663,25 +750,25 @@ macro_rules! packed_probes {
 packed_probes! {
     /// Flight 2 over compressed columns of any kinds: `(cols, n, payload, bits, plan, sums,
     /// counts)`.
-    SSB_FLIGHT2_PACKED = ssb_flight2_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED = ssb_flight2_packed<ANY>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_FFNF = ssb_flight2_packed_ffnf<FLIGHT23>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_FFNF = ssb_flight2_packed_ffnf<FLIGHT23>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// [`SSB_FLIGHT2_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT2_PACKED_NFNF = ssb_flight2_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
+    SSB_FLIGHT2_PACKED_NFNF = ssb_flight2_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight2(0, 1, 2, 3);
     /// Flight 3 over compressed columns of any kinds.
-    SSB_FLIGHT3_PACKED = ssb_flight3_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED = ssb_flight3_packed<ANY>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT3_PACKED_FFNF = ssb_flight3_packed_ffnf<FLIGHT23>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_FFNF = ssb_flight3_packed_ffnf<FLIGHT23>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 4]: flight3(0, 1, 2, 3);
     /// [`SSB_FLIGHT3_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR; at 3
     /// blocks per SM, where at 4 ptxas spills (the perf log, 2026-12-06).
-    SSB_FLIGHT3_PACKED_NFNF = ssb_flight3_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
+    SSB_FLIGHT3_PACKED_NFNF = ssb_flight3_packed_nfnf<FLIGHT23_SUPP>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight3(0, 1, 2, 3);
     /// Flight 4 over compressed columns of any kinds, its six columns in [`SSB_FLIGHT4`]'s
     /// order.
-    SSB_FLIGHT4_PACKED = ssb_flight4_packed<ANY>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED = ssb_flight4_packed<ANY>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT4_PACKED_FFFNFF = ssb_flight4_packed_fffnff<FLIGHT4>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_FFFNFF = ssb_flight4_packed_fffnff<FLIGHT4>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT4_PACKED`] for lo_suppkey and lo_orderdate in NSF2, the rest GPU-FOR.
-    SSB_FLIGHT4_PACKED_NFFNFF = ssb_flight4_packed_nffnff<FLIGHT4_SUPP>(core::convert::identity)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
+    SSB_FLIGHT4_PACKED_NFFNFF = ssb_flight4_packed_nffnff<FLIGHT4_SUPP>(core::convert::identity, tail)[IPT = 8, MIN_BLOCKS = 3]: flight4(0, 1, 2, 3, 4, 5);
     /// [`SSB_FLIGHT2_PACKED_FFNF`] with its survivors queued across tiles (for a selective
     /// supplier filter), as the other `_QUEUED` probes. With no header table for the later
     /// columns, those with an NSF first column fit 64 registers (4 blocks per SM); those

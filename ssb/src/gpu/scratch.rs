@@ -57,6 +57,19 @@ impl PackedFlight {
         }
     }
 
+    /// Bytes of dynamic shared memory the plan's probe takes: its header table, and where it
+    /// is a probe of flights 2-4 that does not queue its survivors, its tail queue.
+    fn dynamic_bytes(&self, plan: &QueryPlan) -> usize {
+        let probe = self.probe_for(plan);
+        let threads = probe.shape().threads() as usize;
+        let queued = self.queued.is_some() && plan.queued;
+        let tail = match probe {
+            PackedProbe::Other(_) if !queued => P::tail_queue_bytes(threads),
+            _ => 0,
+        };
+        P::head_table_bytes(threads) + tail
+    }
+
     /// The name of the probe kernel the plan takes over these columns.
     pub(crate) fn probe_name(&self, plan: &QueryPlan) -> &'static str {
         self.probe_for(plan).shape().name()
@@ -333,8 +346,7 @@ impl Scratch {
             FactView::Plain(_) => resident_grid(gpu, &plan.flight.shape(), rows)?,
             FactView::Packed(p) => {
                 let shape = p.probe_for(plan).shape();
-                let heads = P::head_table_bytes(shape.threads() as usize);
-                resident_grid_smem(gpu, &shape, rows, heads)?
+                resident_grid_smem(gpu, &shape, rows, p.dynamic_bytes(plan))?
             }
         };
         let pl = &mut self.plans.item_mut(plan.query as usize)?;
