@@ -1,6 +1,6 @@
 //! Block-wide functions exercised on their own: BlockPred (Set / Or / And), WarpCompact and its
-//! survivor rounds, BlockAggregate (sum, min, max, count) for every item type, on partial and
-//! full tiles.
+//! survivor rounds, the tail queue, BlockAggregate (sum, min, max, count) for every item type,
+//! on partial and full tiles.
 mod common;
 use common::*;
 use tessera::ops::testing as t;
@@ -135,10 +135,39 @@ fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu)
     }
 }
 
+fn tail_queue_runs_each_pushed_row_once_in_full_rounds(gpu: &tessera::Gpu) {
+    let warp_rows = t::TAIL_QUEUE_WARP_ROWS;
+    for &n in &[
+        0usize,
+        1,
+        31,
+        64,
+        warp_rows - 1,
+        warp_rows,
+        warp_rows + 1,
+        100_001,
+    ] {
+        // None, a few rows (a partial round at the flush only), about one round in a few
+        // pushes, a round in every push, and every row (each push fills one round and more).
+        for per_mille in [0u32, 10, 200, 500, 1000] {
+            let draws = uniform_i32(n, 1000, n as u64 * 7 + u64::from(per_mille));
+            let input: Vec<u32> = draws
+                .iter()
+                .map(|&x| (x < per_mille as i32) as u32 * (1 + x as u32 % 255))
+                .collect();
+            let (visits, bad) = t::block_tail_queue(gpu, &input).unwrap();
+            let want: Vec<u32> = input.iter().map(|&x| x | x << 8).collect();
+            assert_eq!(visits, want, "n={n} per mille={per_mille}: visits");
+            assert_eq!(bad, 0, "n={n} per mille={per_mille}: round slots live");
+        }
+    }
+}
+
 harness! {
     gpu: [
         block_pred_combines_flags,
         block_aggregate_every_type,
         warp_compact_visits_each_surviving_row_once_with_its_code,
+        tail_queue_runs_each_pushed_row_once_in_full_rounds,
     ],
 }

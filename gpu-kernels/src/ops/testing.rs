@@ -291,6 +291,62 @@ crate::kernel! {
     }
 }
 
+/// Rows each warp of [`BLOCK_TAIL_QUEUE`] pushes, 64 a push (two per lane).
+pub const TAIL_QUEUE_WARP_ROWS: usize = 64 * 40;
+
+crate::kernel! {
+    /// TailQueue: each warp pushes its [`TAIL_QUEUE_WARP_ROWS`] rows, 64 at a time, those
+    /// whose `input` is non-zero (at most 255) flagged, with the input as their word, into a
+    /// queue of rounds of one row per lane, then of two; each round adds the word of its
+    /// live rows to `visits` at their row (shifted 8 bits in the second pass). `bad` counts
+    /// the rounds' slots whose liveness breaks the promise: every row of a full round live,
+    /// the slots past its rows dead.
+    BLOCK_TAIL_QUEUE = block_tail_queue[NT = 64, IPT = 1](input: *const u32, n: u32, visits: *mut u32, bad: *mut u32) {
+        let queue = TailQueue {
+            rows: crate::shared_array!(tail_rows: [u32; tail_slots(NT, 2)]),
+            words: crate::shared_array!(tail_words: [u32; tail_slots(NT, 2)]),
+        };
+        let base = (block_idx() * (NT / 32) + warp_id()) * TAIL_QUEUE_WARP_ROWS;
+        let lane = lane_id() as usize;
+        // SAFETY: rows below n only; every lane of every warp takes part in every push.
+        unsafe {
+            let visit = #[inline(always)] |shift: u32, rounds_of: usize, flush: bool| {
+                #[inline(always)]
+                move |rows: &[u32; 2], words: &[u32; 2], live: &[bool; 2]| {
+                    for s in 0..2 {
+                        if live[s] {
+                            u32::atomic_add(visits.add(rows[s] as usize), words[s] << shift);
+                        }
+                        let expected = s < rounds_of;
+                        if (!flush && live[s] != expected) || (flush && live[s] && !expected) {
+                            u32::atomic_add(bad, 1);
+                        }
+                    }
+                }
+            };
+            let rows = #[inline(always)] |p: usize| [0, 1].map(|s| (base + p * 64 + s * 32 + lane) as u32);
+            let read = #[inline(always)] |rows: [u32; 2]| rows.map(|r| if r < n { input.add(r as usize).read() } else { 0 });
+            let mut held = 0u32;
+            for p in 0..TAIL_QUEUE_WARP_ROWS / 64 {
+                let r = rows(p);
+                let w = read(r);
+                queue.push::<2, 1, 2>(&mut held, &r, &w, &w.map(|x| x != 0), visit(0, 1, false));
+            }
+            queue.flush::<1, 2>(held, visit(0, 1, true));
+            // The second pass lays the warps' parts out differently: every warp is done with
+            // the first's first.
+            sync_threads();
+            let mut held = 0u32;
+            for p in 0..TAIL_QUEUE_WARP_ROWS / 64 {
+                let r = rows(p);
+                let w = read(r);
+                queue.push::<2, 2, 2>(&mut held, &r, &w, &w.map(|x| x != 0), visit(8, 2, false));
+            }
+            queue.flush::<2, 2>(held, visit(8, 2, true));
+        }
+    }
+}
+
 /// Results per tile of the block-aggregate kernels: sum, min, max (as the item type) and the
 /// count of items greater than zero (in `counts`).
 /// Parameters of the block-aggregate test kernels over items `T`: `(input, n, out, counts)`.

@@ -224,6 +224,33 @@ pub fn block_compact(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, Vec<u32>)> {
     Ok((visits.to_vec(gpu)?, counts.to_vec(gpu)?))
 }
 
+/// Rows each warp of [`k::BLOCK_TAIL_QUEUE`] pushes.
+pub const TAIL_QUEUE_WARP_ROWS: usize = k::TAIL_QUEUE_WARP_ROWS;
+
+/// [`k::BLOCK_TAIL_QUEUE`] over `input` (rows queued where non-zero, each with its input, at
+/// most 255, as its word): what its rounds added to each row (the word, then the word shifted
+/// 8 bits), and how many round slots broke the queue's liveness promise.
+pub fn block_tail_queue(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, u32)> {
+    let spec = k::BLOCK_TAIL_QUEUE;
+    let d = gpu.upload(input)?;
+    let mut visits = gpu.zeros::<u32>(input.len())?;
+    let mut bad = gpu.zeros::<u32>(1)?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        let warps = spec.threads() as usize / 32;
+        let grid = input.len().div_ceil(k::TAIL_QUEUE_WARP_ROWS * warps) as u32;
+        // SAFETY: each warp reads its rows below n and adds to their visits; one bad counter.
+        unsafe {
+            gpu.launch(
+                &spec,
+                blocks(&spec, grid, 0),
+                (&d.buf, &n32, &mut visits.buf, &mut bad.buf),
+            )
+        }?;
+    }
+    Ok((visits.to_vec(gpu)?, bad.to_vec(gpu)?[0]))
+}
+
 /// Warps per block of [`k::BLOCK_COMPACT`].
 pub const BLOCK_COMPACT_WARPS: usize = k::BLOCK_COMPACT.threads() as usize / 32;
 
