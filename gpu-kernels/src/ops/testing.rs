@@ -294,6 +294,57 @@ crate::kernel! {
 /// Rows each warp of [`BLOCK_TAIL_QUEUE`] pushes, 64 a push (two per lane).
 pub const TAIL_QUEUE_WARP_ROWS: usize = 64 * 40;
 
+/// One pass of [`BLOCK_TAIL_QUEUE`]: the warp's rows from `base` pushed through `queue` in
+/// rounds of `R` rows per lane, each live row adding its word shifted `8 * (R - 1)` bits.
+///
+/// # Safety
+/// Called by every lane of the warp; `queue` holds `tail_slots(NT, R)` entries; `input`
+/// holds `n` rows and `visits` as many.
+#[cfg(target_arch = "nvptx64")]
+#[inline(always)]
+unsafe fn tail_queue_pass<const R: usize>(
+    queue: TailQueue,
+    base: usize,
+    (input, n): (*const u32, u32),
+    (visits, bad): (*mut u32, *mut u32),
+) {
+    let lane = lane_id() as usize;
+    let visit = #[inline(always)]
+    |flush: bool| {
+        #[inline(always)]
+        move |rows: &[u32; 2], words: &[u32; 2], live: &[bool; 2]| {
+            for s in 0..2 {
+                // SAFETY: live rows are below n; one bad counter.
+                unsafe {
+                    if live[s] {
+                        u32::atomic_add(visits.add(rows[s] as usize), words[s] << (8 * (R - 1)));
+                    }
+                    let expected = s < R;
+                    if (!flush && live[s] != expected) || (flush && live[s] && !expected) {
+                        u32::atomic_add(bad, 1);
+                    }
+                }
+            }
+        }
+    };
+    let mut held = 0u32;
+    for p in 0..TAIL_QUEUE_WARP_ROWS / 64 {
+        let r = [0, 1].map(|s| (base + p * 64 + s * 32 + lane) as u32);
+        // SAFETY: rows below n only.
+        let w = r.map(|r| {
+            if r < n {
+                unsafe { input.add(r as usize).read() }
+            } else {
+                0
+            }
+        });
+        // SAFETY: forwarded.
+        unsafe { queue.push::<2, R, 2>(&mut held, &r, &w, &w.map(|x| x != 0), visit(false)) };
+    }
+    // SAFETY: forwarded.
+    unsafe { queue.flush::<R, 2>(held, visit(true)) };
+}
+
 crate::kernel! {
     /// TailQueue: each warp pushes its [`TAIL_QUEUE_WARP_ROWS`] rows, 64 at a time, those
     /// whose `input` is non-zero (at most 255) flagged, with the input as their word, into a
@@ -307,42 +358,14 @@ crate::kernel! {
             words: crate::shared_array!(tail_words: [u32; tail_slots(NT, 2)]),
         };
         let base = (block_idx() * (NT / 32) + warp_id()) * TAIL_QUEUE_WARP_ROWS;
-        let lane = lane_id() as usize;
-        // SAFETY: rows below n only; every lane of every warp takes part in every push.
+        // SAFETY: every lane of every warp takes part in both passes; the queue holds
+        // tail_slots(NT, 2) entries, enough for both.
         unsafe {
-            let visit = #[inline(always)] |shift: u32, rounds_of: usize, flush: bool| {
-                #[inline(always)]
-                move |rows: &[u32; 2], words: &[u32; 2], live: &[bool; 2]| {
-                    for s in 0..2 {
-                        if live[s] {
-                            u32::atomic_add(visits.add(rows[s] as usize), words[s] << shift);
-                        }
-                        let expected = s < rounds_of;
-                        if (!flush && live[s] != expected) || (flush && live[s] && !expected) {
-                            u32::atomic_add(bad, 1);
-                        }
-                    }
-                }
-            };
-            let rows = #[inline(always)] |p: usize| [0, 1].map(|s| (base + p * 64 + s * 32 + lane) as u32);
-            let read = #[inline(always)] |rows: [u32; 2]| rows.map(|r| if r < n { input.add(r as usize).read() } else { 0 });
-            let mut held = 0u32;
-            for p in 0..TAIL_QUEUE_WARP_ROWS / 64 {
-                let r = rows(p);
-                let w = read(r);
-                queue.push::<2, 1, 2>(&mut held, &r, &w, &w.map(|x| x != 0), visit(0, 1, false));
-            }
-            queue.flush::<1, 2>(held, visit(0, 1, true));
+            tail_queue_pass::<1>(queue, base, (input, n), (visits, bad));
             // The second pass lays the warps' parts out differently: every warp is done with
             // the first's first.
             sync_threads();
-            let mut held = 0u32;
-            for p in 0..TAIL_QUEUE_WARP_ROWS / 64 {
-                let r = rows(p);
-                let w = read(r);
-                queue.push::<2, 2, 2>(&mut held, &r, &w, &w.map(|x| x != 0), visit(8, 2, false));
-            }
-            queue.flush::<2, 2>(held, visit(8, 2, true));
+            tail_queue_pass::<2>(queue, base, (input, n), (visits, bad));
         }
     }
 }

@@ -52,9 +52,14 @@ impl PackedFlight {
     /// The probe the plan takes over these columns.
     fn probe_for(&self, plan: &QueryPlan) -> PackedProbe {
         match self.queued {
-            Some(queued) if plan.queued => queued,
+            Some(queued) if self.queues(plan) => queued,
             _ => self.probe,
         }
+    }
+
+    /// Whether the plan's probe queues its survivors across tiles (its `_QUEUED` form).
+    fn queues(&self, plan: &QueryPlan) -> bool {
+        self.queued.is_some() && plan.queued
     }
 
     /// Bytes of dynamic shared memory the plan's probe takes: its header table, and where it
@@ -62,9 +67,8 @@ impl PackedFlight {
     fn dynamic_bytes(&self, plan: &QueryPlan) -> usize {
         let probe = self.probe_for(plan);
         let threads = probe.shape().threads() as usize;
-        let queued = self.queued.is_some() && plan.queued;
         let tail = match probe {
-            PackedProbe::Other(_) if !queued => P::tail_queue_bytes(threads),
+            PackedProbe::Other(_) if !self.queues(plan) => P::tail_queue_bytes(threads),
             _ => 0,
         };
         P::head_table_bytes(threads) + tail
