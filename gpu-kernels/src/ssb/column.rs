@@ -108,6 +108,30 @@ pub trait FactColumn: Copy {
     /// # Safety
     /// The column holds the live rows.
     unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S];
+
+    /// Where rows `rows[s]` lie, found ahead of reading them ([`FactColumn::gather_placed`]).
+    type Place: Copy + Default;
+
+    /// The places of rows `rows[s]` where `live[s]`.
+    ///
+    /// # Safety
+    /// The column holds the live rows.
+    unsafe fn place_rows<const S: usize>(
+        self,
+        rows: &[u32; S],
+        live: &[bool; S],
+    ) -> [Self::Place; S];
+
+    /// [`FactColumn::gather_rows`] at places found by [`FactColumn::place_rows`].
+    ///
+    /// # Safety
+    /// As for [`FactColumn::gather_rows`]; `places` are the rows', live where `live` is.
+    unsafe fn gather_placed<const S: usize>(
+        self,
+        places: &[Self::Place; S],
+        rows: &[u32; S],
+        live: &[bool; S],
+    ) -> [i32; S];
 }
 
 impl FactColumn for *const i32 {
@@ -140,6 +164,24 @@ impl FactColumn for *const i32 {
     unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
         // SAFETY: forwarded.
         unsafe { crate::ssb::gather(self, 0, rows, live) }
+    }
+
+    type Place = ();
+
+    #[inline(always)]
+    unsafe fn place_rows<const S: usize>(self, _: &[u32; S], _: &[bool; S]) -> [(); S] {
+        [(); S]
+    }
+
+    #[inline(always)]
+    unsafe fn gather_placed<const S: usize>(
+        self,
+        _: &[(); S],
+        rows: &[u32; S],
+        live: &[bool; S],
+    ) -> [i32; S] {
+        // SAFETY: forwarded.
+        unsafe { self.gather_rows(rows, live) }
     }
 }
 
@@ -177,6 +219,25 @@ impl<C: FactColumn> FactColumn for Queued<C> {
     unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S] {
         // SAFETY: forwarded.
         unsafe { self.0.gather_rows(rows, live) }
+    }
+
+    type Place = C::Place;
+
+    #[inline(always)]
+    unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [C::Place; S] {
+        // SAFETY: forwarded.
+        unsafe { self.0.place_rows(rows, live) }
+    }
+
+    #[inline(always)]
+    unsafe fn gather_placed<const S: usize>(
+        self,
+        places: &[C::Place; S],
+        rows: &[u32; S],
+        live: &[bool; S],
+    ) -> [i32; S] {
+        // SAFETY: forwarded.
+        unsafe { self.0.gather_placed(places, rows, live) }
     }
 }
 
@@ -330,22 +391,52 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// The column holds the row where live.
     #[inline(always)]
     unsafe fn for_value_at(self, row: u32, live: bool) -> u32 {
-        // SAFETY: the row's block start, header and words; a value's two words lie at most
-        // two words past the column's data, which the host pads.
+        // SAFETY: forwarded.
+        unsafe { self.for_value_in(self.for_head_at(row, live), row, live) }
+    }
+
+    /// The start and header of row `row`'s GPU-FOR block, read where `live`: two dependent
+    /// loads.
+    ///
+    /// # Safety
+    /// The column holds the row where live.
+    #[inline(always)]
+    unsafe fn for_head_at(self, row: u32, live: bool) -> Head {
+        // SAFETY: the row's block start, then its header.
         unsafe {
             let s = load_global_nc_if_u32(live, self.starts().add((row / BLOCK as u32) as usize));
             let block = self.data().wrapping_add(s as usize);
             let reference = load_global_nc_if_u32(live, block);
-            let widths = load_global_nc_if_u32(live, block.wrapping_add(1));
-            let m = row as usize % BLOCK / MINIBLOCK;
-            let w = width(widths, m);
-            let at = BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
-            let pos = row % MINIBLOCK as u32 * w;
-            let word = block.wrapping_add(at + (pos / 32) as usize);
-            let lo = load_global_nc_if_u32(live, word);
-            let hi = load_global_nc_if_u32(live, word.wrapping_add(1));
-            reference.wrapping_add(funnel_shr(lo, hi, pos) & low_mask(w))
+            (
+                s,
+                reference,
+                load_global_nc_if_u32(live, block.wrapping_add(1)),
+            )
         }
+    }
+
+    /// The GPU-FOR value of row `row` in its block `head` ([`Packed::for_head_at`]), read
+    /// where `live`.
+    ///
+    /// # Safety
+    /// The column holds the row where live, and `head` is its block's there.
+    #[inline(always)]
+    unsafe fn for_value_in(self, (s, reference, widths): Head, row: u32, live: bool) -> u32 {
+        let m = row as usize % BLOCK / MINIBLOCK;
+        let w = width(widths, m);
+        let at = BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
+        let pos = row % MINIBLOCK as u32 * w;
+        let block = self.data().wrapping_add(s as usize);
+        let word = block.wrapping_add(at + (pos / 32) as usize);
+        // SAFETY: a value's two words lie at most two words past the column's data, which
+        // the host pads.
+        let (lo, hi) = unsafe {
+            (
+                load_global_nc_if_u32(live, word),
+                load_global_nc_if_u32(live, word.wrapping_add(1)),
+            )
+        };
+        reference.wrapping_add(funnel_shr(lo, hi, pos) & low_mask(w))
     }
 
     /// The tile of rows `start..start + valid` in `block_load`'s places.
@@ -863,6 +954,39 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
                 }
                 _ => v = crate::ssb::gather(self.data().cast(), 0, rows, live),
             }
+        }
+        v
+    }
+
+    type Place = Head;
+
+    #[inline(always)]
+    unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [Head; S] {
+        let mut p = [Head::default(); S];
+        if self.kind() == column::GPU_FOR {
+            for s in 0..S {
+                // SAFETY: forwarded.
+                p[s] = unsafe { self.for_head_at(rows[s], live[s]) };
+            }
+        }
+        p
+    }
+
+    #[inline(always)]
+    unsafe fn gather_placed<const S: usize>(
+        self,
+        places: &[Head; S],
+        rows: &[u32; S],
+        live: &[bool; S],
+    ) -> [i32; S] {
+        if self.kind() != column::GPU_FOR {
+            // SAFETY: forwarded.
+            return unsafe { self.gather_rows(rows, live) };
+        }
+        let mut v = [0i32; S];
+        for s in 0..S {
+            // SAFETY: forwarded; `places` are the rows' blocks where live.
+            v[s] = unsafe { self.for_value_in(places[s], rows[s], live[s]) } as i32;
         }
         v
     }
