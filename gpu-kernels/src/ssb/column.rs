@@ -15,7 +15,10 @@
 //! registers while the warp works on the current tile. A value, in the first
 //! column's tile or at a survivor's row, is then one 16-byte shared load and its words, as in
 //! a plain column. No barrier: every warp walks its own part of the tiles. A walk without a
-//! GPU-FOR column has no table: it loads its first column as a plain probe does.
+//! GPU-FOR column has no table: it loads its first column as a plain probe does. A row read
+//! outside the table, by a round of queued rows, pays the whole chain; a deferred tail loads
+//! its columns' block starts and headers ahead of its joins ([`FactColumn::place_rows`]), so
+//! that only the words wait for the joins' flags.
 //!
 //! A first column's next tile is in flight while the warp works on the current one, raw: an
 //! NSF2 tile as two words a run ([`crate::ssb::for_each_fetched_tile`]); a GPU-FOR first
