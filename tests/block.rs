@@ -163,11 +163,41 @@ fn tail_queue_runs_each_pushed_row_once_in_full_rounds(gpu: &tessera::Gpu) {
     }
 }
 
+fn queued_survivors_run_each_row_once_across_tiles(gpu: &tessera::Gpu) {
+    let (tile, block) = (t::queued_tile_rows(), t::queued_block_rows());
+    for &n in &[
+        0usize,
+        1,
+        tile - 1,
+        tile,
+        tile + 1,
+        block - 1,
+        block,
+        block + 1,
+        3 * block + 7,
+        100_001,
+    ] {
+        // None, a few rows per warp tile (a round every few tiles, the rest flushed), about
+        // one round a tile, more than a round a tile, and every row.
+        for per_mille in [0u32, 2, 20, 100, 500, 1000] {
+            let draws = uniform_i32(n, 1000, n as u64 * 13 + u64::from(per_mille));
+            let input: Vec<u32> = draws
+                .iter()
+                .map(|&x| (x < per_mille as i32) as u32 * (1 + x as u32 % 15))
+                .collect();
+            let (visits, bad) = t::block_queued_survivors(gpu, &input).unwrap();
+            assert_eq!(visits, input, "n={n} per mille={per_mille}: visits");
+            assert_eq!(bad, 0, "n={n} per mille={per_mille}: round slots live");
+        }
+    }
+}
+
 harness! {
     gpu: [
         block_pred_combines_flags,
         block_aggregate_every_type,
         warp_compact_visits_each_surviving_row_once_with_its_code,
         tail_queue_runs_each_pushed_row_once_in_full_rounds,
+        queued_survivors_run_each_row_once_across_tiles,
     ],
 }

@@ -370,6 +370,75 @@ crate::kernel! {
     }
 }
 
+/// Consecutive tiles each block of [`BLOCK_QUEUED_SURVIVORS`] walks, carrying its warps'
+/// survivors from one to the next.
+pub const QUEUED_BLOCK_TILES: usize = 12;
+
+crate::kernel! {
+    /// Survivors queued across tiles ([`survivor_rounds`] queued, then
+    /// [`flush_queued_survivors`]): each block walks [`QUEUED_BLOCK_TILES`] tiles, the rows
+    /// whose `input` is non-zero flagged with its low four bits as their code, and each round
+    /// of two rows per lane adds the codes of its live rows to `visits` at their row. `bad`
+    /// counts the slots that break the promises: a full round's slot dead, or a flush's slot
+    /// live past the carried rows or dead before them.
+    BLOCK_QUEUED_SURVIVORS = block_queued_survivors[NT = 64, IPT = 8](input: *const u32, n: u32, visits: *mut u32, bad: *mut u32) {
+        let buf = crate::shared_array!(queued_buf: [u16; compact_slots(NT, IPT)]);
+        let carry = Carry {
+            rows: crate::shared_array!(queued_rows: [u32; carry_slots(NT, 2)]),
+            codes: crate::shared_array!(queued_codes: [u8; carry_slots(NT, 2)]),
+        };
+        let visit = #[inline(always)]
+        |flush: Option<u32>| {
+            let lane = lane_id();
+            #[inline(always)]
+            move |_: usize, rows: &[u32; 2], codes: &[u32; 2], live: &[bool; 2]| {
+                for s in 0..2 {
+                    // SAFETY: live rows are the compactions', below n; one bad counter.
+                    unsafe {
+                        if live[s] {
+                            u32::atomic_add(visits.add(rows[s] as usize), codes[s]);
+                        }
+                        let expected = flush.is_none_or(|carried| s as u32 * 32 + lane < carried);
+                        if live[s] != expected {
+                            u32::atomic_add(bad, 1);
+                        }
+                    }
+                }
+            }
+        };
+        let mut carried = 0u32;
+        for t in 0..QUEUED_BLOCK_TILES {
+            let start = (block_idx() * QUEUED_BLOCK_TILES + t) * NT * IPT;
+            if start >= n as usize {
+                break;
+            }
+            let valid = (n as usize - start).min(NT * IPT);
+            let mut items = [0u32; IPT];
+            let mut flags = [false; IPT];
+            // SAFETY: the tile lies within the input; every lane of every warp takes part;
+            // codes are four bits; the carry holds carry_slots(NT, 2) entries.
+            unsafe {
+                block_load::<u32, NT, IPT>(input.add(start), valid, &mut items);
+                block_pred::<u32, NT, IPT>(&items, valid, &mut flags, Combine::Set, |x| x != 0);
+                let codes: [u32; IPT] =
+                    core::array::from_fn(|k| if flags[k] { items[k] & 15 } else { 0 });
+                let count = warp_compact_coded::<u32, NT, IPT, 4>(&codes, buf);
+                survivor_rounds::<u32, NT, IPT, 2, 4>(
+                    true,
+                    buf,
+                    count,
+                    start,
+                    carry,
+                    &mut carried,
+                    visit(None),
+                );
+            }
+        }
+        // SAFETY: the walk above left the carry and its count.
+        unsafe { flush_queued_survivors::<2, 4>(true, carry, carried, visit(Some(carried))) };
+    }
+}
+
 /// Results per tile of the block-aggregate kernels: sum, min, max (as the item type) and the
 /// count of items greater than zero (in `counts`).
 /// Parameters of the block-aggregate test kernels over items `T`: `(input, n, out, counts)`.

@@ -251,6 +251,40 @@ pub fn block_tail_queue(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, u32)> {
     Ok((visits.to_vec(gpu)?, bad.to_vec(gpu)?[0]))
 }
 
+/// Rows per tile of [`k::BLOCK_QUEUED_SURVIVORS`].
+pub fn queued_tile_rows() -> usize {
+    k::BLOCK_QUEUED_SURVIVORS.tile() as usize
+}
+
+/// Rows each block of [`k::BLOCK_QUEUED_SURVIVORS`] walks, tile after tile.
+pub fn queued_block_rows() -> usize {
+    queued_tile_rows() * k::QUEUED_BLOCK_TILES
+}
+
+/// [`k::BLOCK_QUEUED_SURVIVORS`] over `input` (rows queued where non-zero, the low four bits
+/// of their input their code): what its rounds added to each row, and how many round slots
+/// broke the queue's liveness promise.
+pub fn block_queued_survivors(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, u32)> {
+    let spec = k::BLOCK_QUEUED_SURVIVORS;
+    let d = gpu.upload(input)?;
+    let mut visits = gpu.zeros::<u32>(input.len())?;
+    let mut bad = gpu.zeros::<u32>(1)?;
+    if !input.is_empty() {
+        let n32 = input.len() as u32;
+        let grid = input.len().div_ceil(queued_block_rows()) as u32;
+        // SAFETY: each block walks its tiles of the rows below n and adds to their visits;
+        // one bad counter.
+        unsafe {
+            gpu.launch(
+                &spec,
+                blocks(&spec, grid, 0),
+                (&d.buf, &n32, &mut visits.buf, &mut bad.buf),
+            )
+        }?;
+    }
+    Ok((visits.to_vec(gpu)?, bad.to_vec(gpu)?[0]))
+}
+
 /// Warps per block of [`k::BLOCK_COMPACT`].
 pub const BLOCK_COMPACT_WARPS: usize = k::BLOCK_COMPACT.threads() as usize / 32;
 
