@@ -53,6 +53,12 @@ impl<T: Copy> Shared<T> {
         // address; the sizes match the transmutes.
         unsafe {
             match core::mem::size_of::<T>() {
+                1 => {
+                    let r: u16;
+                    asm!("ld.shared.u8 {r}, [{a}];", r = out(reg16) r, a = in(reg32) a,
+                        options(readonly, nostack, preserves_flags));
+                    core::mem::transmute_copy(&(r as u8))
+                }
                 2 => {
                     let r: u16;
                     asm!("ld.shared.b16 {r}, [{a}];", r = out(reg16) r, a = in(reg32) a,
@@ -86,6 +92,11 @@ impl<T: Copy> Shared<T> {
         // SAFETY: as for `read`.
         unsafe {
             match core::mem::size_of::<T>() {
+                1 => {
+                    let v: u8 = core::mem::transmute_copy(&v);
+                    asm!("st.shared.u8 [{a}], {v};", a = in(reg32) a, v = in(reg16) v as u16,
+                        options(nostack, preserves_flags));
+                }
                 2 => {
                     let v: u16 = core::mem::transmute_copy(&v);
                     asm!("st.shared.b16 [{a}], {v};", a = in(reg32) a, v = in(reg16) v,

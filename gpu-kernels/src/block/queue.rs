@@ -53,14 +53,20 @@ pub unsafe fn for_each_queued_survivor<const IPT: usize, const S: usize, const C
     let offset_mask = (1u32 << (16 - CODE_BITS)) - 1;
     let held = *carried;
     let total = held + count;
-    // Entry `j` of the queue: a carried one, or one of the tile's.
-    // SAFETY (the reads): j < total, so within the warp's carried entries or its compaction.
-    let entry = |j: u32| unsafe {
+    // The tile's entry `i` (its row and code), and entry `j` of the queue: a carried one, or
+    // one of the tile's.
+    // SAFETY (the reads): i < count and j < total, within the warp's compaction or its
+    // carried entries.
+    let tile_entry = |i: u32| unsafe {
+        let e = buf.read(part + i as usize) as u32;
+        (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
+    };
+    let entry = |j: u32| {
         if j < held {
-            carried_at::<CODE_BITS>(carry, mine + j as usize)
+            // SAFETY: as above.
+            unsafe { carried_at::<CODE_BITS>(carry, mine + j as usize) }
         } else {
-            let e = buf.read(part + (j - held) as usize) as u32;
-            (start as u32 + (e & offset_mask), e >> (16 - CODE_BITS))
+            tile_entry(j - held)
         }
     };
     let full = total / round * round;
@@ -74,21 +80,18 @@ pub unsafe fn for_each_queued_survivor<const IPT: usize, const S: usize, const C
         f(&rows, &codes, &[true; S]);
         first += round;
     }
-    // The rest, fewer than a round, moves to the front of the carried entries: read before
-    // any lane writes, as a lane's entry may be another's.
-    let mut rest = [(0u32, 0u32, false); S];
-    for (s, r) in rest.iter_mut().enumerate() {
-        let j = full + s as u32 * 32 + lane;
-        if j < total {
-            let (row, code) = entry(j);
-            *r = (row, code, true);
-        }
-    }
+    // The rest, fewer than a round, becomes the carried entries. Without a full round the
+    // carried ones stay where they are and only the tile's move in behind them; after one
+    // (`full` is a round or more, past every carried entry) all of the rest is the tile's.
+    // No lane reads the carry here, so a barrier ahead of the writes only keeps the rounds'
+    // reads of it first.
     sync_warp();
-    for (s, &(row, code, live)) in rest.iter().enumerate() {
-        if live {
-            let at = mine + s * 32 + lane as usize;
-            // SAFETY: s * 32 + lane < 32 * S, the warp's carried entries.
+    for s in 0..S {
+        let j = full + s as u32 * 32 + lane;
+        if j >= held && j < total {
+            let (row, code) = tile_entry(j - held);
+            let at = mine + (j - full) as usize;
+            // SAFETY: j - full < 32 * S, the warp's carried entries.
             unsafe {
                 carry.rows.write(at, row);
                 if CODE_BITS != 0 {
