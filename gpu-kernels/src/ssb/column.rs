@@ -113,7 +113,7 @@ pub trait FactColumn: Copy {
     unsafe fn gather_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [i32; S];
 
     /// Where rows `rows[s]` lie, found ahead of reading them ([`FactColumn::gather_placed`]).
-    type Place: Copy + Default;
+    type Place: Copy;
 
     /// The places of rows `rows[s]` where `live[s]`.
     ///
@@ -224,23 +224,25 @@ impl<C: FactColumn> FactColumn for Queued<C> {
         unsafe { self.0.gather_rows(rows, live) }
     }
 
-    type Place = C::Place;
+    /// Nothing placed: a queued probe runs its round's chain at once over full rounds, where
+    /// placing would load for every row of the round, most of which the joins drop, and its
+    /// time is its scan's, not the chain's.
+    type Place = ();
 
     #[inline(always)]
-    unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [C::Place; S] {
-        // SAFETY: forwarded.
-        unsafe { self.0.place_rows(rows, live) }
+    unsafe fn place_rows<const S: usize>(self, _: &[u32; S], _: &[bool; S]) -> [(); S] {
+        [(); S]
     }
 
     #[inline(always)]
     unsafe fn gather_placed<const S: usize>(
         self,
-        places: &[C::Place; S],
+        _: &[(); S],
         rows: &[u32; S],
         live: &[bool; S],
     ) -> [i32; S] {
         // SAFETY: forwarded.
-        unsafe { self.0.gather_placed(places, rows, live) }
+        unsafe { self.0.gather_rows(rows, live) }
     }
 }
 
@@ -965,7 +967,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
 
     #[inline(always)]
     unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [Head; S] {
-        let mut p = [Head::default(); S];
+        let mut p = [(0, 0, 0); S];
         if self.kind() == column::GPU_FOR {
             for s in 0..S {
                 // SAFETY: forwarded.

@@ -308,56 +308,14 @@ mod device {
         }
     }
 
-    /// Where a deferred tail's rows lie in `col` ([`FactColumn::place_rows`]), found at the
-    /// round's start so that only the value's words wait for the joins' flags. Nothing where
-    /// the tail runs at once (queued probes): there it would load for every row of the round,
-    /// most of which the joins drop, and those probes are bound by their scan, not the chain.
+    /// [`join_keys`] on `col` at the rows where `flags`, at the places
+    /// [`FactColumn::place_rows`] found for them.
     ///
     /// # Safety
-    /// The column holds the live rows.
-    #[inline(always)]
-    unsafe fn place_deferred<C: FactColumn>(
-        col: C,
-        rows: &[u32; S],
-        live: &[bool; S],
-    ) -> [C::Place; S] {
-        if C::QUEUED {
-            [C::Place::default(); S]
-        } else {
-            // SAFETY: forwarded.
-            unsafe { col.place_rows(rows, live) }
-        }
-    }
-
-    /// `col`'s values at rows `rows` where `flags`, at the places [`place_deferred`] found.
-    ///
-    /// # Safety
-    /// As for [`place_deferred`], with its places.
-    #[inline(always)]
-    unsafe fn gather_deferred<C: FactColumn, const NT: usize, const IPT: usize>(
-        col: C,
-        places: &[C::Place; S],
-        rows: &[u32; S],
-        flags: &[bool; S],
-    ) -> [i32; S] {
-        // SAFETY: forwarded.
-        unsafe {
-            if C::QUEUED {
-                Queued(col).gather::<NT, IPT, S>(0, rows, flags)
-            } else {
-                col.gather_placed(places, rows, flags)
-            }
-        }
-    }
-
-    /// [`join_keys`] on `col` at the rows where `flags`, at the places [`place_deferred`]
-    /// found.
-    ///
-    /// # Safety
-    /// As for [`gather_deferred`].
+    /// As for [`FactColumn::gather_placed`].
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    unsafe fn join_deferred<C: FactColumn, const NT: usize, const IPT: usize>(
+    unsafe fn join_placed<C: FactColumn, const NT: usize>(
         col: C,
         places: &[C::Place; S],
         rows: &[u32; S],
@@ -368,7 +326,7 @@ mod device {
     ) {
         // SAFETY: forwarded.
         unsafe {
-            let keys = gather_deferred::<C, NT, IPT>(col, places, rows, flags);
+            let keys = col.gather_placed(places, rows, flags);
             join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
         }
     }
@@ -391,18 +349,10 @@ mod device {
             let g = (groups, &mut group);
             // SAFETY: by the caller's contract.
             unsafe {
-                let day = place_deferred::<C>(lo_orderdate, rows, live);
-                let placed = place_deferred::<C>(lo_revenue, rows, live);
-                join_deferred::<C, NT, IPT>(
-                    lo_orderdate,
-                    &day,
-                    rows,
-                    &mut flags,
-                    (date, DATE),
-                    g.0,
-                    g.1,
-                );
-                let revenue = gather_deferred::<C, NT, IPT>(lo_revenue, &placed, rows, &flags);
+                let day = lo_orderdate.place_rows(rows, live);
+                let placed = lo_revenue.place_rows(rows, live);
+                join_placed::<C, NT>(lo_orderdate, &day, rows, &mut flags, (date, DATE), g.0, g.1);
+                let revenue = lo_revenue.gather_placed(&placed, rows, &flags);
                 groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
             }
         }
@@ -554,8 +504,8 @@ mod device {
                 let (mut flags, mut group) = (*live, *group);
                 let (at, g) = ((0, rows), (&groups, &mut group));
                 // Only the value columns are placed: placing the joins' too spills.
-                let rev = place_deferred::<C>(lo_revenue, rows, live);
-                let cost = place_deferred::<C>(lo_supplycost, rows, live);
+                let rev = lo_revenue.place_rows(rows, live);
+                let cost = lo_supplycost.place_rows(rows, live);
                 if part_first {
                     join_rows::<_, NT, IPT>(
                         Queued(lo_custkey),
@@ -578,8 +528,8 @@ mod device {
                     );
                 }
                 join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, DATE, g.0, g.1);
-                let revenue = gather_deferred::<C, NT, IPT>(lo_revenue, &rev, rows, &flags);
-                let supplycost = gather_deferred::<C, NT, IPT>(lo_supplycost, &cost, rows, &flags);
+                let revenue = lo_revenue.gather_placed(&rev, rows, &flags);
+                let supplycost = lo_supplycost.gather_placed(&cost, rows, &flags);
                 groups.add(&flags, &group, |k| {
                     (revenue[k] as i64 - supplycost[k] as i64) as u64
                 });
