@@ -135,6 +135,15 @@ fn warp_compact_visits_each_surviving_row_once_with_its_code(gpu: &tessera::Gpu)
     }
 }
 
+/// `n` rows, about `per_mille` of them flagged: a flagged row holds a value in `1..=max`, the
+/// others 0 (draws of `seed`).
+fn flagged_rows(n: usize, per_mille: u32, seed: u64, max: u32) -> Vec<u32> {
+    uniform_i32(n, 1000, seed)
+        .iter()
+        .map(|&x| (x < per_mille as i32) as u32 * (1 + x as u32 % max))
+        .collect()
+}
+
 fn tail_queue_runs_each_pushed_row_once_in_full_rounds(gpu: &tessera::Gpu) {
     let warp_rows = t::TAIL_QUEUE_WARP_ROWS;
     for &n in &[
@@ -150,11 +159,7 @@ fn tail_queue_runs_each_pushed_row_once_in_full_rounds(gpu: &tessera::Gpu) {
         // None, a few rows (a partial round at the flush only), about one round in a few
         // pushes, a round in every push, and every row (each push fills one round and more).
         for per_mille in [0u32, 10, 200, 500, 1000] {
-            let draws = uniform_i32(n, 1000, n as u64 * 7 + u64::from(per_mille));
-            let input: Vec<u32> = draws
-                .iter()
-                .map(|&x| (x < per_mille as i32) as u32 * (1 + x as u32 % 255))
-                .collect();
+            let input = flagged_rows(n, per_mille, n as u64 * 7 + u64::from(per_mille), 255);
             let (visits, bad) = t::block_tail_queue(gpu, &input).unwrap();
             let want: Vec<u32> = input.iter().map(|&x| x | x << 8).collect();
             assert_eq!(visits, want, "n={n} per mille={per_mille}: visits");
@@ -180,11 +185,7 @@ fn queued_survivors_run_each_row_once_across_tiles(gpu: &tessera::Gpu) {
         // None, a few rows per warp tile (a round every few tiles, the rest flushed), about
         // one round a tile, more than a round a tile, and every row.
         for per_mille in [0u32, 2, 20, 100, 500, 1000] {
-            let draws = uniform_i32(n, 1000, n as u64 * 13 + u64::from(per_mille));
-            let input: Vec<u32> = draws
-                .iter()
-                .map(|&x| (x < per_mille as i32) as u32 * (1 + x as u32 % 15))
-                .collect();
+            let input = flagged_rows(n, per_mille, n as u64 * 13 + u64::from(per_mille), 15);
             let (visits, bad) = t::block_queued_survivors(gpu, &input).unwrap();
             assert_eq!(visits, input, "n={n} per mille={per_mille}: visits");
             assert_eq!(bad, 0, "n={n} per mille={per_mille}: round slots live");

@@ -232,14 +232,29 @@ pub const TAIL_QUEUE_WARP_ROWS: usize = k::TAIL_QUEUE_WARP_ROWS;
 /// 8 bits), and how many round slots broke the queue's liveness promise.
 pub fn block_tail_queue(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, u32)> {
     let spec = k::BLOCK_TAIL_QUEUE;
+    let warps = spec.threads() as usize / 32;
+    queue_visits(gpu, spec, input, k::TAIL_QUEUE_WARP_ROWS * warps)
+}
+
+/// A queue test kernel's parameters: `(input, n, visits, bad)`.
+type QueueArgs = (*const u32, u32, *mut u32, *mut u32);
+
+/// Runs a queue test kernel over `input`, `block_rows` rows a block: what its rounds added to
+/// each row, and how many round slots broke the queue's liveness promise.
+fn queue_visits(
+    gpu: &Gpu,
+    spec: KernelSpec<QueueArgs>,
+    input: &[u32],
+    block_rows: usize,
+) -> Result<(Vec<u32>, u32)> {
     let d = gpu.upload(input)?;
     let mut visits = gpu.zeros::<u32>(input.len())?;
     let mut bad = gpu.zeros::<u32>(1)?;
     if !input.is_empty() {
         let n32 = input.len() as u32;
-        let warps = spec.threads() as usize / 32;
-        let grid = input.len().div_ceil(k::TAIL_QUEUE_WARP_ROWS * warps) as u32;
-        // SAFETY: each warp reads its rows below n and adds to their visits; one bad counter.
+        let grid = input.len().div_ceil(block_rows) as u32;
+        // SAFETY: each block reads its `block_rows` rows below n and adds to their visits;
+        // one bad counter.
         unsafe {
             gpu.launch(
                 &spec,
@@ -265,24 +280,7 @@ pub fn queued_block_rows() -> usize {
 /// of their input their code): what its rounds added to each row, and how many round slots
 /// broke the queue's liveness promise.
 pub fn block_queued_survivors(gpu: &Gpu, input: &[u32]) -> Result<(Vec<u32>, u32)> {
-    let spec = k::BLOCK_QUEUED_SURVIVORS;
-    let d = gpu.upload(input)?;
-    let mut visits = gpu.zeros::<u32>(input.len())?;
-    let mut bad = gpu.zeros::<u32>(1)?;
-    if !input.is_empty() {
-        let n32 = input.len() as u32;
-        let grid = input.len().div_ceil(queued_block_rows()) as u32;
-        // SAFETY: each block walks its tiles of the rows below n and adds to their visits;
-        // one bad counter.
-        unsafe {
-            gpu.launch(
-                &spec,
-                blocks(&spec, grid, 0),
-                (&d.buf, &n32, &mut visits.buf, &mut bad.buf),
-            )
-        }?;
-    }
-    Ok((visits.to_vec(gpu)?, bad.to_vec(gpu)?[0]))
+    queue_visits(gpu, k::BLOCK_QUEUED_SURVIVORS, input, queued_block_rows())
 }
 
 /// Warps per block of [`k::BLOCK_COMPACT`].
