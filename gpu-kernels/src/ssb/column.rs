@@ -32,14 +32,13 @@
 //! take (`Packed<KINDS>`, a kind per slot), in which every test of a kind folds away.
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_global_nc_v2_u32,
-    load_if, load_invariant_u32, load_invariant_u64, load_shared_v4_u32, low_mask, select_u32,
-    store_shared_v4_u32, sync_warp, thread_idx,
+    load_if, load_shared_v4_u32, low_mask, select_u32, store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
     BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, MINIBLOCKS, miniblock_offset, width,
 };
-use crate::ssb::plan::{FLIGHT_COLS, HEAD_ENTRY_WORDS, PackedCol, WARP_BLOCKS, column};
+use crate::ssb::plan::{FLIGHT_COLS, HEAD_ENTRY_WORDS, PackedCol, PackedCols, WARP_BLOCKS, column};
 #[cfg(doc)]
 use crate::ssb::plan::{MAX_PROBE_ROWS, head_table_bytes};
 
@@ -247,9 +246,10 @@ impl<C: FactColumn> FactColumn for Queued<C> {
 }
 
 /// A lineorder column in one of the [`mod@column`] kinds: column `slot` of a flight's
-/// [`PackedCol`]s in global memory, whose fields are read where they are used (held in
-/// registers, a flight's six descriptors took 30 of them across the tile loop and the kernels
-/// spilled), and the probe's header table.
+/// [`PackedCols`], a kernel parameter, whose fields instructions read as constant operands
+/// where they are used (held in registers, a flight's six descriptors took 30 of them across
+/// the tile loop and the kernels spilled; read from global memory, each tile waited on a
+/// load before its first address), and the probe's header table.
 ///
 /// `KINDS` holds the slots' kinds where a kernel is specialized for them ([`column::kinds`];
 /// [`column::DYNAMIC`]: read from the descriptor at run time, as every slot is in the default,
@@ -257,7 +257,7 @@ impl<C: FactColumn> FactColumn for Queued<C> {
 /// column is not.
 #[derive(Clone, Copy)]
 pub struct Packed<const KINDS: u32 = { u32::MAX }> {
-    cols: *const PackedCol,
+    col: PackedCol,
     slot: usize,
     heads: Shared<u32>,
 }
@@ -266,29 +266,19 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// The first slot's kind where fixed.
     const FIRST: u32 = column::kind_of(KINDS, 0);
 
-    /// Column `slot` of `cols`, with `heads` (of [`head_table_bytes`]`(NT)` bytes) its
-    /// probe's header table.
+    /// Column `slot` (a constant where inlined) of `cols`, with `heads` (of
+    /// [`head_table_bytes`]`(NT)` bytes) its probe's header table.
     ///
     /// # Safety
-    /// `cols` holds at least `slot + 1` valid [`PackedCol`]s in global memory, unchanged
-    /// during the kernel, whose arrays hold the columns, of the kinds `KINDS` fixes.
+    /// `cols.cols[slot]` is a valid [`PackedCol`] whose arrays hold the column, of the kind
+    /// `KINDS` fixes for the slot, in device memory the kernel does not write.
     #[inline(always)]
-    pub unsafe fn new(cols: *const PackedCol, slot: usize, heads: Shared<u32>) -> Self {
-        Packed { cols, slot, heads }
-    }
-
-    /// Column `slot + c` of the same descriptors (a walk's columns are consecutive slots).
-    #[inline(always)]
-    fn at(self, c: usize) -> Self {
+    pub unsafe fn new(cols: &PackedCols, slot: usize, heads: Shared<u32>) -> Self {
         Packed {
-            slot: self.slot + c,
-            ..self
+            col: cols.cols[slot],
+            slot,
+            heads,
         }
-    }
-
-    #[inline(always)]
-    fn desc(self) -> *const PackedCol {
-        self.cols.wrapping_add(self.slot)
     }
 
     #[inline(always)]
@@ -297,27 +287,23 @@ impl<const KINDS: u32> Packed<KINDS> {
         if fixed != column::DYNAMIC {
             return fixed;
         }
-        // SAFETY: a field of the valid descriptor.
-        unsafe { load_invariant_u32(&raw const (*self.desc()).kind) }
+        self.col.kind
     }
 
     /// NSF's reference ([`PackedCol::reference`]).
     #[inline(always)]
     fn reference(self) -> u32 {
-        // SAFETY: as above.
-        unsafe { load_invariant_u32(&raw const (*self.desc()).reference) }
+        self.col.reference
     }
 
     #[inline(always)]
     fn data(self) -> *const u32 {
-        // SAFETY: as above.
-        unsafe { load_invariant_u64(&raw const (*self.desc()).data) as *const u32 }
+        self.col.data as *const u32
     }
 
     #[inline(always)]
     fn starts(self) -> *const u32 {
-        // SAFETY: as above.
-        unsafe { load_invariant_u64(&raw const (*self.desc()).starts) as *const u32 }
+        self.col.starts as *const u32
     }
 
     /// Shared-window address of this column's entry in the header table for the miniblock
@@ -538,7 +524,7 @@ impl<const KINDS: u32> Packed<KINDS> {
             core::cmp::Ordering::Greater => 0,
         };
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
-        let fill = HeadFill::new::<NT, IPT, 1>(self, n32);
+        let fill = HeadFill::new::<NT, IPT, 1>(&[self], n32);
         // SAFETY (each fill and fetch): the heads of the tile whose entries are filled, and its
         // words read from those entries.
         unsafe {
@@ -671,7 +657,7 @@ impl<const KINDS: u32> HeadFill<KINDS> {
     /// rows.
     #[inline(always)]
     fn new<const NT: usize, const IPT: usize, const K: usize>(
-        first: Packed<KINDS>,
+        cols: &[Packed<KINDS>; K],
         n: u32,
     ) -> Self {
         let groups = IPT / RUN;
@@ -684,11 +670,19 @@ impl<const KINDS: u32> HeadFill<KINDS> {
         let per_lane = MINIBLOCKS / parts;
         let lane = lane_id() as usize;
         let (c, g, part) = (lane / (groups * parts), lane / parts % groups, lane % parts);
-        let col = first.at(c.min(K - 1));
+        // The lane's column among the GPU-FOR ones (the others' lanes fill nothing), by a
+        // select per such column: where the kinds are fixed, a walk with one GPU-FOR column
+        // keeps its fields as constants of the launch, not in registers.
+        let (mut col, mut mine) = (cols[K - 1], false);
+        for (i, &other) in cols.iter().enumerate() {
+            if other.kind() == column::GPU_FOR && c == i {
+                (col, mine) = (other, true);
+            }
+        }
         let tile_rows = (NT * IPT) as u32;
         HeadFill {
             col,
-            mine: c < K && col.kind() == column::GPU_FOR,
+            mine,
             block_row: (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32,
             first: part * per_lane,
             per_lane,
@@ -801,7 +795,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         // its next tile in flight, as the plain probes do; a narrower one is loaded when its
         // tile begins (the perf log, 2026-12-04, has the dispatch's cost otherwise).
         let first = cols[0];
-        if !(0..K).any(|c| first.at(c).kind() == column::GPU_FOR) {
+        if !cols.iter().any(|c| c.kind() == column::GPU_FOR) {
             if first.kind() == column::PLAIN {
                 let data = first.data().cast::<i32>();
                 crate::ssb::for_each_loaded_tile::<NT, IPT>(
@@ -835,7 +829,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         let tile_rows = (NT * IPT) as u32;
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
-        let fill = HeadFill::new::<NT, IPT, K>(cols[0], n32);
+        let fill = HeadFill::new::<NT, IPT, K>(cols, n32);
         let mut head = fill.head(tile, fill.start(tile));
         let mut next_start = fill.start(tile + grid);
         // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.

@@ -506,6 +506,21 @@ pub struct PackedCol {
 
 const _: () = assert!(size_of::<PackedCol>() == 24);
 
+/// A compressed probe's columns, in the order of its flight's plain probe (unused slots
+/// zeroed), passed to the kernel by value: their fields are then read from the launch's
+/// parameters, which instructions take as constant operands, instead of a load from global
+/// memory at each use or a register held across the tile loop.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[cfg_attr(
+    not(target_arch = "nvptx64"),
+    derive(bytemuck::Pod, bytemuck::Zeroable)
+)]
+pub struct PackedCols {
+    /// The columns.
+    pub cols: [PackedCol; FLIGHT_COLS],
+}
+
 /// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
 pub const FOR_PAD_WORDS: usize = 2;
 

@@ -688,7 +688,7 @@ macro_rules! packed_flight1 {
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = 8, MIN_BLOCKS = 4](
-                cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16,
+                cols: crate::ssb::plan::PackedCols, n: u32, payload: *mut u16,
                 plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
             ) {
                 let temp = [
@@ -704,7 +704,7 @@ macro_rules! packed_flight1 {
                 unsafe {
                     use crate::ssb::plan::column::{kinds, probes};
                     type P = crate::ssb::Packed<{ kinds(&probes::$kinds) }>;
-                    let c = |i: usize| $wrap(P::new(cols, i, heads));
+                    let c = |i: usize| $wrap(P::new(&cols, i, heads));
                     flight1::<_, NT, IPT>(c(0), c(1), c(2), c(3), n as usize, payload,
                         Out { plan, sums, counts }, temp, (survivors, carry))
                 }
@@ -754,7 +754,7 @@ macro_rules! packed_probes {
         crate::kernel! {
             $(#[$m])*
             $name = $entry[NT = 256, IPT = $ipt, MIN_BLOCKS = $mb](
-                cols: *const crate::ssb::plan::PackedCol, n: u32, payload: *mut u16, bits: *mut u32,
+                cols: crate::ssb::plan::PackedCols, n: u32, payload: *mut u16, bits: *mut u32,
                 plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
             ) {
                 // SAFETY: the host launches with `head_table_bytes(NT)` of dynamic shared
@@ -766,7 +766,7 @@ macro_rules! packed_probes {
                 unsafe {
                     use crate::ssb::plan::column::{kinds, probes};
                     type P = crate::ssb::Packed<{ kinds(&probes::$kinds) }>;
-                    let c = |i: usize| $wrap(P::new(cols, i, heads));
+                    let c = |i: usize| $wrap(P::new(&cols, i, heads));
                     $flight::<_, NT, IPT>($(c($c)),*, n as usize, payload, bits,
                         Out { plan, sums, counts }, sh)
                 }

@@ -114,6 +114,28 @@ impl<T: DeviceItem> KernelArg<T> for &T {
     }
 }
 
+/// A structured parameter passed by value: a `#[repr(C)]` [`Pod`](bytemuck::Pod) struct that
+/// the kernel crate shares, which the kernel takes as a parameter of its own type `T` (and so
+/// reads from the launch's parameters, not from device memory). Give the launch a
+/// `&ByValue<T>`.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ByValue<T>(pub T);
+
+// SAFETY: a transparent wrapper of a `Pod` value, which the driver copies as its bytes into the
+// kernel's parameter of type `T` (the launch's types are checked against the kernel's spec).
+unsafe impl<T: bytemuck::Pod> cudarc::driver::DeviceRepr for ByValue<T> {}
+
+impl<T: bytemuck::Pod> sealed::Sealed for &ByValue<T> {}
+impl<T: bytemuck::Pod> KernelArg<T> for &ByValue<T> {
+    fn push<'b>(self, b: &mut LaunchArgs<'b>)
+    where
+        Self: 'b,
+    {
+        b.arg(self);
+    }
+}
+
 macro_rules! tuple_args {
     ($(($($h:ident: $d:ident),*);)*) => {$(
         impl<$($h),*> sealed::Sealed for ($($h,)*) {}

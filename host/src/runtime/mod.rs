@@ -9,7 +9,7 @@ mod mapped;
 mod pod;
 mod timing;
 
-pub use args::{KernelArg, KernelArgs};
+pub use args::{ByValue, KernelArg, KernelArgs};
 pub(crate) use args::{bits_of, bits_of_mut, view_as};
 pub use column::{DeviceColumn, DeviceItem, ElemType, MAX_COLUMN_LEN, check_len};
 pub use cudarc::driver::LaunchConfig;

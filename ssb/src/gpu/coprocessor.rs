@@ -481,7 +481,7 @@ impl Packed {
                         reference: col.reference,
                     });
                 }
-                per_chunk.push(PackedFlight::upload(gpu, flight, &flight_descs)?);
+                per_chunk.push(PackedFlight::new(flight, &flight_descs)?);
             }
             descs.push(per_chunk);
         }

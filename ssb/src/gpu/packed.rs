@@ -77,7 +77,7 @@ impl PackedFact {
             .map(|f| {
                 let cols: Vec<PackedCol> = f.columns().iter().map(|&c| descs[c as usize]).collect();
                 debug_assert!(cols.len() <= FLIGHT_COLS);
-                PackedFlight::upload(gpu, *f, &cols)
+                PackedFlight::new(*f, &cols)
             })
             .collect::<Result<_>>()?;
         Ok(PackedFact {

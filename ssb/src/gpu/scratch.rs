@@ -5,12 +5,12 @@ use cudarc::driver::{CudaSlice, CudaView, DevicePtr, LaunchConfig};
 use tessera_kernels::spec::{KernelShape, KernelSpec};
 use tessera_kernels::ssb::build::SSB_BUILD;
 use tessera_kernels::ssb::plan::{self as P, GroupLayout};
-use tessera_kernels::ssb::plan::{DimJob, PackedCol, Plan};
+use tessera_kernels::ssb::plan::{DimJob, FLIGHT_COLS, PackedCol, PackedCols, Plan};
 use tessera_kernels::ssb::queries as kq;
 
 use super::plan::{Flight, QueryPlan, TableLayout, group_source};
 use crate::query::{Query, QueryResult, Row};
-use tessera_host::runtime::{Gpu, PodBuffer, resident_grid, resident_grid_smem};
+use tessera_host::runtime::{ByValue, Gpu, PodBuffer, resident_grid, resident_grid_smem};
 use tessera_host::{Error, Result};
 
 /// The lineorder columns a probe reads: plain, in [`Flight::columns`] order, or the
@@ -23,9 +23,10 @@ pub(crate) enum FactView<'a> {
 }
 
 /// A flight's compressed columns on the device: their descriptors ([`PackedCol`] per column,
-/// in [`Flight::columns`] order) and the probe their kinds take, chosen once at upload.
+/// in [`Flight::columns`] order, passed to the probe by value) and the probe their kinds take,
+/// chosen once at upload.
 pub(crate) struct PackedFlight {
-    descs: PodBuffer<PackedCol>,
+    cols: ByValue<PackedCols>,
     probe: PackedProbe,
     /// The probe for queries with a selective first test ([`QueryPlan::queued`]), where the
     /// kinds have one that queues its survivors across tiles.
@@ -33,8 +34,14 @@ pub(crate) struct PackedFlight {
 }
 
 impl PackedFlight {
-    /// Uploads the descriptors `cols` of `flight`'s columns.
-    pub(crate) fn upload(gpu: &Gpu, flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
+    /// The descriptors `cols` of `flight`'s columns.
+    pub(crate) fn new(flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
+        if cols.len() > FLIGHT_COLS {
+            return Err(Error::invalid(format!(
+                "{} compressed columns for one probe; its kernels take at most {FLIGHT_COLS}",
+                cols.len()
+            )));
+        }
         let kinds: Vec<u32> = cols.iter().map(|c| c.kind).collect();
         // The probes specialized for these kinds, if any; else the one that reads them at
         // run time, which queues nothing.
@@ -42,8 +49,10 @@ impl PackedFlight {
             .iter()
             .find(|s| s.kinds == kinds.as_slice())
             .map_or((any(flight), None), |s| (s.probe, Some(s.queued)));
+        let mut descs = PackedCols::default();
+        descs.cols[..cols.len()].copy_from_slice(cols);
         Ok(PackedFlight {
-            descs: PodBuffer::upload(gpu, cols)?,
+            cols: ByValue(descs),
             probe,
             queued,
         })
@@ -160,17 +169,10 @@ fn any(flight: Flight) -> PackedProbe {
 }
 
 /// Flight 1's compressed probes' parameters.
-type Packed1Args = (
-    *const PackedCol,
-    u32,
-    *mut u16,
-    *mut Plan,
-    *mut u64,
-    *mut u32,
-);
+type Packed1Args = (PackedCols, u32, *mut u16, *mut Plan, *mut u64, *mut u32);
 /// Flights 2-4's compressed probes' parameters.
 type PackedArgs = (
-    *const PackedCol,
+    PackedCols,
     u32,
     *mut u16,
     *mut u32,
@@ -389,12 +391,12 @@ impl Scratch {
             }
             (FactView::Packed(p), _) => match p.probe_for(plan) {
                 PackedProbe::One(spec) => {
-                    let args = (&p.descs, &n, pay, pl, sums, counts);
+                    let args = (&p.cols, &n, pay, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
                     unsafe { gpu.launch(spec, cfg, args) }
                 }
                 PackedProbe::Other(spec) => {
-                    let args = (&p.descs, &n, pay, bits, pl, sums, counts);
+                    let args = (&p.cols, &n, pay, bits, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
                     unsafe { gpu.launch(spec, cfg, args) }
                 }
