@@ -60,6 +60,13 @@ pub trait FactColumn: Copy {
     /// (`start` 0 in [`FactColumn::gather`]), which the column reads by row alone.
     const QUEUED: bool = false;
 
+    /// Whether a probe reads its value column at every live row of a round before its last
+    /// join has flagged them: where a value is a chain of dependent loads (GPU-FOR), the
+    /// join's chain then hides it; where it is one load (a plain column), the bytes of the
+    /// rows the join drops cost the plain probes more than the wait (the perf log,
+    /// 2026-12-06, sixth session).
+    const READ_AHEAD: bool = false;
+
     /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of the `n` this block
     /// owns (tiles `block, block + grid, ...`), `rows` the tile of `cols[0]` in `block_load`'s
     /// places (`Tile::<i32, NT, IPT>::offset`; 0 past `valid`); `cols` are the probe's
@@ -195,6 +202,7 @@ pub struct Queued<C>(pub C);
 
 impl<C: FactColumn> FactColumn for Queued<C> {
     const QUEUED: bool = true;
+    const READ_AHEAD: bool = C::READ_AHEAD;
 
     #[inline(always)]
     unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
@@ -781,6 +789,8 @@ fn halves(lo: u32, hi: u32) -> [u32; RUN] {
 }
 
 impl<const KINDS: u32> FactColumn for Packed<KINDS> {
+    const READ_AHEAD: bool = true;
+
     #[inline(always)]
     unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
         cols: &[Self; K],

@@ -352,7 +352,8 @@ mod device {
                 let day = lo_orderdate.place_rows(rows, live);
                 let placed = lo_revenue.place_rows(rows, live);
                 join_placed::<C, NT>(lo_orderdate, &day, rows, &mut flags, (date, DATE), g.0, g.1);
-                let revenue = lo_revenue.gather_placed(&placed, rows, &flags);
+                let read = if C::READ_AHEAD { live } else { &flags };
+                let revenue = lo_revenue.gather_placed(&placed, rows, read);
                 groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
             }
         }
