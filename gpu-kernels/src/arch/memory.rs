@@ -182,38 +182,6 @@ pub unsafe fn load_relaxed_u32(p: *const u32) -> u32 {
     r
 }
 
-/// A read-only 64-bit word of global memory, read where it is used (`ld.global.nc`): for a
-/// kernel-wide constant that would otherwise hold two registers across a loop. The asm is not
-/// `pure`, so LLVM does not hoist it out of a loop that stores to memory.
-///
-/// # Safety
-/// `p` is a valid, 8-byte aligned global address, not written during the kernel.
-#[inline(always)]
-pub unsafe fn load_invariant_u64(p: *const u64) -> u64 {
-    let r: u64;
-    // SAFETY: the caller passes a valid address.
-    unsafe {
-        asm!("ld.global.nc.u64 {r}, [{p}];", r = out(reg64) r, p = in(reg64) p,
-            options(readonly, nostack, preserves_flags))
-    };
-    r
-}
-
-/// [`load_invariant_u64`] of a 32-bit word.
-///
-/// # Safety
-/// `p` is a valid, 4-byte aligned global address, not written during the kernel.
-#[inline(always)]
-pub unsafe fn load_invariant_u32(p: *const u32) -> u32 {
-    let r: u32;
-    // SAFETY: the caller passes a valid address.
-    unsafe {
-        asm!("ld.global.nc.u32 {r}, [{p}];", r = out(reg32) r, p = in(reg64) p,
-            options(readonly, nostack, preserves_flags))
-    };
-    r
-}
-
 /// Relaxed, device-scope 32-bit store.
 ///
 /// # Safety
