@@ -9,7 +9,7 @@ use cudarc::driver::DevicePtr;
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
-use tessera_kernels::ssb::plan::{FLIGHT_COLS, FOR_PAD_WORDS, PackedCol, column};
+use tessera_kernels::ssb::plan::{FOR_PAD_WORDS, PackedCol, column};
 
 use super::PackedFlight;
 use super::plan::{FactCol, Flight};
@@ -76,7 +76,6 @@ impl PackedFact {
             .iter()
             .map(|f| {
                 let cols: Vec<PackedCol> = f.columns().iter().map(|&c| descs[c as usize]).collect();
-                debug_assert!(cols.len() <= FLIGHT_COLS);
                 PackedFlight::new(*f, &cols)
             })
             .collect::<Result<_>>()?;
