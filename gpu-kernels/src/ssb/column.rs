@@ -31,14 +31,17 @@
 //! code and registers of all kinds: the probes also come specialized for the kinds columns
 //! take (`Packed<KINDS>`, a kind per slot), in which every test of a kind folds away.
 use crate::arch::{
-    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32, load_global_nc_v2_u32,
-    load_if, load_shared_v4_u32, low_mask, select_u32, store_shared_v4_u32, sync_warp, thread_idx,
+    Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32,
+    load_global_nc_if_v2_u32, load_global_nc_v2_u32, load_if, load_shared_v4_u32, low_mask,
+    select_u32, store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
     BLOCK, BLOCK_HEADER_WORDS, MINIBLOCK, MINIBLOCKS, miniblock_offset, width,
 };
-use crate::ssb::plan::{FLIGHT_COLS, HEAD_ENTRY_WORDS, PackedCol, PackedCols, WARP_BLOCKS, column};
+use crate::ssb::plan::{
+    FLIGHT_COLS, HEAD_ENTRY_WORDS, INDEX_WORDS, PackedCol, PackedCols, WARP_BLOCKS, column,
+};
 #[cfg(doc)]
 use crate::ssb::plan::{MAX_PROBE_ROWS, head_table_bytes};
 
@@ -310,8 +313,14 @@ impl<const KINDS: u32> Packed<KINDS> {
     }
 
     #[inline(always)]
-    fn starts(self) -> *const u32 {
-        self.col.starts as *const u32
+    fn index(self) -> *const u32 {
+        self.col.index as *const u32
+    }
+
+    /// The address of GPU-FOR block `b`'s entry in the column's index.
+    #[inline(always)]
+    fn entry(self, b: u32) -> *const u32 {
+        self.index().wrapping_add(b as usize * INDEX_WORDS)
     }
 
     /// Shared-window address of this column's entry in the header table for the miniblock
@@ -384,53 +393,45 @@ impl<const KINDS: u32> Packed<KINDS> {
     }
 
     /// The GPU-FOR value of row `row`, read where `live` (unspecified elsewhere) from its
-    /// block's start and header: three dependent loads.
+    /// block's index entry: two dependent loads.
     ///
     /// # Safety
     /// The column holds the row where live.
     #[inline(always)]
     unsafe fn for_value_at(self, row: u32, live: bool) -> u32 {
         // SAFETY: forwarded.
-        unsafe { self.for_value_in(self.for_head_at(row, live), row, live) }
+        unsafe { self.for_value_in(self.for_place_at(row, live), row, live) }
     }
 
-    /// The start and header of row `row`'s GPU-FOR block, read where `live`: two dependent
-    /// loads.
+    /// The index entry of row `row`'s GPU-FOR block, its start and widths, read where `live`.
     ///
     /// # Safety
     /// The column holds the row where live.
     #[inline(always)]
-    unsafe fn for_head_at(self, row: u32, live: bool) -> Head {
-        // SAFETY: the row's block start, then its header.
-        unsafe {
-            let s = load_global_nc_if_u32(live, self.starts().add((row / BLOCK as u32) as usize));
-            let block = self.data().wrapping_add(s as usize);
-            let reference = load_global_nc_if_u32(live, block);
-            (
-                s,
-                reference,
-                load_global_nc_if_u32(live, block.wrapping_add(1)),
-            )
-        }
+    unsafe fn for_place_at(self, row: u32, live: bool) -> RowPlace {
+        // SAFETY: the entry of a block of the column, 8-byte aligned (the host's allocation).
+        let [s, widths] = unsafe { load_global_nc_if_v2_u32(live, self.entry(row / BLOCK as u32)) };
+        (s, widths)
     }
 
-    /// The GPU-FOR value of row `row` in its block `head` ([`Packed::for_head_at`]), read
-    /// where `live`.
+    /// The GPU-FOR value of row `row` in its block `place` ([`Packed::for_place_at`]), read
+    /// where `live`: its block's reference and its words, side by side.
     ///
     /// # Safety
-    /// The column holds the row where live, and `head` is its block's there.
+    /// The column holds the row where live, and `place` is its block's there.
     #[inline(always)]
-    unsafe fn for_value_in(self, (s, reference, widths): Head, row: u32, live: bool) -> u32 {
+    unsafe fn for_value_in(self, (s, widths): RowPlace, row: u32, live: bool) -> u32 {
         let m = row as usize % BLOCK / MINIBLOCK;
         let w = width(widths, m);
         let at = BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
         let pos = row % MINIBLOCK as u32 * w;
         let block = self.data().wrapping_add(s as usize);
         let word = block.wrapping_add(at + (pos / 32) as usize);
-        // SAFETY: a value's two words lie at most two words past the column's data, which
-        // the host pads.
-        let (lo, hi) = unsafe {
+        // SAFETY: the block's header, and a value's two words, which lie at most two words
+        // past the column's data, which the host pads.
+        let (reference, lo, hi) = unsafe {
             (
+                load_global_nc_if_u32(live, block),
                 load_global_nc_if_u32(live, word),
                 load_global_nc_if_u32(live, word.wrapping_add(1)),
             )
@@ -638,6 +639,10 @@ impl<const KINDS: u32> Packed<KINDS> {
 /// A block's header as a lane holds it in registers: its start, reference and widths.
 type Head = (u32, u32, u32);
 
+/// A GPU-FOR block as a value read by row finds it: its start and widths word, its index
+/// entry ([`PackedCol::index`]).
+type RowPlace = (u32, u32);
+
 /// A lane's share of a compressed walk's header table. Lanes `(c, g, part)` keep the header
 /// of block `g` of their warp's part of each tile for column `c` of the walk (a flight's
 /// columns are consecutive slots from the first's) and fill the entries of its miniblocks
@@ -711,10 +716,7 @@ impl<const KINDS: u32> HeadFill<KINDS> {
     #[inline(always)]
     fn start(self, tile: u32) -> u32 {
         let row = tile * self.tile_rows + self.block_row;
-        let at = self
-            .col
-            .starts()
-            .wrapping_add((row / BLOCK as u32) as usize);
+        let at = self.col.entry(row / BLOCK as u32);
         // SAFETY: read only where the block holds rows of the column, whose arrays are device
         // memory the kernel does not write.
         unsafe { load_global_nc_if_u32(self.live(tile), at) }
@@ -967,15 +969,15 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         v
     }
 
-    type Place = Head;
+    type Place = RowPlace;
 
     #[inline(always)]
-    unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [Head; S] {
-        let mut p = [(0, 0, 0); S];
+    unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [RowPlace; S] {
+        let mut p = [(0, 0); S];
         if self.kind() == column::GPU_FOR {
             for s in 0..S {
                 // SAFETY: forwarded.
-                p[s] = unsafe { self.for_head_at(rows[s], live[s]) };
+                p[s] = unsafe { self.for_place_at(rows[s], live[s]) };
             }
         }
         p
@@ -984,7 +986,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
     #[inline(always)]
     unsafe fn gather_placed<const S: usize>(
         self,
-        places: &[Head; S],
+        places: &[RowPlace; S],
         rows: &[u32; S],
         live: &[bool; S],
     ) -> [i32; S] {

@@ -495,8 +495,12 @@ pub struct PackedCol {
     /// followed by [`FOR_PAD_WORDS`] readable words (a value reads, and masks, the two words
     /// from its place, which for the column's last block may lie past its data).
     pub data: u64,
-    /// Device address of the GPU-FOR block starts (0 for the other kinds).
-    pub starts: u64,
+    /// Device address of the GPU-FOR block index (0 for the other kinds): per block,
+    /// [`INDEX_WORDS`] words, its start (as in the format's block starts, a word offset into
+    /// `data`) and its header's widths word, which the host derives when it uploads the
+    /// column. A value read by row then waits on two dependent loads, the index and its
+    /// words, not three (the start, the header, the words).
+    pub index: u64,
     /// The kind, one of [`mod@column`].
     pub kind: u32,
     /// NSF's reference, added to every stored value (`NsfHeader::reference`); 0 for the
@@ -520,6 +524,10 @@ pub struct PackedCols {
     /// The columns.
     pub cols: [PackedCol; FLIGHT_COLS],
 }
+
+/// Words of a GPU-FOR block's entry in a query column's index ([`PackedCol::index`]): its
+/// start and its widths word, one 8-byte load.
+pub const INDEX_WORDS: usize = 2;
 
 /// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
 pub const FOR_PAD_WORDS: usize = 2;

@@ -5,8 +5,8 @@
 //! time is bound below by the shipped bytes over the PCIe bandwidth.
 //!
 //! Over compressed columns ([`CoprocessorEngine::compressed`], thesis §5.6.5) a chunk ships
-//! each column's compressed words of its rows (for GPU-FOR, its whole blocks and their block
-//! starts), which the compressed probes decode where they read them: fewer bytes over the
+//! each column's compressed words of its rows (for GPU-FOR, its whole blocks and their entries
+//! in the column's block index, `PackedCol::index`), which the compressed probes decode where they read them: fewer bytes over the
 //! bus, the same answers.
 use std::cell::RefCell;
 use std::ops::Range;
@@ -89,7 +89,7 @@ struct Packed {
     descs: Vec<Vec<PackedFlight>>,
 }
 
-/// Per column, a chunk's data words and block starts on the device.
+/// Per column, a chunk's data words and block index on the device.
 type ChunkSet = Vec<(CudaSlice<u32>, CudaSlice<u32>)>;
 
 /// A compressed query column in pinned host memory, and what each chunk ships of it.
@@ -98,20 +98,24 @@ struct HostPacked {
     /// NSF's reference ([`PackedCol::reference`]).
     reference: u32,
     data: PinnedHostSlice<u32>,
-    starts: PinnedHostSlice<u32>,
-    /// Per chunk, its ranges of data words and block starts ([`chunk_ranges`]).
+    /// GPU-FOR's block index ([`PackedCol::index`]).
+    index: PinnedHostSlice<u32>,
+    /// Per chunk, its ranges of data words and index words ([`chunk_ranges`]).
     ranges: Vec<(Range<usize>, Range<usize>)>,
 }
 
 /// What ships of column `p` for the rows `start..start + len` (`start` a multiple of
-/// [`BLOCK`]): the range of data words and that of block starts (empty but for GPU-FOR).
+/// [`BLOCK`]): the range of data words and that of index words (empty but for GPU-FOR).
 fn chunk_ranges(p: &Parts, start: usize, len: usize) -> (Range<usize>, Range<usize>) {
     let end = start + len;
     match p.kind {
         column::GPU_FOR => {
             let (b0, b1) = (start / BLOCK, end.div_ceil(BLOCK));
             let last = p.starts.get(b1).map_or(p.data.len(), |&s| s as usize);
-            (p.starts[b0] as usize..last, b0..b1)
+            (
+                p.starts[b0] as usize..last,
+                b0 * P::INDEX_WORDS..b1 * P::INDEX_WORDS,
+            )
         }
         column::NSF1 => (start / 4..end.div_ceil(4), 0..0),
         column::NSF2 => (start / 2..end.div_ceil(2), 0..0),
@@ -272,7 +276,7 @@ impl<'g> CoprocessorEngine<'g> {
                 .columns()
                 .iter()
                 .flat_map(|&c| &p.cols[c as usize].ranges)
-                .map(|(data, starts)| data.len() + starts.len())
+                .map(|(data, index)| data.len() + index.len())
                 .sum(),
         };
         4 * (dims + fact) as u64
@@ -342,23 +346,20 @@ impl<'g> CoprocessorEngine<'g> {
             order.reuse(&self.copy, set)?;
             for &c in plan.flight.columns() {
                 let col = &p.cols[c as usize];
-                let (words, starts) = &col.ranges[i];
-                let (data_buf, starts_buf) = &mut bufs[set][c as usize];
+                let (words, index) = &col.ranges[i];
+                let (data_buf, index_buf) = &mut bufs[set][c as usize];
                 let host = col.data.as_slice().map_err(err("reading pinned memory"))?;
                 self.copy
                     .memcpy_htod(&host[words.clone()], &mut data_buf.slice_mut(..words.len()))
                     .map_err(err("shipping a compressed chunk"))?;
-                if !starts.is_empty() {
-                    let host = col
-                        .starts
-                        .as_slice()
-                        .map_err(err("reading pinned memory"))?;
+                if !index.is_empty() {
+                    let host = col.index.as_slice().map_err(err("reading pinned memory"))?;
                     self.copy
                         .memcpy_htod(
-                            &host[starts.clone()],
-                            &mut starts_buf.slice_mut(..starts.len()),
+                            &host[index.clone()],
+                            &mut index_buf.slice_mut(..index.len()),
                         )
-                        .map_err(err("shipping a compressed chunk's block starts"))?;
+                        .map_err(err("shipping a compressed chunk's block index"))?;
                 }
             }
             compute_waits_for_copies(&self.copy, gpu)?;
@@ -427,7 +428,7 @@ impl Packed {
                     kind: p.kind,
                     reference: p.reference,
                     data: pinned(gpu, p.data)?,
-                    starts: pinned(gpu, p.starts)?,
+                    index: pinned(gpu, &p.index())?,
                     ranges: chunks(rows, chunk_rows)
                         .map(|(start, len)| chunk_ranges(&p, start, len))
                         .collect(),
@@ -444,7 +445,7 @@ impl Packed {
             let most = |len: fn(&(Range<usize>, Range<usize>)) -> usize| {
                 col.ranges.iter().map(len).max().unwrap_or(0)
             };
-            let (words, starts) = (most(|r| r.0.len()), most(|r| r.1.len()));
+            let (words, index) = (most(|r| r.0.len()), most(|r| r.1.len()));
             // GPU-FOR: words past a chunk's blocks, which its last block's values read
             // (`PackedCol`).
             let pad = if col.kind == column::GPU_FOR {
@@ -453,7 +454,7 @@ impl Packed {
                 0
             };
             for set in &mut sets {
-                set.push((alloc(words + pad)?, alloc(starts)?));
+                set.push((alloc(words + pad)?, alloc(index)?));
             }
         }
         let ptr = |b: &CudaSlice<u32>| b.device_ptr(gpu.stream()).0;
@@ -465,7 +466,7 @@ impl Packed {
                 for &c in flight.columns() {
                     let col = &cols[c as usize];
                     let words = &col.ranges[i].0;
-                    let (data, starts) = &sets[i % 2][c as usize];
+                    let (data, index) = &sets[i % 2][c as usize];
                     // A GPU-FOR probe adds its block starts, word offsets into the whole
                     // column, to `data`: point it where word 0 would lie. The other kinds
                     // index by the chunk's rows.
@@ -476,7 +477,7 @@ impl Packed {
                     };
                     flight_descs.push(PackedCol {
                         data: ptr(data).wrapping_sub(4 * rebase as u64),
-                        starts: ptr(starts),
+                        index: ptr(index),
                         kind: col.kind,
                         reference: col.reference,
                     });

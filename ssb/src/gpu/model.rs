@@ -230,7 +230,7 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
 /// The model of query `q` over the compressed query columns `encoded` (in [`FactCol::ALL`]
 /// order, as the compressed probes read them): the 32-byte sectors of each column's arrays
 /// that hold a value the probe reads, the first column's in full and a later one's only
-/// where rows still qualify. A GPU-FOR value read adds its block's start and header; the
+/// where rows still qualify. A GPU-FOR value read adds its block's index entry and header; the
 /// bits of a value are those of its miniblock's width. `line_read_bytes` is left 0.
 pub fn packed_model(data: &SsbData, q: Query, encoded: &[Encoded]) -> Result<QueryModel> {
     check_columns(encoded, data.lineorder.len())?;
@@ -268,10 +268,10 @@ pub fn packed_model(data: &SsbData, q: Query, encoded: &[Encoded]) -> Result<Que
 }
 
 /// The 32-byte sectors of a column's arrays that a probe touches: one bit each, for the data
-/// and for GPU-FOR's block starts.
+/// and for GPU-FOR's block index ([`P::PackedCol::index`]).
 struct Touched {
     data: Vec<AtomicU64>,
-    starts: Vec<AtomicU64>,
+    index: Vec<AtomicU64>,
 }
 
 impl Touched {
@@ -283,7 +283,7 @@ impl Touched {
         };
         Touched {
             data: bits(p.data.len()),
-            starts: bits(p.starts.len()),
+            index: bits(p.starts.len() * P::INDEX_WORDS),
         }
     }
 
@@ -303,7 +303,7 @@ impl Touched {
                 if !alive.contains(&true) {
                     return;
                 }
-                set(&self.starts, b);
+                set(&self.index, b * P::INDEX_WORDS);
                 let s = p.starts[b] as usize;
                 let widths = p.data[s + 1];
                 set(&self.data, s);
@@ -332,7 +332,7 @@ impl Touched {
                 .map(|w| w.load(Ordering::Relaxed).count_ones() as u64)
                 .sum()
         };
-        ones(&self.data) + ones(&self.starts)
+        ones(&self.data) + ones(&self.index)
     }
 }
 
@@ -374,7 +374,8 @@ mod tests {
             let Encoded::For(first) = &gpu_for[steps(&data, q)[0].0 as usize] else {
                 panic!("GPU-FOR columns");
             };
-            let whole = (first.data().len().div_ceil(8) + first.block_starts().len() / 8) * 32;
+            let index = first.block_starts().len() * tessera_kernels::ssb::plan::INDEX_WORDS;
+            let whole = (first.data().len().div_ceil(8) + index / 8) * 32;
             assert!(f.read_bytes >= whole as f64, "{}", q.name());
         }
         // A column the probes cannot read, or of another length, is refused.

@@ -9,6 +9,7 @@ use cudarc::driver::DevicePtr;
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
+use tessera_kernels::compress::format::BLOCK_HEADER_WORDS;
 use tessera_kernels::ssb::plan::{FOR_PAD_WORDS, PackedCol, column};
 
 use super::PackedFlight;
@@ -127,6 +128,19 @@ pub(crate) struct Parts<'a> {
     pub(crate) reference: u32,
 }
 
+impl Parts<'_> {
+    /// GPU-FOR's block index as the probes read it ([`PackedCol::index`]): per block, its
+    /// start and its header's widths word (the header's last word); empty for the other
+    /// kinds.
+    pub(crate) fn index(&self) -> Vec<u32> {
+        // Every block holds its header (the encoded column was validated).
+        self.starts
+            .iter()
+            .flat_map(|&s| [s, self.data[s as usize + BLOCK_HEADER_WORDS - 1]])
+            .collect()
+    }
+}
+
 /// `e`'s arrays and kind, `Err` for a scheme no probe reads.
 pub(crate) fn parts(e: &Encoded) -> Result<Parts<'_>> {
     Ok(match e {
@@ -182,10 +196,10 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
     };
     Ok(PackedCol {
         data,
-        starts: if p.starts.is_empty() {
+        index: if p.starts.is_empty() {
             0
         } else {
-            put(p.starts)?
+            put(&p.index())?
         },
         kind: p.kind,
         reference: p.reference,
