@@ -632,17 +632,22 @@ fn compressed_run(
             c.scheme.name().to_string(),
             format!("{:.2}", c.bytes as f64 / 1e6),
             format!("{:.2}", 8.0 * c.bytes as f64 / rows.max(1) as f64),
+            format!("{:.2}", c.device_bytes as f64 / 1e6),
         ]
     });
-    let header = ["column", "scheme", "MB", "bits/row"];
+    // On the device a GPU-FOR column's block index stands in for its block starts.
+    let header = ["column", "scheme", "MB", "bits/row", "on the device, MB"];
     rep.say(format_args!("{}", markdown_table(&header, table_rows, 2)));
     let packed: usize = cols.iter().map(|c| c.bytes).sum();
+    let resident: usize = cols.iter().map(|c| c.device_bytes).sum();
     let whole = 4 * rows * cols.len();
     rep.say(format_args!(
-        "total {:.2} MB of {:.2} MB uncompressed: {:.3}",
+        "total {:.2} MB of {:.2} MB uncompressed: {:.3}; on the device {:.2} MB: {:.3}",
         packed as f64 / 1e6,
         whole as f64 / 1e6,
-        packed as f64 / whole.max(1) as f64
+        packed as f64 / whole.max(1) as f64,
+        resident as f64 / 1e6,
+        resident as f64 / whole.max(1) as f64
     ));
     let timed = time_queries(&eng, queries, repeat, false, rep)?;
     let mut records = Vec::new();

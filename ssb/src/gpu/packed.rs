@@ -29,6 +29,9 @@ pub struct PackedColumn {
     pub scheme: Scheme,
     /// Its compressed bytes (headers, block starts and data).
     pub bytes: usize,
+    /// The bytes the device holds of it: for GPU-FOR the block index in place of the block
+    /// starts ([`PackedCol::index`], twice their bytes) and the padding words past the data.
+    pub device_bytes: usize,
 }
 
 /// The nine query columns on the device, compressed, and each flight's column descriptors.
@@ -66,12 +69,14 @@ impl PackedFact {
         let mut descs = Vec::new();
         let mut columns = Vec::new();
         for (&c, encoded) in FactCol::ALL.iter().zip(encoded) {
+            let (desc, device_bytes) = upload(gpu, encoded, &mut arrays)?;
             columns.push(PackedColumn {
                 column: c,
                 scheme: encoded.scheme(),
                 bytes: encoded.compressed_bytes(),
+                device_bytes,
             });
-            descs.push(upload(gpu, encoded, &mut arrays)?);
+            descs.push(desc);
         }
         let flights = [Flight::One, Flight::Two, Flight::Three, Flight::Four]
             .iter()
@@ -176,10 +181,17 @@ pub(crate) fn parts(e: &Encoded) -> Result<Parts<'_>> {
     })
 }
 
-/// Uploads `e`'s arrays (kept in `arrays`) and returns the column's descriptor.
-fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result<PackedCol> {
+/// Uploads `e`'s arrays (kept in `arrays`) and returns the column's descriptor and the bytes
+/// uploaded.
+fn upload(
+    gpu: &Gpu,
+    e: &Encoded,
+    arrays: &mut Vec<DeviceColumn<u32>>,
+) -> Result<(PackedCol, usize)> {
     let p = parts(e)?;
+    let mut bytes = 0;
     let mut put = |words: &[u32]| -> Result<u64> {
+        bytes += 4 * words.len();
         let col = gpu.upload(words)?;
         let ptr = col.view().device_ptr(gpu.stream()).0;
         arrays.push(col);
@@ -194,14 +206,16 @@ fn upload(gpu: &Gpu, e: &Encoded, arrays: &mut Vec<DeviceColumn<u32>>) -> Result
     } else {
         put(p.data)?
     };
-    Ok(PackedCol {
+    let index = if p.starts.is_empty() {
+        0
+    } else {
+        put(&p.index())?
+    };
+    let desc = PackedCol {
         data,
-        index: if p.starts.is_empty() {
-            0
-        } else {
-            put(&p.index())?
-        },
+        index,
         kind: p.kind,
         reference: p.reference,
-    })
+    };
+    Ok((desc, bytes))
 }
