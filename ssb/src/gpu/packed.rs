@@ -127,7 +127,8 @@ pub(crate) struct Parts<'a> {
     pub(crate) kind: u32,
     /// Its data words: the values (None), their bytes (NSF) or the blocks (GPU-FOR).
     pub(crate) data: &'a [u32],
-    /// GPU-FOR's block starts (word offsets into `data`); empty for the other kinds.
+    /// GPU-FOR's block starts (word offsets into `data`, then its length); empty for the
+    /// other kinds.
     pub(crate) starts: &'a [u32],
     /// NSF's reference; 0 for the other kinds.
     pub(crate) reference: u32,
@@ -138,8 +139,10 @@ impl Parts<'_> {
     /// start and its header's widths word (the header's last word); empty for the other
     /// kinds.
     pub(crate) fn index(&self) -> Vec<u32> {
-        // Every block holds its header (the encoded column was validated).
-        self.starts
+        // The block starts end with the data's length, which starts no block; every block
+        // holds its header (the encoded column was validated).
+        let blocks = self.starts.len().saturating_sub(1);
+        self.starts[..blocks]
             .iter()
             .flat_map(|&s| [s, self.data[s as usize + BLOCK_HEADER_WORDS - 1]])
             .collect()
@@ -218,4 +221,35 @@ fn upload(
         reference: p.reference,
     };
     Ok((desc, bytes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parts;
+    use tessera_host::compress::Scheme;
+    use tessera_kernels::compress::format::BLOCK;
+    use tessera_kernels::ssb::plan::INDEX_WORDS;
+
+    #[test]
+    fn block_index_has_an_entry_per_block() {
+        for n in [0, 1, BLOCK - 1, BLOCK, BLOCK + 1, 5 * BLOCK + 3] {
+            // Widths that differ by miniblock and by block.
+            let values: Vec<u32> = (0..n as u32)
+                .map(|i| i * i % (1 << (i / 32 % 20)))
+                .collect();
+            let e = Scheme::For.encode(&values).unwrap();
+            let p = parts(&e).unwrap();
+            let index = p.index();
+            let blocks = n.div_ceil(BLOCK);
+            assert_eq!(index.len(), blocks * INDEX_WORDS, "n = {n}");
+            for (b, entry) in index.chunks(INDEX_WORDS).enumerate() {
+                assert_eq!(entry[0], p.starts[b], "n = {n}, block {b}");
+                assert_eq!(
+                    entry[1],
+                    p.data[p.starts[b] as usize + 1],
+                    "n = {n}, block {b}"
+                );
+            }
+        }
+    }
 }
