@@ -426,7 +426,7 @@ pub mod column {
     pub const NSF1: u32 = 1;
     /// NSF, two bytes per value.
     pub const NSF2: u32 = 2;
-    /// GPU-FOR: `data` is the blocks, `starts` the block-starts array.
+    /// GPU-FOR: `data` is the blocks, `index` the block index ([`super::PackedCol::index`]).
     pub const GPU_FOR: u32 = 3;
     /// Not a kind: a probe kernel specialized for no kind reads the column's at run time.
     pub const DYNAMIC: u32 = KIND_MASK;
