@@ -6,8 +6,8 @@
 //!
 //! Over compressed columns ([`CoprocessorEngine::compressed`], thesis §5.6.5) a chunk ships
 //! each column's compressed words of its rows (for GPU-FOR, its whole blocks and their entries
-//! in the column's block index, `PackedCol::index`), which the compressed probes decode where they read them: fewer bytes over the
-//! bus, the same answers.
+//! in the column's block index, `PackedCol::index`), which the compressed probes decode where
+//! they read them: fewer bytes over the bus, the same answers.
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
