@@ -181,6 +181,13 @@ pub const fn width(widths: u32, m: usize) -> u32 {
     (widths >> (8 * m)) & 0xff
 }
 
+/// A GPU-FOR block's header from its words (at least [`BLOCK_HEADER_WORDS`]): its reference
+/// and its bit-width word.
+#[inline(always)]
+pub const fn block_header(block: &[u32]) -> (u32, u32) {
+    (block[0], block[1])
+}
+
 /// The bit-width word of four miniblock widths.
 #[inline(always)]
 pub const fn pack_widths(w: [u32; MINIBLOCKS]) -> u32 {

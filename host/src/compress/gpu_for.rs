@@ -1,5 +1,5 @@
 //! GPU-FOR (thesis §5.3.1): frame of reference and horizontal bit packing per 128-value block.
-use tessera_kernels::compress::format::{BLOCK, ForHeader, MINIBLOCKS};
+use tessera_kernels::compress::format::{BLOCK, ForHeader, MINIBLOCKS, block_header};
 
 use super::block::encode_chunks;
 use super::{Scheme, column, validate};
@@ -32,7 +32,7 @@ impl ForColumn {
         self.block_starts[..self.block_starts.len().saturating_sub(1)]
             .iter()
             .all(|&s| {
-                let w = self.data[s as usize + 1];
+                let (_, w) = block_header(&self.data[s as usize..]);
                 w == w.rotate_left(8)
             })
     }

@@ -16,7 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use rayon::prelude::*;
 use tessera_host::Result;
 use tessera_host::compress::Encoded;
-use tessera_kernels::compress::format::{BLOCK, MINIBLOCK, block_position, spans_next, width};
+use tessera_kernels::compress::format::{
+    BLOCK, MINIBLOCK, block_header, block_position, spans_next, width,
+};
 use tessera_kernels::ssb::plan::{self as P, column};
 
 use super::packed::{Parts, check_columns, parts};
@@ -283,7 +285,8 @@ impl Touched {
         };
         Touched {
             data: bits(p.data.len()),
-            index: bits(p.starts.len() * P::INDEX_WORDS),
+            // The block starts end with the data's length, which starts no block.
+            index: bits(p.starts.len().saturating_sub(1) * P::INDEX_WORDS),
         }
     }
 
@@ -305,7 +308,7 @@ impl Touched {
                 }
                 set(&self.index, b * P::INDEX_WORDS);
                 let s = p.starts[b] as usize;
-                let widths = p.data[s + 1];
+                let (_, widths) = block_header(&p.data[s..]);
                 set(&self.data, s);
                 set(&self.data, s + 1);
                 for i in rows {

@@ -9,7 +9,7 @@ use cudarc::driver::DevicePtr;
 use tessera_host::compress::{Encoded, Scheme};
 use tessera_host::runtime::{DeviceColumn, Gpu};
 use tessera_host::{Error, Result};
-use tessera_kernels::compress::format::BLOCK_HEADER_WORDS;
+use tessera_kernels::compress::format::block_header;
 use tessera_kernels::ssb::plan::{FOR_PAD_WORDS, PackedCol, column};
 
 use super::PackedFlight;
@@ -144,7 +144,7 @@ impl Parts<'_> {
         let blocks = self.starts.len().saturating_sub(1);
         self.starts[..blocks]
             .iter()
-            .flat_map(|&s| [s, self.data[s as usize + BLOCK_HEADER_WORDS - 1]])
+            .flat_map(|&s| [s, block_header(&self.data[s as usize..]).1])
             .collect()
     }
 }
