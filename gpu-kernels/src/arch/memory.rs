@@ -124,21 +124,22 @@ pub unsafe fn load_global_nc_if_u32(live: bool, p: *const u32) -> u32 {
     r
 }
 
-/// The two words at `p` when `live`, else zeros, as one predicated `ld.global.nc.v2`.
+/// The four words at `p` when `live`, else zeros, as one predicated `ld.global.nc.v4`.
 ///
 /// # Safety
-/// When `live`, `p` is a valid, 8-byte aligned global address of data unchanged during the
+/// When `live`, `p` is a valid, 16-byte aligned global address of data unchanged during the
 /// kernel.
 #[inline(always)]
-pub unsafe fn load_global_nc_if_v2_u32(live: bool, p: *const u32) -> [u32; 2] {
-    let (mut a, mut b) = (0u32, 0u32);
+pub unsafe fn load_global_nc_if_v4_u32(live: bool, p: *const u32) -> [u32; 4] {
+    let (mut a, mut b, mut c, mut d) = (0u32, 0u32, 0u32, 0u32);
     // SAFETY: the caller guarantees validity and alignment when live.
     unsafe {
-        asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp ld.global.nc.v2.u32 {{{a}, {b}}}, [{p}]; }}",
-            a = inout(reg32) a, b = inout(reg32) b, c = in(reg32) live as u32, p = in(reg64) p,
+        asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {l}, 0; @%lp ld.global.nc.v4.u32 {{{a}, {b}, {c}, {d}}}, [{p}]; }}",
+            a = inout(reg32) a, b = inout(reg32) b, c = inout(reg32) c, d = inout(reg32) d,
+            l = in(reg32) live as u32, p = in(reg64) p,
             options(readonly, nostack, preserves_flags));
     }
-    [a, b]
+    [a, b, c, d]
 }
 
 /// The two words at `p` (one `ld.global.nc.v2`): raw data a walk keeps in registers while

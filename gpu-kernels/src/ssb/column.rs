@@ -32,7 +32,7 @@
 //! take (`Packed<KINDS>`, a kind per slot), in which every test of a kind folds away.
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32,
-    load_global_nc_if_v2_u32, load_global_nc_v2_u32, load_if, load_shared_v4_u32, low_mask,
+    load_global_nc_if_v4_u32, load_global_nc_v2_u32, load_if, load_shared_v4_u32, low_mask,
     select_u32, store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
@@ -403,15 +403,17 @@ impl<const KINDS: u32> Packed<KINDS> {
         unsafe { self.for_value_in(self.for_place_at(row, live), row, live) }
     }
 
-    /// The index entry of row `row`'s GPU-FOR block, its start and widths, read where `live`.
+    /// The index entry of row `row`'s GPU-FOR block, its start, widths and reference, read
+    /// where `live`.
     ///
     /// # Safety
     /// The column holds the row where live.
     #[inline(always)]
     unsafe fn for_place_at(self, row: u32, live: bool) -> RowPlace {
-        // SAFETY: the entry of a block of the column, 8-byte aligned (the host's allocation).
-        let [s, widths] = unsafe { load_global_nc_if_v2_u32(live, self.entry(row / BLOCK as u32)) };
-        (s, widths)
+        // SAFETY: the entry of a block of the column, 16-byte aligned (the host's allocation).
+        let [s, widths, reference, _] =
+            unsafe { load_global_nc_if_v4_u32(live, self.entry(row / BLOCK as u32)) };
+        (s, widths, reference)
     }
 
     /// The GPU-FOR value of row `row` in its block `place` ([`Packed::for_place_at`]), read
@@ -420,18 +422,17 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// # Safety
     /// The column holds the row where live, and `place` is its block's there.
     #[inline(always)]
-    unsafe fn for_value_in(self, (s, widths): RowPlace, row: u32, live: bool) -> u32 {
+    unsafe fn for_value_in(self, (s, widths, reference): RowPlace, row: u32, live: bool) -> u32 {
         let m = row as usize % BLOCK / MINIBLOCK;
         let w = width(widths, m);
         let at = BLOCK_HEADER_WORDS + miniblock_offset(widths, m) as usize;
         let pos = row % MINIBLOCK as u32 * w;
         let block = self.data().wrapping_add(s as usize);
         let word = block.wrapping_add(at + (pos / 32) as usize);
-        // SAFETY: the block's header, and a value's two words, which lie at most two words
-        // past the column's data, which the host pads.
-        let (reference, lo, hi) = unsafe {
+        // SAFETY: a value's two words, which lie at most two words past the column's data,
+        // which the host pads.
+        let (lo, hi) = unsafe {
             (
-                load_global_nc_if_u32(live, block),
                 load_global_nc_if_u32(live, word),
                 load_global_nc_if_u32(live, word.wrapping_add(1)),
             )
@@ -513,8 +514,8 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// are the table's only ones, and a tile's values are in registers once decoded, so the
     /// table can take the next tile's entries while `f` works on the current tile: the next
     /// tile's words are loaded then, raw ([`Packed::fetch_for`]), as a plain walk loads its
-    /// next tile, and decoded when their turn comes. Headers come a tile ahead of the words,
-    /// block starts a tile ahead of the headers.
+    /// next tile, and decoded when their turn comes. Headers (index entries) come a tile
+    /// ahead of the words.
     ///
     /// # Safety
     /// The column is GPU-FOR, holds `n` rows, and its table holds the walk's entries only.
@@ -537,18 +538,16 @@ impl<const KINDS: u32> Packed<KINDS> {
         // SAFETY (each fill and fetch): the heads of the tile whose entries are filled, and its
         // words read from those entries.
         unsafe {
-            fill.fill::<NT>(fill.head(tile, fill.start(tile)));
+            fill.fill::<NT>(fill.head(tile));
             let mut raw = self.fetch_for::<NT, IPT>(valid(tile));
-            // This walk looks three grids ahead: tiles past the last as the one after it.
+            // This walk looks two grids ahead: tiles past the last as the one after it.
             let ahead = |tile: u32| tile.min(fill.tiles);
-            let mut next_head = fill.head(ahead(tile + grid), fill.start(ahead(tile + grid)));
-            let mut next_start = fill.start(ahead(tile + 2 * grid));
+            let mut next_head = fill.head(ahead(tile + grid));
             while tile < fill.tiles {
                 let rows = self.decode_for::<NT, IPT>(raw);
                 let next = tile + grid;
                 fill.fill::<NT>(next_head);
-                next_head = fill.head(ahead(next + grid), next_start);
-                next_start = fill.start(ahead(next + 2 * grid));
+                next_head = fill.head(ahead(next + grid));
                 raw = self.fetch_for::<NT, IPT>(valid(next));
                 let start = (tile * tile_rows) as usize;
                 if tile < full_tiles {
@@ -636,19 +635,20 @@ impl<const KINDS: u32> Packed<KINDS> {
     }
 }
 
-/// A block's header as a lane holds it in registers: its start, reference and widths.
+/// A block's header as a lane holds it in registers: its start, widths and reference, its
+/// index entry.
 type Head = (u32, u32, u32);
 
-/// A GPU-FOR block as a value read by row finds it: its start and widths word, its index
-/// entry ([`PackedCol::index`]).
-type RowPlace = (u32, u32);
+/// A GPU-FOR block as a value read by row finds it: its start, widths word and reference,
+/// its index entry ([`PackedCol::index`]).
+type RowPlace = (u32, u32, u32);
 
 /// A lane's share of a compressed walk's header table. Lanes `(c, g, part)` keep the header
 /// of block `g` of their warp's part of each tile for column `c` of the walk (a flight's
 /// columns are consecutive slots from the first's) and fill the entries of its miniblocks
 /// `part * per_lane ..`: as many parts as the warp's lanes allow, so that each lane writes few
-/// entries. A walk loads a tile's block starts two tiles ahead and its headers one tile ahead
-/// ([`HeadFill::start`], [`HeadFill::head`]), so that neither is in the chain of a value.
+/// entries. A walk loads a tile's headers, the blocks' index entries, one tile ahead
+/// ([`HeadFill::head`]), so that they are not in the chain of a value.
 #[derive(Clone, Copy)]
 struct HeadFill<const KINDS: u32> {
     col: Packed<KINDS>,
@@ -712,29 +712,15 @@ impl<const KINDS: u32> HeadFill<KINDS> {
         self.mine && tile * self.tile_rows + self.block_row < self.n
     }
 
-    /// The block start of the lane's block of `tile`.
+    /// The header of the lane's block of `tile`: its index entry.
     #[inline(always)]
-    fn start(self, tile: u32) -> u32 {
+    fn head(self, tile: u32) -> Head {
         let row = tile * self.tile_rows + self.block_row;
         let at = self.col.entry(row / BLOCK as u32);
         // SAFETY: read only where the block holds rows of the column, whose arrays are device
-        // memory the kernel does not write.
-        unsafe { load_global_nc_if_u32(self.live(tile), at) }
-    }
-
-    /// The header of the lane's block of `tile`, which starts at word `s`.
-    #[inline(always)]
-    fn head(self, tile: u32, s: u32) -> Head {
-        let live = self.live(tile);
-        let block = self.col.data().wrapping_add(s as usize);
-        // SAFETY: as for `start`.
-        unsafe {
-            (
-                s,
-                load_global_nc_if_u32(live, block),
-                load_global_nc_if_u32(live, block.wrapping_add(1)),
-            )
-        }
+        // memory the kernel does not write; entries are 16-byte aligned.
+        let [s, widths, reference, _] = unsafe { load_global_nc_if_v4_u32(self.live(tile), at) };
+        (s, widths, reference)
     }
 
     /// Writes the lane's entries of the tile whose headers the warp's lanes hold, between two
@@ -748,7 +734,7 @@ impl<const KINDS: u32> HeadFill<KINDS> {
     unsafe fn fill<const NT: usize>(self, head: Head) {
         sync_warp();
         if self.mine {
-            let (s, reference, widths) = head;
+            let (s, widths, reference) = head;
             let block = self
                 .col
                 .data()
@@ -842,8 +828,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
         let fill = HeadFill::new::<NT, IPT, K>(cols, n32);
-        let mut head = fill.head(tile, fill.start(tile));
-        let mut next_start = fill.start(tile + grid);
+        let mut head = fill.head(tile);
         // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.
         let ahead = Self::FIRST == column::NSF2;
         let full_tiles = n32 / tile_rows;
@@ -855,10 +840,8 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         }
         while tile * tile_rows < n32 {
             let next = tile + grid;
-            // In flight during this tile: the next tile's headers (their starts came during
-            // the last one) and the block starts of the tile after it.
-            let next_head = fill.head(next, next_start);
-            next_start = fill.start(next + grid);
+            // In flight during this tile: the next tile's headers.
+            let next_head = fill.head(next);
             // SAFETY: this tile's headers, read by the lanes that fill its entries.
             unsafe { fill.fill::<NT>(head) };
             let start = (tile * tile_rows) as usize;
@@ -973,7 +956,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
 
     #[inline(always)]
     unsafe fn place_rows<const S: usize>(self, rows: &[u32; S], live: &[bool; S]) -> [RowPlace; S] {
-        let mut p = [(0, 0); S];
+        let mut p = [(0, 0, 0); S];
         if self.kind() == column::GPU_FOR {
             for s in 0..S {
                 // SAFETY: forwarded.

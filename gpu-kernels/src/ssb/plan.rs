@@ -497,9 +497,10 @@ pub struct PackedCol {
     pub data: u64,
     /// Device address of the GPU-FOR block index (0 for the other kinds): per block,
     /// [`INDEX_WORDS`] words, its start (as in the format's block starts, a word offset into
-    /// `data`) and its header's widths word, which the host derives when it uploads the
-    /// column. A value read by row then waits on two dependent loads, the index and its
-    /// words, not three (the start, the header, the words).
+    /// `data`), its header's widths word and reference, and a zero word, which the host
+    /// derives when it uploads the column. A value read by row then waits on two dependent
+    /// loads, the index and its words, not three (the start, the header, the words), and a
+    /// walk's header table reads no block header.
     pub index: u64,
     /// The kind, one of [`mod@column`].
     pub kind: u32,
@@ -526,8 +527,8 @@ pub struct PackedCols {
 }
 
 /// Words of a GPU-FOR block's entry in a query column's index ([`PackedCol::index`]): its
-/// start and its widths word, one 8-byte load.
-pub const INDEX_WORDS: usize = 2;
+/// start, widths word, reference and a zero, one 16-byte load.
+pub const INDEX_WORDS: usize = 4;
 
 /// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
 pub const FOR_PAD_WORDS: usize = 2;

@@ -30,7 +30,7 @@ pub struct PackedColumn {
     /// Its compressed bytes (headers, block starts and data).
     pub bytes: usize,
     /// The bytes the device holds of it: for GPU-FOR the block index in place of the block
-    /// starts ([`PackedCol::index`], twice their bytes) and the padding words past the data.
+    /// starts ([`PackedCol::index`], four times their bytes) and the padding words past the data.
     pub device_bytes: usize,
 }
 
@@ -136,15 +136,17 @@ pub(crate) struct Parts<'a> {
 
 impl Parts<'_> {
     /// GPU-FOR's block index as the probes read it ([`PackedCol::index`]): per block, its
-    /// start and its header's widths word (the header's last word); empty for the other
-    /// kinds.
+    /// start, its header's widths word and reference, and a zero; empty for the other kinds.
     pub(crate) fn index(&self) -> Vec<u32> {
         // The block starts end with the data's length, which starts no block; every block
         // holds its header (the encoded column was validated).
         let blocks = self.starts.len().saturating_sub(1);
         self.starts[..blocks]
             .iter()
-            .flat_map(|&s| [s, block_header(&self.data[s as usize..]).1])
+            .flat_map(|&s| {
+                let (reference, widths) = block_header(&self.data[s as usize..]);
+                [s, widths, reference, 0]
+            })
             .collect()
     }
 }
@@ -244,9 +246,10 @@ mod tests {
             assert_eq!(index.len(), blocks * INDEX_WORDS, "n = {n}");
             for (b, entry) in index.chunks(INDEX_WORDS).enumerate() {
                 assert_eq!(entry[0], p.starts[b], "n = {n}, block {b}");
+                let s = p.starts[b] as usize;
                 assert_eq!(
-                    entry[1],
-                    p.data[p.starts[b] as usize + 1],
+                    entry[1..],
+                    [p.data[s + 1], p.data[s], 0],
                     "n = {n}, block {b}"
                 );
             }
