@@ -538,16 +538,18 @@ impl<const KINDS: u32> Packed<KINDS> {
         // SAFETY (each fill and fetch): the heads of the tile whose entries are filled, and its
         // words read from those entries.
         unsafe {
-            fill.fill::<NT>(fill.head(tile));
+            fill.fill::<NT>(fill.head(tile, fill.start(tile)));
             let mut raw = self.fetch_for::<NT, IPT>(valid(tile));
-            // This walk looks two grids ahead: tiles past the last as the one after it.
+            // This walk looks three grids ahead: tiles past the last as the one after it.
             let ahead = |tile: u32| tile.min(fill.tiles);
-            let mut next_head = fill.head(ahead(tile + grid));
+            let mut next_head = fill.head(ahead(tile + grid), fill.start(ahead(tile + grid)));
+            let mut next_start = fill.start(ahead(tile + 2 * grid));
             while tile < fill.tiles {
                 let rows = self.decode_for::<NT, IPT>(raw);
                 let next = tile + grid;
                 fill.fill::<NT>(next_head);
-                next_head = fill.head(ahead(next + grid));
+                next_head = fill.head(ahead(next + grid), next_start);
+                next_start = fill.start(ahead(next + 2 * grid));
                 raw = self.fetch_for::<NT, IPT>(valid(next));
                 let start = (tile * tile_rows) as usize;
                 if tile < full_tiles {
@@ -712,15 +714,30 @@ impl<const KINDS: u32> HeadFill<KINDS> {
         self.mine && tile * self.tile_rows + self.block_row < self.n
     }
 
-    /// The header of the lane's block of `tile`: its index entry.
+    /// The block start of the lane's block of `tile`, from its index entry.
     #[inline(always)]
-    fn head(self, tile: u32) -> Head {
+    fn start(self, tile: u32) -> u32 {
         let row = tile * self.tile_rows + self.block_row;
         let at = self.col.entry(row / BLOCK as u32);
         // SAFETY: read only where the block holds rows of the column, whose arrays are device
-        // memory the kernel does not write; entries are 16-byte aligned.
-        let [s, widths, reference, _] = unsafe { load_global_nc_if_v4_u32(self.live(tile), at) };
-        (s, widths, reference)
+        // memory the kernel does not write.
+        unsafe { load_global_nc_if_u32(self.live(tile), at) }
+    }
+
+    /// The header of the lane's block of `tile`, which starts at word `s`: read from the
+    /// block, whose words the walk reads next.
+    #[inline(always)]
+    fn head(self, tile: u32, s: u32) -> Head {
+        let live = self.live(tile);
+        let block = self.col.data().wrapping_add(s as usize);
+        // SAFETY: as for `start`.
+        unsafe {
+            (
+                s,
+                load_global_nc_if_u32(live, block.wrapping_add(1)),
+                load_global_nc_if_u32(live, block),
+            )
+        }
     }
 
     /// Writes the lane's entries of the tile whose headers the warp's lanes hold, between two
@@ -828,7 +845,8 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
         let fill = HeadFill::new::<NT, IPT, K>(cols, n32);
-        let mut head = fill.head(tile);
+        let mut head = fill.head(tile, fill.start(tile));
+        let mut next_start = fill.start(tile + grid);
         // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.
         let ahead = Self::FIRST == column::NSF2;
         let full_tiles = n32 / tile_rows;
@@ -840,8 +858,10 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         }
         while tile * tile_rows < n32 {
             let next = tile + grid;
-            // In flight during this tile: the next tile's headers.
-            let next_head = fill.head(next);
+            // In flight during this tile: the next tile's headers (their starts came during
+            // the last one) and the block starts of the tile after it.
+            let next_head = fill.head(next, next_start);
+            next_start = fill.start(next + grid);
             // SAFETY: this tile's headers, read by the lanes that fill its entries.
             unsafe { fill.fill::<NT>(head) };
             let start = (tile * tile_rows) as usize;
