@@ -514,8 +514,8 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// are the table's only ones, and a tile's values are in registers once decoded, so the
     /// table can take the next tile's entries while `f` works on the current tile: the next
     /// tile's words are loaded then, raw ([`Packed::fetch_for`]), as a plain walk loads its
-    /// next tile, and decoded when their turn comes. Headers (index entries) come a tile
-    /// ahead of the words.
+    /// next tile, and decoded when their turn comes. Headers come a tile ahead of the words,
+    /// block starts (from the index) a tile ahead of the headers.
     ///
     /// # Safety
     /// The column is GPU-FOR, holds `n` rows, and its table holds the walk's entries only.
@@ -649,8 +649,9 @@ type RowPlace = (u32, u32, u32);
 /// of block `g` of their warp's part of each tile for column `c` of the walk (a flight's
 /// columns are consecutive slots from the first's) and fill the entries of its miniblocks
 /// `part * per_lane ..`: as many parts as the warp's lanes allow, so that each lane writes few
-/// entries. A walk loads a tile's headers, the blocks' index entries, one tile ahead
-/// ([`HeadFill::head`]), so that they are not in the chain of a value.
+/// entries. A walk loads a tile's block starts two tiles ahead, from the index, and its
+/// headers one tile ahead, from the blocks, whose words it reads next ([`HeadFill::start`],
+/// [`HeadFill::head`]), so that neither is in the chain of a value.
 #[derive(Clone, Copy)]
 struct HeadFill<const KINDS: u32> {
     col: Packed<KINDS>,

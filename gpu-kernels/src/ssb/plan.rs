@@ -499,8 +499,8 @@ pub struct PackedCol {
     /// [`INDEX_WORDS`] words, its start (as in the format's block starts, a word offset into
     /// `data`), its header's widths word and reference, and a zero word, which the host
     /// derives when it uploads the column. A value read by row then waits on two dependent
-    /// loads, the index and its words, not three (the start, the header, the words), and a
-    /// walk's header table reads no block header.
+    /// loads, the index and its words, not three (the start, the header, the words). A
+    /// walk reads only the starts here, and the headers from the blocks it reads anyway.
     pub index: u64,
     /// The kind, one of [`mod@column`].
     pub kind: u32,

@@ -10,7 +10,8 @@
 //!
 //! [`packed_model`] counts the same way over the compressed columns: the sectors of their
 //! arrays that hold the values the probe reads (a GPU-FOR value adds its block's index entry,
-//! which holds its header), so that the compressed engine, too, is held to the bytes it must read.
+//! which holds its header), so that the compressed engine, too, is held to the bytes it must
+//! read.
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
@@ -232,8 +233,10 @@ pub fn model(data: &SsbData, q: Query) -> QueryModel {
 /// The model of query `q` over the compressed query columns `encoded` (in [`FactCol::ALL`]
 /// order, as the compressed probes read them): the 32-byte sectors of each column's arrays
 /// that hold a value the probe reads, the first column's in full and a later one's only
-/// where rows still qualify. A GPU-FOR value read adds its block's index entry (its header
-/// is there, not read from the data); the bits of a value are those of its miniblock's width. `line_read_bytes` is left 0.
+/// where rows still qualify. A GPU-FOR value read adds its block's index entry, which holds
+/// its header (a walk reads the header from the block's first words, in a sector it mostly
+/// reads for its values too); the bits of a value are those of its miniblock's width.
+/// `line_read_bytes` is left 0.
 pub fn packed_model(data: &SsbData, q: Query, encoded: &[Encoded]) -> Result<QueryModel> {
     check_columns(encoded, data.lineorder.len())?;
     let steps = steps(data, q);
