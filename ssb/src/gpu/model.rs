@@ -311,7 +311,7 @@ impl Touched {
                 }
                 set(&self.index, b * P::INDEX_WORDS);
                 let s = p.starts[b] as usize;
-                // The header's words come from the index entry.
+                // The header counts as the index entry, where a row read finds it.
                 let (_, widths) = block_header(&p.data[s..]);
                 for i in rows {
                     let w = width(widths, i % BLOCK / MINIBLOCK);
