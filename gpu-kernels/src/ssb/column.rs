@@ -317,6 +317,11 @@ impl<const KINDS: u32> Packed<KINDS> {
         self.col.index as *const u32
     }
 
+    #[inline(always)]
+    fn starts(self) -> *const u32 {
+        self.col.starts as *const u32
+    }
+
     /// The address of GPU-FOR block `b`'s entry in the column's index.
     #[inline(always)]
     fn entry(self, b: u32) -> *const u32 {
@@ -515,7 +520,7 @@ impl<const KINDS: u32> Packed<KINDS> {
     /// table can take the next tile's entries while `f` works on the current tile: the next
     /// tile's words are loaded then, raw ([`Packed::fetch_for`]), as a plain walk loads its
     /// next tile, and decoded when their turn comes. Headers come a tile ahead of the words,
-    /// block starts (from the index) a tile ahead of the headers.
+    /// block starts a tile ahead of the headers.
     ///
     /// # Safety
     /// The column is GPU-FOR, holds `n` rows, and its table holds the walk's entries only.
@@ -649,8 +654,8 @@ type RowPlace = (u32, u32, u32);
 /// of block `g` of their warp's part of each tile for column `c` of the walk (a flight's
 /// columns are consecutive slots from the first's) and fill the entries of its miniblocks
 /// `part * per_lane ..`: as many parts as the warp's lanes allow, so that each lane writes few
-/// entries. A walk loads a tile's block starts two tiles ahead, from the index, and its
-/// headers one tile ahead, from the blocks, whose words it reads next ([`HeadFill::start`],
+/// entries. A walk loads a tile's block starts two tiles ahead ([`PackedCol::starts`]) and
+/// its headers one tile ahead, from the blocks, whose words it reads next ([`HeadFill::start`],
 /// [`HeadFill::head`]), so that neither is in the chain of a value.
 #[derive(Clone, Copy)]
 struct HeadFill<const KINDS: u32> {
@@ -715,11 +720,11 @@ impl<const KINDS: u32> HeadFill<KINDS> {
         self.mine && tile * self.tile_rows + self.block_row < self.n
     }
 
-    /// The block start of the lane's block of `tile`, from its index entry.
+    /// The block start of the lane's block of `tile`.
     #[inline(always)]
     fn start(self, tile: u32) -> u32 {
         let row = tile * self.tile_rows + self.block_row;
-        let at = self.col.entry(row / BLOCK as u32);
+        let at = self.col.starts().wrapping_add(row as usize / BLOCK);
         // SAFETY: read only where the block holds rows of the column, whose arrays are device
         // memory the kernel does not write.
         unsafe { load_global_nc_if_u32(self.live(tile), at) }

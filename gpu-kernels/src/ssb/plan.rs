@@ -499,9 +499,12 @@ pub struct PackedCol {
     /// [`INDEX_WORDS`] words, its start (as in the format's block starts, a word offset into
     /// `data`), its header's widths word and reference, and a zero word, which the host
     /// derives when it uploads the column. A value read by row then waits on two dependent
-    /// loads, the index and its words, not three (the start, the header, the words). A
-    /// walk reads only the starts here, and the headers from the blocks it reads anyway.
+    /// loads, the index and its words, not three (the start, the header, the words).
     pub index: u64,
+    /// Device address of the GPU-FOR block starts (0 for the other kinds): per block, its
+    /// start, as in the format. A walk reads these, 4 bytes a block where an index entry is
+    /// 16, and its headers from the blocks, whose words it reads next.
+    pub starts: u64,
     /// The kind, one of [`mod@column`].
     pub kind: u32,
     /// NSF's reference, added to every stored value (`NsfHeader::reference`); 0 for the
@@ -509,7 +512,7 @@ pub struct PackedCol {
     pub reference: u32,
 }
 
-const _: () = assert!(size_of::<PackedCol>() == 24);
+const _: () = assert!(size_of::<PackedCol>() == 32);
 
 /// A compressed probe's columns, in the order of its flight's plain probe (unused slots
 /// zeroed), passed to the kernel by value: their fields are then read from the launch's

@@ -5,9 +5,9 @@
 //! time is bound below by the shipped bytes over the PCIe bandwidth.
 //!
 //! Over compressed columns ([`CoprocessorEngine::compressed`], thesis §5.6.5) a chunk ships
-//! each column's compressed words of its rows (for GPU-FOR, its whole blocks and their entries
-//! in the column's block index, `PackedCol::index`), which the compressed probes decode where
-//! they read them: fewer bytes over the bus, the same answers.
+//! each column's compressed words of its rows (for GPU-FOR, its whole blocks, their entries
+//! in the column's block index, `PackedCol::index`, and their starts), which the compressed
+//! probes decode where they read them: fewer bytes over the bus, the same answers.
 use std::cell::RefCell;
 use std::ops::Range;
 use std::sync::Arc;
@@ -89,37 +89,42 @@ struct Packed {
     descs: Vec<Vec<PackedFlight>>,
 }
 
-/// Per column, a chunk's data words and block index on the device.
-type ChunkSet = Vec<(CudaSlice<u32>, CudaSlice<u32>)>;
+/// Per column, a chunk's arrays on the device ([`Arrays`]).
+type ChunkSet = Vec<Arrays<CudaSlice<u32>>>;
+
+/// A compressed column's arrays, in the order of [`PackedCol`]'s: data words, GPU-FOR's
+/// block index and its block starts (empty for the other kinds).
+type Arrays<T> = [T; 3];
 
 /// A compressed query column in pinned host memory, and what each chunk ships of it.
 struct HostPacked {
     kind: u32,
     /// NSF's reference ([`PackedCol::reference`]).
     reference: u32,
-    data: PinnedHostSlice<u32>,
-    /// GPU-FOR's block index ([`PackedCol::index`]).
-    index: PinnedHostSlice<u32>,
-    /// Per chunk, its ranges of data words and index words ([`chunk_ranges`]).
-    ranges: Vec<(Range<usize>, Range<usize>)>,
+    /// Its data words, GPU-FOR's block index ([`PackedCol::index`]) and block starts
+    /// ([`PackedCol::starts`]).
+    arrays: Arrays<PinnedHostSlice<u32>>,
+    /// Per chunk, the range of each array it ships ([`chunk_ranges`]).
+    ranges: Vec<Arrays<Range<usize>>>,
 }
 
 /// What ships of column `p` for the rows `start..start + len` (`start` a multiple of
-/// [`BLOCK`]): the range of data words and that of index words (empty but for GPU-FOR).
-fn chunk_ranges(p: &Parts, start: usize, len: usize) -> (Range<usize>, Range<usize>) {
+/// [`BLOCK`]): the range of each of its [`Arrays`] (the last two empty but for GPU-FOR).
+fn chunk_ranges(p: &Parts, start: usize, len: usize) -> Arrays<Range<usize>> {
     let end = start + len;
     match p.kind {
         column::GPU_FOR => {
             let (b0, b1) = (start / BLOCK, end.div_ceil(BLOCK));
             let last = p.starts.get(b1).map_or(p.data.len(), |&s| s as usize);
-            (
+            [
                 p.starts[b0] as usize..last,
                 b0 * P::INDEX_WORDS..b1 * P::INDEX_WORDS,
-            )
+                b0..b1,
+            ]
         }
-        column::NSF1 => (start / 4..end.div_ceil(4), 0..0),
-        column::NSF2 => (start / 2..end.div_ceil(2), 0..0),
-        _ => (start..end, 0..0),
+        column::NSF1 => [start / 4..end.div_ceil(4), 0..0, 0..0],
+        column::NSF2 => [start / 2..end.div_ceil(2), 0..0, 0..0],
+        _ => [start..end, 0..0, 0..0],
     }
 }
 
@@ -276,7 +281,7 @@ impl<'g> CoprocessorEngine<'g> {
                 .columns()
                 .iter()
                 .flat_map(|&c| &p.cols[c as usize].ranges)
-                .map(|(data, index)| data.len() + index.len())
+                .map(|r| r.iter().map(Range::len).sum::<usize>())
                 .sum(),
         };
         4 * (dims + fact) as u64
@@ -346,20 +351,15 @@ impl<'g> CoprocessorEngine<'g> {
             order.reuse(&self.copy, set)?;
             for &c in plan.flight.columns() {
                 let col = &p.cols[c as usize];
-                let (words, index) = &col.ranges[i];
-                let (data_buf, index_buf) = &mut bufs[set][c as usize];
-                let host = col.data.as_slice().map_err(err("reading pinned memory"))?;
-                self.copy
-                    .memcpy_htod(&host[words.clone()], &mut data_buf.slice_mut(..words.len()))
-                    .map_err(err("shipping a compressed chunk"))?;
-                if !index.is_empty() {
-                    let host = col.index.as_slice().map_err(err("reading pinned memory"))?;
+                let to = &mut bufs[set][c as usize];
+                for ((range, from), to) in col.ranges[i].iter().zip(&col.arrays).zip(to) {
+                    if range.is_empty() {
+                        continue;
+                    }
+                    let host = from.as_slice().map_err(err("reading pinned memory"))?;
                     self.copy
-                        .memcpy_htod(
-                            &host[index.clone()],
-                            &mut index_buf.slice_mut(..index.len()),
-                        )
-                        .map_err(err("shipping a compressed chunk's block index"))?;
+                        .memcpy_htod(&host[range.clone()], &mut to.slice_mut(..range.len()))
+                        .map_err(err("shipping a compressed chunk"))?;
                 }
             }
             compute_waits_for_copies(&self.copy, gpu)?;
@@ -427,8 +427,11 @@ impl Packed {
                 Ok(HostPacked {
                     kind: p.kind,
                     reference: p.reference,
-                    data: pinned(gpu, p.data)?,
-                    index: pinned(gpu, &p.index())?,
+                    arrays: [
+                        pinned(gpu, p.data)?,
+                        pinned(gpu, &p.index())?,
+                        pinned(gpu, p.block_starts())?,
+                    ],
                     ranges: chunks(rows, chunk_rows)
                         .map(|(start, len)| chunk_ranges(&p, start, len))
                         .collect(),
@@ -442,10 +445,7 @@ impl Packed {
         };
         let mut sets: [ChunkSet; 2] = [Vec::new(), Vec::new()];
         for col in &cols {
-            let most = |len: fn(&(Range<usize>, Range<usize>)) -> usize| {
-                col.ranges.iter().map(len).max().unwrap_or(0)
-            };
-            let (words, index) = (most(|r| r.0.len()), most(|r| r.1.len()));
+            let most = |a: usize| col.ranges.iter().map(|r| r[a].len()).max().unwrap_or(0);
             // GPU-FOR: words past a chunk's blocks, which its last block's values read
             // (`PackedCol`).
             let pad = if col.kind == column::GPU_FOR {
@@ -454,7 +454,7 @@ impl Packed {
                 0
             };
             for set in &mut sets {
-                set.push((alloc(words + pad)?, alloc(index)?));
+                set.push([alloc(most(0) + pad)?, alloc(most(1))?, alloc(most(2))?]);
             }
         }
         let ptr = |b: &CudaSlice<u32>| b.device_ptr(gpu.stream()).0;
@@ -465,8 +465,8 @@ impl Packed {
                 let mut flight_descs = Vec::new();
                 for &c in flight.columns() {
                     let col = &cols[c as usize];
-                    let words = &col.ranges[i].0;
-                    let (data, index) = &sets[i % 2][c as usize];
+                    let words = &col.ranges[i][0];
+                    let [data, index, starts] = &sets[i % 2][c as usize];
                     // A GPU-FOR probe adds its block starts, word offsets into the whole
                     // column, to `data`: point it where word 0 would lie. The other kinds
                     // index by the chunk's rows.
@@ -478,6 +478,7 @@ impl Packed {
                     flight_descs.push(PackedCol {
                         data: ptr(data).wrapping_sub(4 * rebase as u64),
                         index: ptr(index),
+                        starts: ptr(starts),
                         kind: col.kind,
                         reference: col.reference,
                     });

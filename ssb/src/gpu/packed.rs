@@ -29,8 +29,9 @@ pub struct PackedColumn {
     pub scheme: Scheme,
     /// Its compressed bytes (headers, block starts and data).
     pub bytes: usize,
-    /// The bytes the device holds of it: for GPU-FOR the block index in place of the block
-    /// starts ([`PackedCol::index`], four times their bytes) and the padding words past the data.
+    /// The bytes the device holds of it: for GPU-FOR the block index besides the block
+    /// starts ([`PackedCol::index`], four times their bytes) and the padding words past the
+    /// data.
     pub device_bytes: usize,
 }
 
@@ -135,13 +136,17 @@ pub(crate) struct Parts<'a> {
 }
 
 impl Parts<'_> {
+    /// GPU-FOR's block starts as the walks read them ([`PackedCol::starts`]): one per block,
+    /// without the data's length that ends the format's; empty for the other kinds.
+    pub(crate) fn block_starts(&self) -> &[u32] {
+        &self.starts[..self.starts.len().saturating_sub(1)]
+    }
+
     /// GPU-FOR's block index as the probes read it ([`PackedCol::index`]): per block, its
     /// start, its header's widths word and reference, and a zero; empty for the other kinds.
     pub(crate) fn index(&self) -> Vec<u32> {
-        // The block starts end with the data's length, which starts no block; every block
-        // holds its header (the encoded column was validated).
-        let blocks = self.starts.len().saturating_sub(1);
-        self.starts[..blocks]
+        // Every block holds its header (the encoded column was validated).
+        self.block_starts()
             .iter()
             .flat_map(|&s| {
                 let (reference, widths) = block_header(&self.data[s as usize..]);
@@ -211,14 +216,15 @@ fn upload(
     } else {
         put(p.data)?
     };
-    let index = if p.starts.is_empty() {
-        0
+    let (index, starts) = if p.starts.is_empty() {
+        (0, 0)
     } else {
-        put(&p.index())?
+        (put(&p.index())?, put(p.block_starts())?)
     };
     let desc = PackedCol {
         data,
         index,
+        starts,
         kind: p.kind,
         reference: p.reference,
     };
