@@ -288,8 +288,7 @@ impl Touched {
         };
         Touched {
             data: bits(p.data.len()),
-            // The block starts end with the data's length, which starts no block.
-            index: bits(p.starts.len().saturating_sub(1) * P::INDEX_WORDS),
+            index: bits(p.block_starts().len() * P::INDEX_WORDS),
         }
     }
 
