@@ -642,8 +642,8 @@ impl<const KINDS: u32> Packed<KINDS> {
     }
 }
 
-/// A block's header as a lane holds it in registers: its start, widths and reference, its
-/// index entry.
+/// A block's header as a lane holds it in registers: its start, widths and reference, in its
+/// index entry's order, though a walk reads the last two from the block ([`HeadFill::head`]).
 type Head = (u32, u32, u32);
 
 /// A GPU-FOR block as a value read by row finds it: its start, widths word and reference,
