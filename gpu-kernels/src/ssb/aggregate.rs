@@ -30,6 +30,26 @@ unsafe fn add_wide(sums: Shared<u64>, i: usize, v: u64) {
     }
 }
 
+/// A dimension's part of a group slot: `(value - min) * stride`. A value, not the dimension's
+/// index, so that a probe that picks a dimension at run time (flight 4's join order) selects
+/// two words instead of indexing the layout's arrays, which would put them in local memory.
+#[derive(Clone, Copy)]
+pub struct GroupPart {
+    min: u32,
+    stride: u32,
+}
+
+impl GroupPart {
+    /// Adds this part of the values `v` to the rows' group slots:
+    /// `group[k] += (v[k] - min) * stride` (meaningful for the rows that end up flagged).
+    #[inline(always)]
+    pub fn fold<const IPT: usize>(self, group: &mut [u32; IPT], v: &[u32; IPT]) {
+        for k in 0..IPT {
+            group[k] = group[k].wrapping_add(v[k].wrapping_sub(self.min).wrapping_mul(self.stride));
+        }
+    }
+}
+
 /// Where rows are added.
 #[derive(Clone, Copy)]
 pub struct GroupTable {
@@ -100,16 +120,19 @@ impl GroupTable {
         self.layout.ext[d] > 1
     }
 
-    /// Adds dimension `d`'s part to the rows' group slots: `group[k] += (v[k] - min) * stride`
-    /// (meaningful for the rows that end up flagged).
+    /// Dimension `d`'s part of the group slots.
+    #[inline(always)]
+    pub fn part(&self, d: usize) -> GroupPart {
+        GroupPart {
+            min: self.layout.min[d],
+            stride: self.layout.stride[d],
+        }
+    }
+
+    /// Adds dimension `d`'s part to the rows' group slots ([`GroupPart::fold`]).
     #[inline(always)]
     pub fn fold<const IPT: usize>(&self, group: &mut [u32; IPT], d: usize, v: &[u32; IPT]) {
-        for k in 0..IPT {
-            group[k] = group[k].wrapping_add(
-                v[k].wrapping_sub(self.layout.min[d])
-                    .wrapping_mul(self.layout.stride[d]),
-            );
-        }
+        self.part(d).fold(group, v);
     }
 
     /// Adds `value(k)` to slot `group[k]` for every flagged row.

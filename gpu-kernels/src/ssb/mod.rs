@@ -26,7 +26,7 @@ pub mod queries;
 mod tables;
 
 #[cfg(target_arch = "nvptx64")]
-pub use aggregate::GroupTable;
+pub use aggregate::{GroupPart, GroupTable};
 #[cfg(target_arch = "nvptx64")]
 pub use column::{FactColumn, Packed, Queued};
 #[cfg(target_arch = "nvptx64")]

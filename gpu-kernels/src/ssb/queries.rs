@@ -17,7 +17,7 @@ mod device {
     use crate::arch::{Atomic, Shared, thread_idx};
     use crate::block::*;
     use crate::ssb::plan::{CODE_BITS, CUSTOMER, DATE, PART, Plan, SUPPLIER, TAIL_ROUND_ROWS};
-    use crate::ssb::{DenseMap, FactColumn, GroupTable, Queued, Staged, stage_first};
+    use crate::ssb::{DenseMap, FactColumn, GroupPart, GroupTable, Queued, Staged, stage_first};
 
     /// Shared memory of a probe kernel.
     #[derive(Clone, Copy)]
@@ -48,7 +48,7 @@ mod device {
     #[inline(always)]
     unsafe fn group_by_supplier<C: FactColumn, const NT: usize, const IPT: usize>(
         filter: Staged,
-        (lo_suppkey, supplier): (C, DenseMap),
+        (lo_suppkey, supplier): (C, Join),
         at: (usize, &[u32; S]),
         codes: &[u32; S],
         flags: &mut [bool; S],
@@ -61,9 +61,7 @@ mod device {
         match filter.code_map() {
             Some(map) => groups.fold(group, SUPPLIER, &map.values(codes)),
             // SAFETY: forwarded contracts.
-            None => unsafe {
-                join_rows::<C, NT, IPT>(lo_suppkey, at, flags, supplier, SUPPLIER, groups, group)
-            },
+            None => unsafe { join_rows::<C, NT, IPT>(lo_suppkey, at, flags, supplier, group) },
         }
     }
 
@@ -271,22 +269,33 @@ mod device {
         }
     }
 
-    /// `JOIN` dimension `d` (its table `dim`) on the flagged rows' `keys`: rows without a
-    /// qualifying dimension row lose their flag; the others add the dimension's part to their
-    /// group slot.
+    /// A dimension's join: its table and its part of the group slots.
+    type Join = (DenseMap, GroupPart);
+
+    /// Dimension `d`'s [`Join`].
+    ///
+    /// # Safety
+    /// As for [`DenseMap::of`].
+    #[inline(always)]
+    unsafe fn join_of(plan: *const Plan, d: usize, payload: *mut u16, groups: &GroupTable) -> Join {
+        // SAFETY: forwarded.
+        (unsafe { DenseMap::of(plan, d, payload) }, groups.part(d))
+    }
+
+    /// `JOIN` a dimension (`(dim, part)`: its table and its part of the group slots) on the
+    /// flagged rows' `keys`: rows without a qualifying dimension row lose their flag; the
+    /// others add the dimension's part to their group slot.
     #[inline(always)]
     unsafe fn join_keys<const NT: usize, const IPT: usize>(
         keys: &[i32; IPT],
         flags: &mut [bool; IPT],
-        dim: DenseMap,
-        d: usize,
-        groups: &GroupTable,
+        (dim, part): Join,
         group: &mut [u32; IPT],
     ) {
         let mut v = [0u32; IPT];
         // SAFETY: forwarded contracts.
         unsafe { block_lookup::<i32, DenseMap, NT, IPT>(keys, flags, dim, &mut v) };
-        groups.fold(group, d, &v);
+        part.fold(group, &v);
     }
 
     /// [`join_keys`] on the fact column `col` at the survivors' rows, read only where they
@@ -296,15 +305,13 @@ mod device {
         col: C,
         (start, offsets): (usize, &[u32; S]),
         flags: &mut [bool; S],
-        dim: DenseMap,
-        d: usize,
-        groups: &GroupTable,
+        join: Join,
         group: &mut [u32; S],
     ) {
         // SAFETY: forwarded contracts.
         unsafe {
             let keys = col.gather::<NT, IPT, S>(start, offsets, flags);
-            join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
+            join_keys::<NT, S>(&keys, flags, join, group);
         }
     }
 
@@ -314,20 +321,18 @@ mod device {
     /// # Safety
     /// As for [`FactColumn::gather_placed`].
     #[inline(always)]
-    #[allow(clippy::too_many_arguments)]
     unsafe fn join_placed<C: FactColumn, const NT: usize>(
         col: C,
         places: &[C::Place; S],
         rows: &[u32; S],
         flags: &mut [bool; S],
-        (dim, d): (DenseMap, usize),
-        groups: &GroupTable,
+        join: Join,
         group: &mut [u32; S],
     ) {
         // SAFETY: forwarded.
         unsafe {
             let keys = col.gather_placed(places, rows, flags);
-            join_keys::<NT, S>(&keys, flags, dim, d, groups, group);
+            join_keys::<NT, S>(&keys, flags, join, group);
         }
     }
 
@@ -340,18 +345,17 @@ mod device {
     unsafe fn revenue_by_date<'a, C: FactColumn + 'a, const NT: usize, const IPT: usize>(
         lo_orderdate: C,
         lo_revenue: C,
-        date: DenseMap,
+        date: Join,
         groups: &'a GroupTable,
     ) -> impl Fn(&[u32; S], &[u32; S], &[bool; S]) + Copy + 'a {
         #[inline(always)]
         move |rows: &[u32; S], group: &[u32; S], live: &[bool; S]| {
             let (mut flags, mut group) = (*live, *group);
-            let g = (groups, &mut group);
             // SAFETY: by the caller's contract.
             unsafe {
                 let day = lo_orderdate.place_rows(rows, live);
                 let placed = lo_revenue.place_rows(rows, live);
-                join_placed::<C, NT>(lo_orderdate, &day, rows, &mut flags, (date, DATE), g.0, g.1);
+                join_placed::<C, NT>(lo_orderdate, &day, rows, &mut flags, date, &mut group);
                 let read = if C::READ_AHEAD { live } else { &flags };
                 let revenue = lo_revenue.gather_placed(&placed, rows, read);
                 groups.add(&flags, &group, |k| revenue[k] as i64 as u64);
@@ -384,8 +388,8 @@ mod device {
                 return;
             };
             let supplier = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
-            let part = DenseMap::of(plan, PART, payload);
-            let date = DenseMap::of(plan, DATE, payload);
+            let part = join_of(plan, PART, payload, &groups);
+            let date = join_of(plan, DATE, payload, &groups);
             // By row, after the part join.
             let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
             let mut held = 0u32;
@@ -398,9 +402,7 @@ mod device {
                 |start, offsets, _, live| {
                     let at = (start, offsets);
                     let (mut flags, mut group) = (*live, [0u32; S]);
-                    join_rows::<C, NT, IPT>(
-                        lo_partkey, at, &mut flags, part, PART, &groups, &mut group,
-                    );
+                    join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, &mut group);
                     then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
@@ -434,9 +436,9 @@ mod device {
                 return;
             };
             let first = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
-            let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
-            let customer = DenseMap::of(plan, CUSTOMER, payload);
-            let date = DenseMap::of(plan, DATE, payload);
+            let supplier = (lo_suppkey, join_of(plan, SUPPLIER, payload, &groups));
+            let customer = join_of(plan, CUSTOMER, payload, &groups);
+            let date = join_of(plan, DATE, payload, &groups);
             // By row, after the customer join.
             let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
             let mut held = 0u32;
@@ -453,9 +455,7 @@ mod device {
                     group_by_supplier::<C, NT, IPT>(
                         first, supplier, at, codes, &mut flags, g.0, g.1,
                     );
-                    join_rows::<C, NT, IPT>(
-                        lo_custkey, at, &mut flags, customer, CUSTOMER, &groups, &mut group,
-                    );
+                    join_rows::<C, NT, IPT>(lo_custkey, at, &mut flags, customer, &mut group);
                     then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
@@ -467,13 +467,19 @@ mod device {
     /// Flight 4: `SUM(lo_revenue - lo_supplycost)` by year and customer nation, supplier
     /// nation and category, or supplier city and brand.
     ///
+    /// `first_key` is the key of the narrower of the part and customer joins, which the
+    /// walk joins (lo_partkey where the plan's `part_first`, else lo_custkey), `second_key`
+    /// the other's, which the tail reads by row: the host orders them, so that the walk reads
+    /// a column it knows at compile time (the compressed probes' descriptors stay constant
+    /// operands) and keeps no header table for the other.
+    ///
     /// # Safety
     /// As for [`flight2`].
     #[inline(always)]
     pub unsafe fn flight4<C: FactColumn, const NT: usize, const IPT: usize>(
         lo_suppkey: C,
-        lo_custkey: C,
-        lo_partkey: C,
+        first_key: C,
+        second_key: C,
         lo_orderdate: C,
         lo_revenue: C,
         lo_supplycost: C,
@@ -492,43 +498,26 @@ mod device {
                 return;
             };
             let first = stage_first::<NT>(plan, SUPPLIER, bits, sh.filter, sh.values);
-            let supplier = (lo_suppkey, DenseMap::of(plan, SUPPLIER, payload));
-            let part = DenseMap::of(plan, PART, payload);
-            let customer = DenseMap::of(plan, CUSTOMER, payload);
-            let date = DenseMap::of(plan, DATE, payload);
-            // The narrower of the part and customer filters first (the plan's choice).
-            let part_first = (*plan).fact.part_first != 0;
-            // By row, after the narrower of the part and customer joins: the other, the
-            // date's join, the revenue and the supply cost.
+            let supplier = (lo_suppkey, join_of(plan, SUPPLIER, payload, &groups));
+            let part = join_of(plan, PART, payload, &groups);
+            let customer = join_of(plan, CUSTOMER, payload, &groups);
+            let date = join_of(plan, DATE, payload, &groups);
+            let (joined, other) = if (*plan).fact.part_first != 0 {
+                (part, customer)
+            } else {
+                (customer, part)
+            };
+            // By row, after the walk's join: the other, the date's join, the revenue and the
+            // supply cost.
             let tail = #[inline(always)]
             |rows: &[u32; S], group: &[u32; S], live: &[bool; S]| {
                 let (mut flags, mut group) = (*live, *group);
-                let (at, g) = ((0, rows), (&groups, &mut group));
+                let at = (0, rows);
                 // Only the value columns are placed: placing the joins' too spills.
                 let rev = lo_revenue.place_rows(rows, live);
                 let cost = lo_supplycost.place_rows(rows, live);
-                if part_first {
-                    join_rows::<_, NT, IPT>(
-                        Queued(lo_custkey),
-                        at,
-                        &mut flags,
-                        customer,
-                        CUSTOMER,
-                        g.0,
-                        g.1,
-                    );
-                } else {
-                    join_rows::<_, NT, IPT>(
-                        Queued(lo_partkey),
-                        at,
-                        &mut flags,
-                        part,
-                        PART,
-                        g.0,
-                        g.1,
-                    );
-                }
-                join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, DATE, g.0, g.1);
+                join_rows::<_, NT, IPT>(Queued(second_key), at, &mut flags, other, &mut group);
+                join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, &mut group);
                 let revenue = lo_revenue.gather_placed(&rev, rows, &flags);
                 let supplycost = lo_supplycost.gather_placed(&cost, rows, &flags);
                 groups.add(&flags, &group, |k| {
@@ -538,7 +527,7 @@ mod device {
             let mut held = 0u32;
             for_each_supplier_survivor::<C, NT, IPT, _>(
                 n,
-                &[lo_suppkey, lo_custkey, lo_partkey],
+                &[lo_suppkey, first_key],
                 first,
                 (sh.survivors, sh.carry),
                 #[inline(always)]
@@ -549,13 +538,7 @@ mod device {
                     group_by_supplier::<C, NT, IPT>(
                         first, supplier, at, codes, &mut flags, g.0, g.1,
                     );
-                    if part_first {
-                        join_rows::<C, NT, IPT>(lo_partkey, at, &mut flags, part, PART, g.0, g.1);
-                    } else {
-                        join_rows::<C, NT, IPT>(
-                            lo_custkey, at, &mut flags, customer, CUSTOMER, g.0, g.1,
-                        );
-                    }
+                    join_rows::<C, NT, IPT>(first_key, at, &mut flags, joined, &mut group);
                     then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
@@ -660,10 +643,11 @@ crate::kernel! {
 }
 
 crate::kernel! {
-    /// Flight 4: `(lo_suppkey, lo_custkey, lo_partkey, lo_orderdate, lo_revenue,
-    /// lo_supplycost, n, payload, bits, plan, sums, counts)`; persistent.
+    /// Flight 4: `(lo_suppkey, first_key, second_key, lo_orderdate, lo_revenue,
+    /// lo_supplycost, n, payload, bits, plan, sums, counts)`, the keys lo_partkey and
+    /// lo_custkey in the plan's join order (`part_first`: lo_partkey first); persistent.
     SSB_FLIGHT4 = ssb_flight4[NT = 256, IPT = 8, MIN_BLOCKS = 4](
-        lo_suppkey: *const i32, lo_custkey: *const i32, lo_partkey: *const i32,
+        lo_suppkey: *const i32, first_key: *const i32, second_key: *const i32,
         lo_orderdate: *const i32, lo_revenue: *const i32, lo_supplycost: *const i32, n: u32,
         payload: *mut u16, bits: *mut u32, plan: *mut crate::ssb::plan::Plan, sums: *mut u64, counts: *mut u32
     ) {
@@ -672,7 +656,7 @@ crate::kernel! {
         unsafe {
             // The plain probes always queue their survivors across tiles.
             use crate::ssb::Queued as Q;
-            flight4::<_, NT, IPT>(Q(lo_suppkey), Q(lo_custkey), Q(lo_partkey), Q(lo_orderdate),
+            flight4::<_, NT, IPT>(Q(lo_suppkey), Q(first_key), Q(second_key), Q(lo_orderdate),
                 Q(lo_revenue), Q(lo_supplycost), n as usize, payload, bits,
                 Out { plan, sums, counts }, sh)
         }

@@ -78,9 +78,10 @@ impl FactCol {
     }
 }
 
-/// A query flight: which probe kernel runs and which columns it reads, in its argument order
-/// (which is also the order it reads them in, but for flight 4's part and customer keys,
-/// whose order the plan picks: [`model::part_first`]).
+/// A query flight: which probe kernel runs and which columns it reads, in its argument order,
+/// which is also the order it reads them in. Flight 4 lists lo_custkey before lo_partkey; its
+/// probe takes them in the plan's join order, so a plan that joins part first
+/// ([`QueryPlan::part_first`]) swaps them at the launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Flight {
     One,
@@ -98,6 +99,9 @@ impl Flight {
             _ => Flight::Four,
         }
     }
+
+    /// Where flight 4's keys start in [`Flight::columns`]: lo_custkey, then lo_partkey.
+    pub(crate) const FIRST_KEY: usize = 1;
 
     pub(crate) fn columns(self) -> &'static [FactCol] {
         use FactCol::*;
@@ -267,6 +271,12 @@ pub(crate) struct QueryPlan {
 pub(crate) const QUEUE_BELOW: f64 = 0.1;
 
 impl QueryPlan {
+    /// Whether flight 4 joins part before customer (its filter is the narrower one,
+    /// [`model::part_first`]): its probe then takes lo_partkey before lo_custkey.
+    pub(crate) fn part_first(&self) -> bool {
+        self.plan.fact.part_first != 0
+    }
+
     pub(crate) fn new(q: Query, data: &SsbData, layout: &TableLayout) -> QueryPlan {
         let p = q.params();
         let flight = Flight::of(q);

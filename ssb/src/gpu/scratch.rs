@@ -23,9 +23,15 @@ pub(crate) enum FactView<'a> {
 }
 
 /// A flight's compressed columns on the device: their descriptors ([`PackedCol`] per column,
-/// in [`Flight::columns`] order, passed to the probe by value) and the probe their kinds take,
-/// chosen once at upload.
+/// passed to the probe by value) and the probe their kinds take, chosen once at upload, for
+/// each order of the keys a plan may take ([`QueryPlan::part_first`]).
 pub(crate) struct PackedFlight {
+    /// In [`Flight::columns`] order, then (flight 4) with its key columns swapped.
+    orders: Vec<PackedOrder>,
+}
+
+/// A flight's compressed columns in one order, and the probes their kinds take.
+struct PackedOrder {
     cols: ByValue<PackedCols>,
     probe: PackedProbe,
     /// The probe for queries with a selective first test ([`QueryPlan::queued`]), where the
@@ -33,15 +39,8 @@ pub(crate) struct PackedFlight {
     queued: Option<PackedProbe>,
 }
 
-impl PackedFlight {
-    /// The descriptors `cols` of `flight`'s columns.
-    pub(crate) fn new(flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
-        if cols.len() > FLIGHT_COLS {
-            return Err(Error::invalid(format!(
-                "{} compressed columns for one probe; its kernels take at most {FLIGHT_COLS}",
-                cols.len()
-            )));
-        }
+impl PackedOrder {
+    fn new(flight: Flight, cols: &[PackedCol]) -> PackedOrder {
         let kinds: Vec<u32> = cols.iter().map(|c| c.kind).collect();
         // The probes specialized for these kinds, if any; else the one that reads them at
         // run time, which queues nothing.
@@ -51,24 +50,50 @@ impl PackedFlight {
             .map_or((any(flight), None), |s| (s.probe, Some(s.queued)));
         let mut descs = PackedCols::default();
         descs.cols[..cols.len()].copy_from_slice(cols);
-        Ok(PackedFlight {
+        PackedOrder {
             cols: ByValue(descs),
             probe,
             queued,
-        })
+        }
+    }
+}
+
+impl PackedFlight {
+    /// The descriptors `cols` of `flight`'s columns, in [`Flight::columns`] order.
+    pub(crate) fn new(flight: Flight, cols: &[PackedCol]) -> Result<PackedFlight> {
+        if cols.len() > FLIGHT_COLS {
+            return Err(Error::invalid(format!(
+                "{} compressed columns for one probe; its kernels take at most {FLIGHT_COLS}",
+                cols.len()
+            )));
+        }
+        let mut orders = vec![PackedOrder::new(flight, cols)];
+        if flight == Flight::Four {
+            let mut swapped = cols.to_vec();
+            swapped.swap(Flight::FIRST_KEY, Flight::FIRST_KEY + 1);
+            orders.push(PackedOrder::new(flight, &swapped));
+        }
+        Ok(PackedFlight { orders })
+    }
+
+    /// The columns in the plan's order.
+    fn order(&self, plan: &QueryPlan) -> &PackedOrder {
+        let i = usize::from(plan.part_first()).min(self.orders.len() - 1);
+        &self.orders[i]
     }
 
     /// The probe the plan takes over these columns.
     fn probe_for(&self, plan: &QueryPlan) -> PackedProbe {
-        match self.queued {
-            Some(queued) if self.queues(plan) => queued,
-            _ => self.probe,
+        let order = self.order(plan);
+        match order.queued {
+            Some(queued) if plan.queued => queued,
+            _ => order.probe,
         }
     }
 
     /// Whether the plan's probe queues its survivors across tiles (its `_QUEUED` form).
     fn queues(&self, plan: &QueryPlan) -> bool {
-        self.queued.is_some() && plan.queued
+        self.order(plan).queued.is_some() && plan.queued
     }
 
     /// Bytes of dynamic shared memory the plan's probe takes: its header table, and where it
@@ -383,20 +408,25 @@ impl Scratch {
                 unsafe { gpu.launch(&kq::SSB_FLIGHT3, cfg, args) }
             }
             (FactView::Plain(c), Flight::Four) => {
-                let cols = (&c[0], &c[1], &c[2], &c[3], &c[4], &c[5]);
-                let (c0, c1, c2, c3, c4, c5) = cols;
+                let (k, j) = (Flight::FIRST_KEY, Flight::FIRST_KEY + 1);
+                let (c1, c2) = if plan.part_first() {
+                    (&c[j], &c[k])
+                } else {
+                    (&c[k], &c[j])
+                };
+                let (c0, c3, c4, c5) = (&c[0], &c[3], &c[4], &c[5]);
                 let args = (c0, c1, c2, c3, c4, c5, &n, pay, bits, pl, sums, counts);
                 // SAFETY: as above.
                 unsafe { gpu.launch(&kq::SSB_FLIGHT4, cfg, args) }
             }
             (FactView::Packed(p), _) => match p.probe_for(plan) {
                 PackedProbe::One(spec) => {
-                    let args = (&p.cols, &n, pay, pl, sums, counts);
+                    let args = (&p.order(plan).cols, &n, pay, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
                     unsafe { gpu.launch(spec, cfg, args) }
                 }
                 PackedProbe::Other(spec) => {
-                    let args = (&p.cols, &n, pay, bits, pl, sums, counts);
+                    let args = (&p.order(plan).cols, &n, pay, bits, pl, sums, counts);
                     // SAFETY: as above; the kernel's kinds are the columns'.
                     unsafe { gpu.launch(spec, cfg, args) }
                 }
