@@ -502,11 +502,9 @@ mod device {
             let part = join_of(plan, PART, payload, &groups);
             let customer = join_of(plan, CUSTOMER, payload, &groups);
             let date = join_of(plan, DATE, payload, &groups);
-            let (joined, other) = if (*plan).fact.part_first != 0 {
-                (part, customer)
-            } else {
-                (customer, part)
-            };
+            // Each arm below names its join's table: selecting the (table, part) pairs as
+            // values instead made the plain probe slower (docs/perf-log.md).
+            let part_first = (*plan).fact.part_first != 0;
             // By row, after the walk's join: the other, the date's join, the revenue and the
             // supply cost.
             let tail = #[inline(always)]
@@ -516,7 +514,12 @@ mod device {
                 // Only the value columns are placed: placing the joins' too spills.
                 let rev = lo_revenue.place_rows(rows, live);
                 let cost = lo_supplycost.place_rows(rows, live);
-                join_rows::<_, NT, IPT>(Queued(second_key), at, &mut flags, other, &mut group);
+                let second = Queued(second_key);
+                if part_first {
+                    join_rows::<_, NT, IPT>(second, at, &mut flags, customer, &mut group);
+                } else {
+                    join_rows::<_, NT, IPT>(second, at, &mut flags, part, &mut group);
+                }
                 join_rows::<_, NT, IPT>(Queued(lo_orderdate), at, &mut flags, date, &mut group);
                 let revenue = lo_revenue.gather_placed(&rev, rows, &flags);
                 let supplycost = lo_supplycost.gather_placed(&cost, rows, &flags);
@@ -538,7 +541,11 @@ mod device {
                     group_by_supplier::<C, NT, IPT>(
                         first, supplier, at, codes, &mut flags, g.0, g.1,
                     );
-                    join_rows::<C, NT, IPT>(first_key, at, &mut flags, joined, &mut group);
+                    if part_first {
+                        join_rows::<C, NT, IPT>(first_key, at, &mut flags, part, &mut group);
+                    } else {
+                        join_rows::<C, NT, IPT>(first_key, at, &mut flags, customer, &mut group);
+                    }
                     then_tail::<C>((sh.tail, &mut held), at, &group, &flags, tail);
                 },
             );
