@@ -30,9 +30,9 @@ unsafe fn add_wide(sums: Shared<u64>, i: usize, v: u64) {
     }
 }
 
-/// A dimension's part of a group slot: `(value - min) * stride`. A value, not the dimension's
-/// index, so that a probe that picks a dimension at run time (flight 4's join order) selects
-/// two words instead of indexing the layout's arrays, which would put them in local memory.
+/// A dimension's part of a group slot: `(value - min) * stride`, carried beside the dimension's
+/// table in a probe's join, so that the join needs neither the group table nor the dimension's
+/// index.
 #[derive(Clone, Copy)]
 pub struct GroupPart {
     min: u32,

@@ -502,8 +502,8 @@ mod device {
             let part = join_of(plan, PART, payload, &groups);
             let customer = join_of(plan, CUSTOMER, payload, &groups);
             let date = join_of(plan, DATE, payload, &groups);
-            // Each arm below names its join's table: selecting the (table, part) pairs as
-            // values instead made the plain probe slower (docs/perf-log.md).
+            // Each arm below names its join's table: a (table, part) pair selected as a value
+            // costs the plain probe time (docs/perf-log.md).
             let part_first = (*plan).fact.part_first != 0;
             // By row, after the walk's join: the other, the date's join, the revenue and the
             // supply cost.
