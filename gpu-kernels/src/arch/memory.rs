@@ -105,6 +105,18 @@ pub unsafe fn load_if<T: Copy>(live: bool, p: *const T) -> T {
     }
 }
 
+/// Brings the line holding global address `p` into L2 when `live`, without waiting for it
+/// (`@p prefetch.global.L2`): a hint, which never faults.
+#[inline(always)]
+pub fn prefetch_l2_if(live: bool, p: *const u32) {
+    // SAFETY: a prefetch reads nothing into registers and never faults.
+    unsafe {
+        asm!("{{ .reg .pred %lp; setp.ne.u32 %lp, {c}, 0; @%lp prefetch.global.L2 [{a}]; }}",
+            c = in(reg32) live as u32, a = in(reg64) p,
+            options(readonly, nostack, preserves_flags));
+    }
+}
+
 /// `*p` when `live`, else 0, as [`load_if`] but through the read-only global path
 /// (`@p ld.global.nc`): for data that no thread writes during the kernel, reached through an
 /// address the compiler cannot place in global memory (one read from shared memory, say),

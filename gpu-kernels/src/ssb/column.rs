@@ -33,7 +33,7 @@
 use crate::arch::{
     Shared, block_idx, funnel_shr, grid_dim, lane_id, load_global_nc_if_u32,
     load_global_nc_if_v4_u32, load_global_nc_v2_u32, load_if, load_shared_v4_u32, low_mask,
-    select_u32, store_shared_v4_u32, sync_warp, thread_idx,
+    prefetch_l2_if, select_u32, store_shared_v4_u32, sync_warp, thread_idx,
 };
 use crate::block::{Tile, block_load_as};
 use crate::compress::format::{
@@ -43,7 +43,7 @@ use crate::ssb::plan::{
     FLIGHT_COLS, HEAD_ENTRY_WORDS, INDEX_WORDS, PackedCol, PackedCols, WARP_BLOCKS, column,
 };
 #[cfg(doc)]
-use crate::ssb::plan::{MAX_PROBE_ROWS, head_table_bytes};
+use crate::ssb::plan::{FOR_PAD_WORDS, MAX_PROBE_ROWS, head_table_bytes};
 
 /// Rows of a thread's run in a tile (`Tile::<i32, NT, IPT>::V`): 32 lanes x 4 rows is one
 /// GPU-FOR block, so a warp's part of a tile is `IPT / 4` whole blocks.
@@ -73,11 +73,14 @@ pub trait FactColumn: Copy {
     /// Calls `f(start, valid, rows)` for every tile of `NT * IPT` rows of the `n` this block
     /// owns (tiles `block, block + grid, ...`), `rows` the tile of `cols[0]` in `block_load`'s
     /// places (`Tile::<i32, NT, IPT>::offset`; 0 past `valid`); `cols` are the probe's
-    /// columns, which [`FactColumn::gather`] then reads at the tile's rows.
+    /// columns, which [`FactColumn::gather`] then reads at the tile's rows. A compressed walk
+    /// brings the next tile's GPU-FOR blocks of `cols[1..=AHEAD]` into L2 while `f` works on
+    /// the current tile: for the columns `f` reads at most rows of, whose values' words it
+    /// then finds there.
     ///
     /// # Safety
     /// The columns hold `n` rows (plain ones 16-byte aligned).
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize, const AHEAD: usize>(
         cols: &[Self; K],
         n: usize,
         f: impl FnMut(usize, usize, &[i32; IPT]),
@@ -97,7 +100,7 @@ pub trait FactColumn: Copy {
         f: impl FnMut(usize, usize, &[i32; IPT]),
     ) {
         // SAFETY: forwarded.
-        unsafe { Self::for_each_tile::<NT, IPT, 1>(&[self], n, f) }
+        unsafe { Self::for_each_tile::<NT, IPT, 1, 0>(&[self], n, f) }
     }
 
     /// Rows `start + offsets[s]` where `live[s]` (0 elsewhere) of the tile at `start`, from
@@ -148,7 +151,12 @@ pub trait FactColumn: Copy {
 
 impl FactColumn for *const i32 {
     #[inline(always)]
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+    unsafe fn for_each_tile<
+        const NT: usize,
+        const IPT: usize,
+        const K: usize,
+        const AHEAD: usize,
+    >(
         cols: &[Self; K],
         n: usize,
         f: impl FnMut(usize, usize, &[i32; IPT]),
@@ -208,7 +216,12 @@ impl<C: FactColumn> FactColumn for Queued<C> {
     const READ_AHEAD: bool = C::READ_AHEAD;
 
     #[inline(always)]
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+    unsafe fn for_each_tile<
+        const NT: usize,
+        const IPT: usize,
+        const K: usize,
+        const AHEAD: usize,
+    >(
         cols: &[Self; K],
         n: usize,
         f: impl FnMut(usize, usize, &[i32; IPT]),
@@ -539,7 +552,7 @@ impl<const KINDS: u32> Packed<KINDS> {
             core::cmp::Ordering::Greater => 0,
         };
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
-        let fill = HeadFill::new::<NT, IPT, 1>(&[self], n32);
+        let fill = HeadFill::new::<NT, IPT, 1, 0>(&[self], n32);
         // SAFETY (each fill and fetch): the heads of the tile whose entries are filled, and its
         // words read from those entries.
         unsafe {
@@ -662,6 +675,8 @@ struct HeadFill<const KINDS: u32> {
     col: Packed<KINDS>,
     /// Whether the lane fills entries: its column is one of the walk's and GPU-FOR.
     mine: bool,
+    /// Whether the lane also brings its line of its block into L2 a tile ahead.
+    ahead: bool,
     /// The tile offset of the lane's block.
     block_row: u32,
     /// The lane's first miniblock and how many it fills.
@@ -675,9 +690,9 @@ struct HeadFill<const KINDS: u32> {
 
 impl<const KINDS: u32> HeadFill<KINDS> {
     /// The lane's share for a walk of `K` columns from `first`, in tiles of `NT * IPT` of `n`
-    /// rows.
+    /// rows, which brings the blocks of columns `1..=AHEAD` into L2 a tile ahead.
     #[inline(always)]
-    fn new<const NT: usize, const IPT: usize, const K: usize>(
+    fn new<const NT: usize, const IPT: usize, const K: usize, const AHEAD: usize>(
         cols: &[Packed<KINDS>; K],
         n: u32,
     ) -> Self {
@@ -694,16 +709,20 @@ impl<const KINDS: u32> HeadFill<KINDS> {
         // The lane's column among the GPU-FOR ones (the others' lanes fill nothing), by a
         // select per such column: where the kinds are fixed, a walk with one GPU-FOR column
         // keeps its fields as constants of the launch, not in registers.
-        let (mut col, mut mine) = (cols[K - 1], false);
+        let (mut col, mut mine, mut pf) = (cols[K - 1], false, false);
         for (i, &other) in cols.iter().enumerate() {
             if other.kind() == column::GPU_FOR && c == i {
-                (col, mine) = (other, true);
+                // `pf` a constant per column: equal to `mine` where every GPU-FOR column of
+                // the walk is brought ahead, it takes no register of its own.
+                (col, mine, pf) = (other, true, (1..=AHEAD).contains(&i));
             }
         }
         let tile_rows = (NT * IPT) as u32;
         HeadFill {
             col,
             mine,
+            // A line a lane: four lines cover a block of up to 384 bytes wherever it starts.
+            ahead: pf && per_lane == 1,
             block_row: (g * NT * RUN + thread_idx() / 32 * 32 * RUN) as u32,
             first: part * per_lane,
             per_lane,
@@ -744,6 +763,17 @@ impl<const KINDS: u32> HeadFill<KINDS> {
                 load_global_nc_if_u32(live, block),
             )
         }
+    }
+
+    /// Brings the lane's line of its block of `tile`, which starts at word `s`, into L2: line
+    /// `part` from the one holding the start. The blocks of a tile lie side by side, so a line
+    /// past a block's end holds the next one's words, and [`FOR_PAD_WORDS`] past the column's
+    /// last block keep every line within its allocation.
+    #[inline(always)]
+    fn prefetch(self, tile: u32, s: u32) {
+        let block = self.col.data().wrapping_add(s as usize) as usize;
+        let line = (block & !127) + self.first * 128;
+        prefetch_l2_if(self.ahead && self.live(tile), line as *const u32);
     }
 
     /// Writes the lane's entries of the tile whose headers the warp's lanes hold, between two
@@ -803,7 +833,12 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
     const READ_AHEAD: bool = true;
 
     #[inline(always)]
-    unsafe fn for_each_tile<const NT: usize, const IPT: usize, const K: usize>(
+    unsafe fn for_each_tile<
+        const NT: usize,
+        const IPT: usize,
+        const K: usize,
+        const AHEAD: usize,
+    >(
         cols: &[Self; K],
         n: usize,
         mut f: impl FnMut(usize, usize, &[i32; IPT]),
@@ -850,7 +885,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
         let tile_rows = (NT * IPT) as u32;
         let n32 = n as u32;
         let (grid, mut tile) = (grid_dim() as u32, block_idx() as u32);
-        let fill = HeadFill::new::<NT, IPT, K>(cols, n32);
+        let fill = HeadFill::new::<NT, IPT, K, AHEAD>(cols, n32);
         let mut head = fill.head(tile, fill.start(tile));
         let mut next_start = fill.start(tile + grid);
         // An NSF2 first column's next full tile is in flight, raw, as a plain one's is.
@@ -867,6 +902,11 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
             // In flight during this tile: the next tile's headers (their starts came during
             // the last one) and the block starts of the tile after it.
             let next_head = fill.head(next, next_start);
+            // Said outright: an asm statement stays, with its address's registers, even where
+            // its predicate is known false.
+            if AHEAD > 0 {
+                fill.prefetch(next, next_start);
+            }
             next_start = fill.start(next + grid);
             // SAFETY: this tile's headers, read by the lanes that fill its entries.
             unsafe { fill.fill::<NT>(head) };
@@ -915,7 +955,7 @@ impl<const KINDS: u32> FactColumn for Packed<KINDS> {
             // SAFETY: forwarded.
             column::GPU_FOR => unsafe { self.for_each_for_tile_ahead::<NT, IPT>(n, f) },
             // SAFETY: forwarded.
-            _ => unsafe { Self::for_each_tile::<NT, IPT, 1>(&[self], n, f) },
+            _ => unsafe { Self::for_each_tile::<NT, IPT, 1, 0>(&[self], n, f) },
         }
     }
 

@@ -493,7 +493,8 @@ pub const FLIGHT_COLS: usize = 6;
 pub struct PackedCol {
     /// Device address of the values (PLAIN, NSF) or of the GPU-FOR blocks; GPU-FOR data is
     /// followed by [`FOR_PAD_WORDS`] readable words (a value reads, and masks, the two words
-    /// from its place, which for the column's last block may lie past its data).
+    /// from its place, and a walk brings lines from its block's into L2, which for the
+    /// column's last block may lie past its data).
     pub data: u64,
     /// Device address of the GPU-FOR block index (0 for the other kinds): per block,
     /// [`INDEX_WORDS`] words, its start (as in the format's block starts, a word offset into
@@ -533,8 +534,10 @@ pub struct PackedCols {
 /// start, widths word, reference and a zero, one 16-byte load.
 pub const INDEX_WORDS: usize = 4;
 
-/// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]).
-pub const FOR_PAD_WORDS: usize = 2;
+/// Words the host allocates past a GPU-FOR query column's data ([`PackedCol::data`]): a
+/// value reads two words from its place, and a walk brings the four 128-byte lines from the
+/// one holding a block's start into L2.
+pub const FOR_PAD_WORDS: usize = 128;
 
 /// Most lineorder rows one probe launch takes (its `n`): the compressed probes count tiles
 /// and rows in 32 bits and look two grids of tiles past the last, which this leaves room for

@@ -158,7 +158,9 @@ mod device {
             };
             let mut carried = 0u32;
             let cols = [lo_orderdate, lo_discount, lo_quantity, lo_extendedprice];
-            C::for_each_tile::<NT, IPT, 4>(
+            // None of the later columns brought into L2 ahead: lo_extendedprice is read at one
+            // row in 50, whose sectors those of its blocks would multiply.
+            C::for_each_tile::<NT, IPT, 4, 0>(
                 &cols,
                 n,
                 #[inline(always)]
@@ -217,7 +219,9 @@ mod device {
     /// packed per warp into `survivors`, each with its supplier's code when the filter is the
     /// code map, and `f(start, offsets, codes, live)` runs over them, [`S`] per lane and round
     /// (rows `start + offsets[s]` where `live[s]`; with `start` 0 where `C` queues them across
-    /// tiles in `carry`).
+    /// tiles in `carry`). `AHEAD` (0 or 1): whether a compressed walk brings the joined key's
+    /// next tile into L2 ([`FactColumn::for_each_tile`]): a filter that keeps a row in 5 reads
+    /// most of its sectors, and the rounds then wait on L2 for them, not on DRAM.
     ///
     /// # Safety
     /// The columns hold `n` rows; `survivors` holds `compact_slots(NT, IPT)` entries, `carry`
@@ -228,6 +232,7 @@ mod device {
         const NT: usize,
         const IPT: usize,
         const K: usize,
+        const AHEAD: usize,
     >(
         n: usize,
         cols: &[C; K],
@@ -238,7 +243,7 @@ mod device {
         let mut carried = 0u32;
         // SAFETY: forwarded contracts; every thread of the block gets to each tile.
         unsafe {
-            C::for_each_tile::<NT, IPT, K>(
+            C::for_each_tile::<NT, IPT, K, AHEAD>(
                 cols,
                 n,
                 #[inline(always)]
@@ -393,7 +398,9 @@ mod device {
             // By row, after the part join.
             let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
             let mut held = 0u32;
-            for_each_supplier_survivor::<C, NT, IPT, _>(
+            // lo_partkey not brought into L2 ahead: flight 2's probe lost 7-8% with it, where
+            // flights 3 and 4 gained 3-4% (the perf log, 2026-12-07, thirteenth session).
+            for_each_supplier_survivor::<C, NT, IPT, _, 0>(
                 n,
                 &[lo_suppkey, lo_partkey],
                 supplier,
@@ -442,7 +449,7 @@ mod device {
             // By row, after the customer join.
             let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
             let mut held = 0u32;
-            for_each_supplier_survivor::<C, NT, IPT, _>(
+            for_each_supplier_survivor::<C, NT, IPT, _, 1>(
                 n,
                 &[lo_suppkey, lo_custkey],
                 first,
@@ -528,7 +535,7 @@ mod device {
                 });
             };
             let mut held = 0u32;
-            for_each_supplier_survivor::<C, NT, IPT, _>(
+            for_each_supplier_survivor::<C, NT, IPT, _, 1>(
                 n,
                 &[lo_suppkey, first_key],
                 first,

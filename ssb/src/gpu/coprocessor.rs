@@ -446,8 +446,8 @@ impl Packed {
         let mut sets: [ChunkSet; 2] = [Vec::new(), Vec::new()];
         for col in &cols {
             let most = |a: usize| col.ranges.iter().map(|r| r[a].len()).max().unwrap_or(0);
-            // GPU-FOR: words past a chunk's blocks, which its last block's values read
-            // (`PackedCol`).
+            // GPU-FOR: words past a chunk's blocks, which its last block's values read and a
+            // walk brings into L2 (`PackedCol`).
             let pad = if col.kind == column::GPU_FOR {
                 P::FOR_PAD_WORDS
             } else {

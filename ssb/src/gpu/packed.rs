@@ -208,7 +208,8 @@ fn upload(
         Ok(ptr)
     };
     let data = if p.kind == column::GPU_FOR {
-        // Words past the blocks, which the last block's values read (`PackedCol`).
+        // Words past the blocks, which the last block's values read and a walk brings into
+        // L2 (`PackedCol`).
         let mut padded = Vec::with_capacity(p.data.len() + FOR_PAD_WORDS);
         padded.extend_from_slice(p.data);
         padded.extend([0; FOR_PAD_WORDS]);
