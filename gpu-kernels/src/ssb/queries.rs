@@ -413,8 +413,8 @@ mod device {
             // By row, after the part join.
             let tail = revenue_by_date::<C, NT, IPT>(lo_orderdate, lo_revenue, date, &groups);
             let mut held = 0u32;
-            // lo_partkey not brought into L2 ahead: flight 2's probe lost 7-8% with it, where
-            // flights 3 and 4 gained 3-4% (the perf log, 2026-12-07, thirteenth session).
+            // lo_partkey not brought into L2 ahead: measured slower here, where flights 3 and
+            // 4 gain from it (docs/perf-log.md); why is not known yet.
             for_each_supplier_survivor::<C, NT, IPT, _, 0>(
                 n,
                 &[lo_suppkey, lo_partkey],
