@@ -145,20 +145,13 @@ mod device {
                 // passes the discount test anyway, and the round's chain then waits on one
                 // value load before lo_extendedprice's, not two. Queued rounds (a month or a
                 // week) keep the test first: their rows are sparse, and their time the walk's.
-                let early = C::READ_AHEAD && !C::QUEUED;
-                let qty = if early {
-                    lo_quantity.gather::<NT, IPT, S>(start, offsets, live)
-                } else {
-                    [0; S]
-                };
+                let early = (C::READ_AHEAD && !C::QUEUED)
+                    .then(|| lo_quantity.gather::<NT, IPT, S>(start, offsets, live));
                 for s in 0..S {
                     flags[s] &= discount.matches(disc[s]);
                 }
-                let qty = if early {
-                    qty
-                } else {
-                    lo_quantity.gather::<NT, IPT, S>(start, offsets, &flags)
-                };
+                let qty = early
+                    .unwrap_or_else(|| lo_quantity.gather::<NT, IPT, S>(start, offsets, &flags));
                 for s in 0..S {
                     flags[s] &= quantity.matches(qty[s]);
                 }
