@@ -1,7 +1,7 @@
 //! `cargo xtask build-ptx [--arch sm_80|sm_90] [--check]` and `cargo xtask bench <suite>`.
 //!
 //! This program is also the PTX linker: rustc calls it back with `TESSERA_PTX_LINK` set.
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 
 use clap::{Parser, Subcommand};
@@ -48,8 +48,13 @@ enum Cmd {
     },
 }
 
+/// The checkout this xtask runs for. `cargo run` sets `CARGO_MANIFEST_DIR` when it runs the
+/// binary too, and that one names this run's checkout: a binary that cargo reuses from a
+/// `CARGO_TARGET_DIR` shared by several checkouts (kernel variants) was compiled in any of
+/// them, and `env!` names that one.
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    std::env::var_os("CARGO_MANIFEST_DIR")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")), PathBuf::from)
         .parent()
         .expect("xtask lives in the workspace")
         .to_path_buf()
