@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Kernel variants timed against each other in one device call (development only; README,
+# "Kernel variants"). A variant is a patch of the kernel crate that keeps every kernel's
+# parameters, so one host built with the `dev-module` feature runs them all, each loading its
+# cubin from TESSERA_DEV_MODULE, and every `ssb run` compares it with the plain engine of the
+# same process.
+#
+# Here (no GPU needed; 10-20 minutes on 2 cores from a cold target/):
+#   scripts/variants.sh kit base d2=docs/variants/nsf2-depth2.patch [NAME=PATCH ...]
+#     The first NAME, without a patch, is the working tree as it is; each NAME=PATCH is HEAD
+#     with PATCH applied. Writes target/variants/kit:
+#     the host, one cubin per variant (xz), run.sh; prints each variant's SSB probes whose
+#     registers or spills differ from the first one's.
+# There (the device, carry ["target/variants/kit"]):
+#   DEADLINE=400 bash target/variants/kit/run.sh [NAME ...]
+#     Generates SF 20 (SF=...) with its compressed columns, then alternates `ssb run
+#     --compressed --repeat 10` over the variants until DEADLINE seconds have passed; the
+#     reports land in $OUT/res.
+# Here again:
+#   python3 scripts/variants_report.py DIR/res
+set -euo pipefail
+root=$(git rev-parse --show-toplevel)
+cd "$root"
+kit=target/variants/kit
+work=target/variants
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+ssb_table() { grep -E '^ *ssb_flight' "$1" | awk '{print $1, $2, $3}' | sort; }
+
+case ${1:-} in
+kit)
+  shift
+  [ $# -ge 1 ] || usage
+  [[ $1 != *=* ]] || { echo "the first variant is the working tree: a name without a patch" >&2; exit 2; }
+  rm -rf "$kit" && mkdir -p "$kit" "$work/logs"
+  base=""
+  for spec in "$@"; do
+    name=${spec%%=*}
+    [[ $name =~ ^[A-Za-z0-9_.-]+$ ]] || { echo "variant name '$name': use letters, digits, . _ -" >&2; exit 2; }
+    log=$work/logs/$name.log
+    if [[ $spec != *=* ]]; then
+      [ -z "$base" ] || { echo "only one variant may be the working tree ('$base' is)" >&2; exit 2; }
+      base=$name
+      echo "== $name: the working tree"
+      cargo xtask build-ptx --arch sm_90 --check --cubin "$kit/$name.cubin" > "$log" 2>&1 \
+        || { tail -20 "$log"; exit 1; }
+    else
+      patch=$(realpath "${spec#*=}")
+      src=$work/src/$name
+      echo "== $name: $patch"
+      git worktree remove --force "$src" 2>/dev/null || rm -rf "$src"
+      git worktree prune
+      git worktree add --quiet --detach "$src" HEAD
+      git -C "$src" apply "$patch"
+      # ptxas from the checkout's cache, which the first variant's build filled.
+      ptxas=${PTXAS:-$root/target/cuda-tools/nvidia/cu13/bin/ptxas}
+      (cd "$src" && PTXAS=$ptxas CARGO_TARGET_DIR=$root/$work/target \
+        cargo xtask build-ptx --arch sm_90 --check --cubin "$root/$kit/$name.cubin") > "$log" 2>&1 \
+        || { tail -20 "$log"; exit 1; }
+      git worktree remove --force "$src"
+    fi
+    grep -E 'spill registers|calls:' "$log" | sed 's/^/   /'
+  done
+  first=${1%%=*}
+  for spec in "${@:2}"; do
+    name=${spec%%=*}
+    echo "== $name against $first: ssb kernels whose registers or spill bytes differ"
+    { diff <(ssb_table "$work/logs/$first.log") <(ssb_table "$work/logs/$name.log") || true; } |
+      grep '^[<>]' || echo "   none"
+  done
+  echo "== the dev-module host"
+  # Absolute: the host's build script builds the PTX there too, from another directory.
+  TESSERA_CUBIN=0 CARGO_TARGET_DIR=$root/$work/host cargo build --release --features dev-module \
+    --bin tessera > "$work/logs/host.log" 2>&1 || { tail -20 "$work/logs/host.log"; exit 1; }
+  cp "$work/host/release/tessera" "$kit/tessera"
+  strip --strip-debug "$kit/tessera"
+  # The binary and the cubins are mostly embedded PTX and kernel code: a large window packs them.
+  xz -T2 --lzma2=preset=1,dict=256MiB "$kit"/*
+  cp scripts/variants-run.sh "$kit/run.sh"
+  echo "kit: $(du -sh "$kit" | cut -f1) in $kit (variants: $(for s in "$@"; do printf '%s ' "${s%%=*}"; done))"
+  ;;
+*) usage ;;
+esac
