@@ -5,7 +5,7 @@
 # cubin from TESSERA_DEV_MODULE, and every `ssb run` compares it with the plain engine of the
 # same process.
 #
-# Here (no GPU needed; 10-20 minutes on 2 cores from a cold target/):
+# Here (no GPU needed; about 25 minutes on 2 cores from a cold target/, 17 warm):
 #   scripts/variants.sh kit base d2=docs/variants/nsf2-depth2.patch [NAME=PATCH ...]
 #     The first NAME, without a patch, is the working tree as it is; each NAME=PATCH is HEAD
 #     with PATCH applied. Writes target/variants/kit:
