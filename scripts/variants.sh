@@ -8,14 +8,16 @@
 # Here (no GPU needed; about 25 minutes on 2 cores from a cold target/, 17 warm):
 #   scripts/variants.sh kit base d2=docs/variants/nsf2-depth2.patch [NAME=PATCH ...]
 #     The first NAME, without a patch, is the working tree as it is; each NAME=PATCH is HEAD
-#     with PATCH applied. Writes target/variants/kit:
-#     the host, one cubin per variant (xz), run.sh; prints each variant's SSB probes whose
-#     registers or spills differ from the first one's.
+#     with PATCH applied. Writes target/variants/kit: the host, one cubin per variant, the SSB
+#     GPU tests (xz), run.sh, check.sh; prints each variant's SSB probes whose registers or
+#     spills differ from the first one's.
 # There (the device, carry ["target/variants/kit"]):
 #   DEADLINE=400 bash target/variants/kit/run.sh [NAME ...]
 #     Generates SF 20 (SF=...) with its compressed columns, then alternates `ssb run
 #     --compressed --repeat 10` over the variants until DEADLINE seconds have passed; the
 #     reports land in $OUT/res.
+#   bash target/variants/kit/check.sh NAME
+#     The winner's SSB GPU tests and compute-sanitizer under its cubin, before it lands.
 # Here again:
 #   python3 scripts/variants_report.py DIR/res
 set -euo pipefail
@@ -74,10 +76,20 @@ kit)
   TESSERA_CUBIN=0 CARGO_TARGET_DIR=$root/$work/host cargo build --release --features dev-module \
     --bin tessera > "$work/logs/host.log" 2>&1 || { tail -20 "$work/logs/host.log"; exit 1; }
   cp "$work/host/release/tessera" "$kit/tessera"
-  strip --strip-debug "$kit/tessera"
+  echo "== the dev-module ssb_gpu tests"
+  exe=$(TESSERA_CUBIN=0 CARGO_TARGET_DIR=$root/$work/host cargo test --release --features dev-module \
+    --test ssb_gpu --no-run --message-format=json 2> "$work/logs/ssb_gpu.log" |
+    python3 -c 'import json, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "ssb_gpu":
+        print(m["executable"])') || { tail -20 "$work/logs/ssb_gpu.log"; exit 1; }
+  cp "$exe" "$kit/ssb_gpu"
+  strip --strip-debug "$kit/tessera" "$kit/ssb_gpu"
   # The binary and the cubins are mostly embedded PTX and kernel code: a large window packs them.
   xz -T2 --lzma2=preset=1,dict=256MiB "$kit"/*
   cp scripts/variants-run.sh "$kit/run.sh"
+  cp scripts/variants-check.sh "$kit/check.sh"
   echo "kit: $(du -sh "$kit" | cut -f1) in $kit (variants: $(for s in "$@"; do printf '%s ' "${s%%=*}"; done))"
   ;;
 *) usage ;;
