@@ -55,9 +55,10 @@ kit)
       git worktree prune
       git worktree add --quiet --detach "$src" HEAD
       git -C "$src" apply "$patch"
-      # ptxas from the checkout's cache, which the first variant's build filled.
-      ptxas=${PTXAS:-$root/target/cuda-tools/nvidia/cu13/bin/ptxas}
-      (cd "$src" && PTXAS=$ptxas CARGO_TARGET_DIR=$root/$work/target \
+      # The checkout's fetched ptxas (the first variant's build filled the cache) serves every
+      # worktree: the xtask looks under the workspace's own target/.
+      mkdir -p "$src/target" && ln -sfn "$root/target/cuda-tools" "$src/target/cuda-tools"
+      (cd "$src" && CARGO_TARGET_DIR=$root/$work/target \
         cargo xtask build-ptx --arch sm_90 --check --cubin "$root/$kit/$name.cubin") > "$log" 2>&1 \
         || { tail -20 "$log"; exit 1; }
       git worktree remove --force "$src"
