@@ -28,7 +28,8 @@ work=target/variants
 
 usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
-ssb_table() { grep -E '^ *ssb_flight' "$1" | awk '{print $1, $2, $3}' | sort; }
+# name, registers, spill bytes, stack frame bytes
+ssb_table() { grep -E '^ *ssb_flight' "$1" | awk '{print $1, $2, $3, $4}' | sort; }
 
 case ${1:-} in
 kit)
@@ -63,12 +64,12 @@ kit)
         || { tail -20 "$log"; exit 1; }
       git worktree remove --force "$src"
     fi
-    grep -E 'spill registers|calls:' "$log" | sed 's/^/   /'
+    grep -E 'spill registers|stack frame|calls:' "$log" | sed 's/^/   /'
   done
   first=${1%%=*}
   for spec in "${@:2}"; do
     name=${spec%%=*}
-    echo "== $name against $first: ssb kernels whose registers or spill bytes differ"
+    echo "== $name against $first: ssb kernels whose registers, spills or stack frame differ"
     { diff <(ssb_table "$work/logs/$first.log") <(ssb_table "$work/logs/$name.log") || true; } |
       grep '^[<>]' || echo "   none"
   done

@@ -58,7 +58,9 @@ fn ptxas(root: &Path) -> Result<PathBuf, String> {
 }
 
 /// Assembles `ptx` for sm_90 (into `cubin` when given) and prints one line per kernel:
-/// registers, spills, shared memory.
+/// registers, spills, stack frame, shared memory. The stack frame counts apart from spills: a
+/// local array that ptxas cannot keep in registers (one indexed at run time, say) lives there,
+/// in local memory, without a spill.
 pub fn check(root: &Path, ptx: &Path, cubin: Option<&Path>) -> Result<(), String> {
     let bin = ptxas(root)?;
     let out = Command::new(&bin)
@@ -74,13 +76,15 @@ pub fn check(root: &Path, ptx: &Path, cubin: Option<&Path>) -> Result<(), String
     let mut table = comfy_table::Table::new();
     table
         .load_style(comfy_table::presets::NOTHING)
-        .set_header(["kernel", "regs", "spill B", "smem B"]);
-    let (mut kernel, mut spills, mut spilling) = (String::new(), 0u64, 0usize);
+        .set_header(["kernel", "regs", "spill B", "stack B", "smem B"]);
+    let (mut kernel, mut spills, mut stack) = (String::new(), 0u64, 0u64);
+    let (mut spilling, mut stacking) = (0usize, 0usize);
     for line in log.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             kernel = rest.split('\'').next().unwrap_or("").to_string();
         } else if line.contains("spill stores") {
             spills = field_sum(line, "spill");
+            stack = field_sum(line, "stack frame");
         } else if let Some(rest) = line.split("Used ").nth(1) {
             let regs = rest.split_whitespace().next().unwrap_or("?");
             let smem = field_sum(rest, "smem");
@@ -88,12 +92,15 @@ pub fn check(root: &Path, ptx: &Path, cubin: Option<&Path>) -> Result<(), String
                 kernel.clone(),
                 regs.into(),
                 spills.to_string(),
+                stack.to_string(),
                 smem.to_string(),
             ]);
             spilling += (spills > 0) as usize;
+            stacking += (stack > 0) as usize;
+            (spills, stack) = (0, 0);
         }
     }
-    for c in 1..4 {
+    for c in 1..5 {
         if let Some(col) = table.column_mut(c) {
             col.set_cell_alignment(comfy_table::CellAlignment::Right);
         }
@@ -101,6 +108,9 @@ pub fn check(root: &Path, ptx: &Path, cubin: Option<&Path>) -> Result<(), String
     println!("{table}");
     if spilling > 0 {
         println!("  note: {spilling} kernels spill registers");
+    }
+    if stacking > 0 {
+        println!("  note: {stacking} kernels keep a stack frame in local memory");
     }
     Ok(())
 }
