@@ -6,7 +6,7 @@
 # same process.
 #
 # Here (no GPU needed; about 25 minutes on 2 cores from a cold target/, 17 warm):
-#   scripts/variants.sh kit base d2=docs/variants/nsf2-depth2.patch [NAME=PATCH ...]
+#   scripts/variants.sh kit base pair=docs/variants/nsf2-pair.patch [NAME=PATCH ...]
 #     The first NAME, without a patch, is the working tree as it is; each NAME=PATCH is HEAD
 #     with PATCH applied. Writes target/variants/kit: the host, one cubin per variant, the SSB
 #     GPU tests (xz), run.sh, check.sh; prints each variant's SSB probes whose registers or
