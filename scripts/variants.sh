@@ -9,8 +9,8 @@
 #   scripts/variants.sh kit base pair=docs/variants/nsf2-pair.patch [NAME=PATCH ...]
 #     The first NAME, without a patch, is the working tree as it is; each NAME=PATCH is HEAD
 #     with PATCH applied. Writes target/variants/kit: the host, one cubin per variant, the SSB
-#     GPU tests (xz), run.sh, check.sh; prints each variant's SSB probes whose registers or
-#     spills differ from the first one's.
+#     GPU tests (xz), run.sh, check.sh; prints each variant's SSB probes whose registers,
+#     spills or stack frame differ from the first one's.
 # There (the device, carry ["target/variants/kit"]):
 #   DEADLINE=400 bash target/variants/kit/run.sh [NAME ...]
 #     Generates SF 20 (SF=...) with its compressed columns, then alternates `ssb run
