@@ -18,6 +18,10 @@
 #     reports land in $OUT/res.
 #   bash target/variants/kit/check.sh NAME
 #     The winner's SSB GPU tests and compute-sanitizer under its cubin, before it lands.
+#   All in one call, the report printed there (only a few files under $OUT come back):
+#     k=target/variants/kit; DEADLINE=360 bash $k/run.sh | tail -30
+#     python3 scripts/variants_report.py $OUT/res
+#     w=$(python3 scripts/variants_report.py --pick base $OUT/res); [ -z "$w" ] || bash $k/check.sh $w
 # Here again:
 #   python3 scripts/variants_report.py DIR/res
 set -euo pipefail

@@ -1,7 +1,14 @@
 #!/usr/bin/env python3
 """Summarizes a scripts/variants-run.sh result directory: per variant, the geometric mean of
 compressed over plain for each run and their median; per query, the medians of the plain
-time, the compressed time and their ratio (plain: that variant's own processes)."""
+time, the compressed time and their ratio (plain: that variant's own processes).
+
+    python3 scripts/variants_report.py DIR/res
+    python3 scripts/variants_report.py --pick BASE DIR/res
+
+With --pick, prints only the name of the variant whose median ratio is the lowest, if that
+is not BASE's and beats it (nothing otherwise): the one the device half's check.sh then
+tests, in the same call."""
 import glob
 import json
 import math
@@ -12,14 +19,14 @@ import sys
 EXPERIMENT = "ssb compressed vs uncompressed"
 
 
-def main(d):
+def load(d):
     runs = {}
     for f in sorted(glob.glob(os.path.join(d, "*-*.json"))):
         name, rnd = os.path.basename(f)[: -len(".json")].rsplit("-", 1)
         try:
             recs = json.load(open(f))
         except (OSError, ValueError) as e:
-            print(f"skipped {f}: {e}")
+            print(f"skipped {f}: {e}", file=sys.stderr)
             continue
         # median_ms is the compressed engine's median, model_ms the plain one's.
         q = {r["param"]: (r["median_ms"], r["model_ms"]) for r in recs if r["experiment"] == EXPERIMENT}
@@ -27,8 +34,25 @@ def main(d):
             runs.setdefault(name, []).append((int(rnd), q))
     if not runs:
         sys.exit(f"no reports in {d}")
+    return runs
+
+
+def ratios(rs):
+    """The geometric mean of compressed over plain of each run, in run order."""
+    return [math.exp(st.mean(math.log(c / p) for c, p in q.values())) for _, q in sorted(rs)]
+
+
+def pick(base, d):
+    medians = {name: st.median(ratios(rs)) for name, rs in load(d).items()}
+    best = min(medians, key=medians.get)
+    if best != base and (base not in medians or medians[best] < medians[base]):
+        print(best)
+
+
+def main(d):
+    runs = load(d)
     for name, rs in runs.items():
-        gms = [math.exp(st.mean(math.log(c / p) for c, p in q.values())) for _, q in sorted(rs)]
+        gms = ratios(rs)
         print(f"{name}: {len(rs)} runs, ratio per run {' '.join(f'{g:.3f}' for g in gms)}; "
               f"median {st.median(gms):.3f}")
     queries = sorted({k for rs in runs.values() for _, q in rs for k in q},
@@ -45,6 +69,9 @@ def main(d):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
+    if len(sys.argv) == 4 and sys.argv[1] == "--pick":
+        pick(sys.argv[2], sys.argv[3])
+    elif len(sys.argv) == 2:
+        main(sys.argv[1])
+    else:
         sys.exit(__doc__)
-    main(sys.argv[1])
